@@ -1,0 +1,77 @@
+# volcanicbot — the two commands a user needs:
+#
+#   make run     build ./cmd/volcanicbot into bin/ and run it (configure it with environment variables)
+#   make test    set up a fresh Debian machine (idempotently) and run every check and test
+#
+# and two more for operators and maintainers:
+#
+#   make check   build and run `volcanicbot check` (validate the configuration, discover every MCP server)
+#   make bench   Go benchmarks and the bench/ comparisons (see docs/performance.md)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+GO          ?= go
+BIN         := bin/volcanicbot
+NPM_DIR     := tools/npm
+NPM_STAMP   := $(NPM_DIR)/node_modules/.npm-ci.stamp
+CHROMIUM    := /usr/bin/chromium
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+# Root needs no sudo (CI runs as root); everyone else does for apt-get.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+# What the integration tests read to find the pinned Node MCP servers and the browser.
+TEST_ENV := VOLCANIC_TEST_NPM_BIN=$(CURDIR)/$(NPM_DIR)/node_modules/.bin VOLCANIC_TEST_CHROMIUM=$(CHROMIUM)
+
+.PHONY: run check test bench build setup node go-deps lint
+
+## ---- user-facing ---------------------------------------------------------------------------------
+
+run: build
+	./$(BIN) run
+
+check: build
+	./$(BIN) check
+
+test: setup lint
+	$(TEST_ENV) $(GO) test -race -count=1 ./...
+
+bench: setup
+	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchmem ./...
+	bench/mcp-call-vs-ts/run.sh
+
+## ---- building blocks -----------------------------------------------------------------------------
+
+build:
+	mkdir -p bin
+	$(GO) build -o $(BIN) ./cmd/volcanicbot
+
+# Everything a fresh Debian machine lacks: Node and npm, Chromium, the pinned npm packages, Go modules.
+# Each step does nothing when its work is already done.
+setup: node $(CHROMIUM) $(NPM_STAMP) go-deps
+
+node:
+	command -v npm >/dev/null || { $(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm; }
+
+go-deps:
+	$(GO) mod download
+
+# A file target: make runs it only when /usr/bin/chromium is missing.
+$(CHROMIUM):
+	$(SUDO) apt-get update
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+
+# npm ci again whenever package.json or the lock file is newer than the last install (or node_modules is gone).
+$(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	cd $(NPM_DIR) && npm ci
+	touch $@
+
+lint:
+	$(GO) vet ./...
+	@unformatted=$$(find . -name '*.go' -not -path './.git/*' -not -path './tools/*' -not -path './bin/*' \
+		-not -path './data/*' -not -path '*/testdata/*' -print0 | xargs -0 -r gofmt -l); \
+	if [[ -n "$$unformatted" ]]; then echo "gofmt: these files need formatting (run gofmt -w):"; \
+		echo "$$unformatted"; exit 1; fi
+	$(GO) run $(STATICCHECK) ./...

@@ -1,0 +1,551 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+)
+
+// env is a getenv over a map.
+type env map[string]string
+
+func (e env) get(k string) (string, bool) {
+	v, ok := e[k]
+	return v, ok
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func loadOK(t *testing.T, e env, environ ...string) *Config {
+	t.Helper()
+	c, err := LoadConfig(e.get, environ)
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	return c
+}
+
+func loadErr(t *testing.T, e env, environ []string, want ...string) error {
+	t.Helper()
+	_, err := LoadConfig(e.get, environ)
+	if err == nil {
+		t.Fatal("LoadConfig: no error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q\ndoes not contain %q", err, w)
+		}
+	}
+	return err
+}
+
+func serverNames(s []mcpclient.ServerConfig) []string {
+	var out []string
+	for _, c := range s {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c := loadOK(t, env{"HOME": "/home/u"})
+	want := &Config{
+		Telegram: TelegramConfig{APIURL: "https://api.telegram.org"},
+		DataDir:  "data",
+		AgentDir: "/home/u/.volcanic/agent",
+		Log:      LogConfig{Level: "info", Format: "text"},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("got  %+v\nwant %+v", c, want)
+	}
+	if err := c.Validate(false); err != nil {
+		t.Errorf("Validate(false): %v", err)
+	}
+}
+
+func TestLoadConfigEnvironment(t *testing.T) {
+	c := loadOK(t, env{
+		"HOME":                   "/home/u",
+		"TELEGRAM_BOT_TOKEN":     "123:abc",
+		"TELEGRAM_ALLOWED_USERS": " 1, 22 ,333,,22",
+		"TELEGRAM_API_URL":       "http://localhost:8081/",
+		"VOLCANIC_DATA_DIR":      "/data",
+		"VOLCANIC_AGENT_DIR":     "~/agent",
+		"LLM_PROVIDER":           "Anthropic",
+		"LLM_MODEL":              "claude",
+		"OPENAI_API_KEY":         "sk-o",
+		"OPENAI_BASE_URL":        "http://ollama:11434/v1",
+		"ANTHROPIC_API_KEY":      "sk-a",
+		"ANTHROPIC_BASE_URL":     "https://api.anthropic.com",
+		"LOG_LEVEL":              "DEBUG",
+		"LOG_FORMAT":             "JSON",
+		"PLAYWRIGHT_ENABLED":     "true",
+		"PLAYWRIGHT_HEADLESS":    "0",
+		"PLAYWRIGHT_BROWSER":     "firefox",
+		"PLAYWRIGHT_EXTRA_ARGS":  `--no-sandbox --device "iPhone 15"`,
+		"PLAYWRIGHT_COMMAND":     "playwright-mcp",
+		"PLAYWRIGHT_PACKAGE":     "@playwright/mcp@0.0.83",
+	})
+	want := &Config{
+		Telegram: TelegramConfig{Token: "123:abc", AllowedUsers: []int64{1, 22, 333}, APIURL: "http://localhost:8081"},
+		DataDir:  "/data",
+		AgentDir: "/home/u/agent",
+		LLM: LLMConfig{Provider: "anthropic", Model: "claude", OpenAIKey: "sk-o", OpenAIBaseURL: "http://ollama:11434/v1",
+			AnthropicKey: "sk-a", AnthropicBaseURL: "https://api.anthropic.com"},
+		Log: LogConfig{Level: "debug", Format: "json"},
+		Playwright: PlaywrightConfig{Enabled: new(true), Headless: new(false), Browser: "firefox",
+			ExtraArgs: []string{"--no-sandbox", "--device", "iPhone 15"}, Command: "playwright-mcp", Package: "@playwright/mcp@0.0.83"},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("got  %+v\nwant %+v", c, want)
+	}
+	if err := c.Validate(true); err != nil {
+		t.Errorf("Validate(true): %v", err)
+	}
+}
+
+func TestLoadConfigFileFormats(t *testing.T) {
+	files := map[string]string{
+		"c.yaml": `
+telegram:
+  bot_token: "file-token"
+  allowed_users: [5, 6]
+llm:
+  provider: openai
+  openai:
+    api_key: file-key
+log:
+  level: warn
+mcp:
+  playwright:
+    enabled: true
+    extra_args: ["--isolated", "--a b"]
+  servers:
+    GitHub:
+      command: npx
+      args: ["-y", "@modelcontextprotocol/server-github@2025.9.1"]
+      env: {GITHUB_TOKEN: "${env:GITHUB_TOKEN}", DROP: null}
+      toolPrefix: gh_
+      callTimeoutSeconds: 30
+      stderrLevel: Warning
+    fetch:
+      command: uvx
+      tool_prefix: f_
+      idletimeoutseconds: 0
+`,
+		"c.json": `{
+  "telegram": {"bot_token": "file-token", "allowed_users": [5, 6]},
+  "llm": {"provider": "openai", "openai": {"api_key": "file-key"}},
+  "log": {"level": "warn"},
+  "mcp": {
+    "playwright": {"enabled": true, "extra_args": ["--isolated", "--a b"]},
+    "servers": {
+      "GitHub": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github@2025.9.1"],
+                 "env": {"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "DROP": null},
+                 "toolPrefix": "gh_", "callTimeoutSeconds": 30, "stderrLevel": "Warning"},
+      "fetch": {"command": "uvx", "tool_prefix": "f_", "idletimeoutseconds": 0}
+    }
+  }
+}`,
+		"c.toml": `
+[telegram]
+bot_token = "file-token"
+allowed_users = [5, 6]
+[llm]
+provider = "openai"
+[llm.openai]
+api_key = "file-key"
+[log]
+level = "warn"
+[mcp.playwright]
+enabled = true
+extra_args = ["--isolated", "--a b"]
+[mcp.servers.GitHub]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-github@2025.9.1"]
+toolPrefix = "gh_"
+callTimeoutSeconds = 30
+stderrLevel = "Warning"
+[mcp.servers.GitHub.env]
+GITHUB_TOKEN = "${env:GITHUB_TOKEN}"
+[mcp.servers.fetch]
+command = "uvx"
+tool_prefix = "f_"
+idletimeoutseconds = 0
+`,
+	}
+	for name, content := range files {
+		t.Run(name, func(t *testing.T) {
+			p := writeFile(t, name, content)
+			c := loadOK(t, env{"VOLCANIC_CONFIG": p, "HOME": "/h"})
+			if c.ConfigFile != p || c.Telegram.Token != "file-token" || !slices.Equal(c.Telegram.AllowedUsers, []int64{5, 6}) ||
+				c.LLM.Provider != "openai" || c.LLM.OpenAIKey != "file-key" || c.Log.Level != "warn" ||
+				c.Playwright.Enabled == nil || !*c.Playwright.Enabled || !slices.Equal(c.Playwright.ExtraArgs, []string{"--isolated", "--a b"}) {
+				t.Errorf("scalars: %+v", c)
+			}
+			if got := serverNames(c.MCPServers); !slices.Equal(got, []string{"fetch", "GitHub"}) {
+				t.Fatalf("servers %v, want [fetch GitHub] (case kept, sorted)", got)
+			}
+			f, gh := c.MCPServers[0], c.MCPServers[1]
+			if gh.Source != mcpclient.SourceConfig || gh.Origin != "config "+p || gh.Command != "npx" || gh.ToolPrefix != "gh_" ||
+				gh.CallTimeout != 30*time.Second || gh.StderrLevel != slog.LevelWarn || len(gh.Args) != 2 ||
+				gh.Env["GITHUB_TOKEN"] == nil || *gh.Env["GITHUB_TOKEN"] != "${env:GITHUB_TOKEN}" {
+				t.Errorf("GitHub: %+v", gh)
+			}
+			if v, ok := gh.Env["DROP"]; name != "c.toml" && (!ok || v != nil) { // TOML has no null
+				t.Errorf("DROP = %v, %v; want a removal", v, ok)
+			}
+			if f.ToolPrefix != "f_" || f.IdleTimeout != 0 {
+				t.Errorf("fetch: %+v", f)
+			}
+		})
+	}
+}
+
+func TestLoadConfigPrecedence(t *testing.T) {
+	p := writeFile(t, "c.yaml", `
+telegram: {bot_token: file-token, api_url: "http://file"}
+log: {level: error, format: json}
+data_dir: /file/data
+mcp:
+  playwright: {headless: false}
+  servers:
+    GitHub: {command: npx, args: [a], env: {A: file, B: file}, toolPrefix: gh_}
+`)
+	c := loadOK(t, env{
+		"VOLCANIC_CONFIG":     p,
+		"HOME":                "/h",
+		"TELEGRAM_BOT_TOKEN":  "env-token", // env beats file
+		"TELEGRAM_API_URL":    "",          // empty = unset: the file's value stays
+		"LOG_LEVEL":           "",
+		"LOG_FORMAT":          "text",
+		"VOLCANIC_DATA_DIR":   "",
+		"PLAYWRIGHT_HEADLESS": "",
+		"PLAYWRIGHT_ENABLED":  "", // unset in both: nil
+	},
+		"MCP__SERVERS__GITHUB__ARGS=b,c",
+		"MCP__SERVERS__GITHUB__ENV__B=env",
+		"MCP__SERVERS__GITHUB__ENV__C=env",
+		"MCP__SERVERS__GITHUB__TOOLPREFIX=",
+		"MCP__SERVERS__GITHUB__CALLTIMEOUTSECONDS=5",
+	)
+	if c.Telegram.Token != "env-token" || c.Telegram.APIURL != "http://file" || c.Log.Level != "error" ||
+		c.Log.Format != "text" || c.DataDir != "/file/data" || c.Playwright.Headless == nil || *c.Playwright.Headless ||
+		c.Playwright.Enabled != nil {
+		t.Errorf("scalars: %+v", c)
+	}
+	if len(c.MCPServers) != 1 {
+		t.Fatalf("servers %v", serverNames(c.MCPServers))
+	}
+	gh := c.MCPServers[0]
+	if gh.Name != "GitHub" || !slices.Equal(gh.Args, []string{"b", "c"}) || gh.ToolPrefix != "gh_" ||
+		gh.CallTimeout != 5*time.Second || gh.Origin != "config "+p+" + environment" {
+		t.Errorf("GitHub: %+v", gh)
+	}
+	gotEnv := map[string]string{}
+	for k, v := range gh.Env {
+		gotEnv[k] = *v
+	}
+	if want := map[string]string{"A": "file", "B": "env", "C": "env"}; !reflect.DeepEqual(gotEnv, want) {
+		t.Errorf("env %v, want %v", gotEnv, want)
+	}
+}
+
+func TestLoadConfigServersFromEnvironment(t *testing.T) {
+	c := loadOK(t, env{"HOME": "/h"},
+		"PATH=/bin",
+		"MCP__SERVERS__GITHUB__COMMAND=npx",
+		`MCP__SERVERS__GITHUB__ARGS=["-y", "x,y"]`,
+		"MCP__SERVERS__GITHUB__ENV__GITHUB_TOKEN=${env:GITHUB_TOKEN}",
+		`MCP__SERVERS__GITHUB__ENV={"GITHUB_TOKEN": "json", "NODE_OPTIONS": null}`,
+		"MCP__SERVERS__GITHUB__TOOLPREFIX=gh_",
+		"MCP__SERVERS__GITHUB__ENABLED=false",
+		"MCP__SERVERS__GITHUB__PARALLEL=1",
+		"MCP__SERVERS__GITHUB__IDLE_TIMEOUT_SECONDS=0",
+		"MCP__SERVERS__GITHUB__PROTOCOLVERSION=2025-06-18",
+		"MCP__SERVERS__B__COMMAND=b",
+		"MCP__SERVERS__A__COMMAND=a",
+		"MCP__SERVERS__UNUSED__COMMAND=", // empty = unset: no server
+	)
+	if got := serverNames(c.MCPServers); !slices.Equal(got, []string{"a", "b", "github"}) {
+		t.Fatalf("servers %v", got)
+	}
+	gh := c.MCPServers[2]
+	if gh.Command != "npx" || !slices.Equal(gh.Args, []string{"-y", "x,y"}) || gh.ToolPrefix != "gh_" || gh.Enabled ||
+		!gh.Parallel || gh.IdleTimeout != 0 || gh.ProtocolVersion != "2025-06-18" || gh.Origin != "environment" {
+		t.Errorf("github: %+v", gh)
+	}
+	if v := gh.Env["GITHUB_TOKEN"]; v == nil || *v != "${env:GITHUB_TOKEN}" {
+		t.Errorf("GITHUB_TOKEN = %v; __ENV__<NAME> must win over the __ENV object", v)
+	}
+	if v, ok := gh.Env["NODE_OPTIONS"]; !ok || v != nil {
+		t.Errorf("NODE_OPTIONS = %v, %v; want a removal", v, ok)
+	}
+}
+
+func TestLoadConfigRefusals(t *testing.T) {
+	dir := t.TempDir()
+	yaml := func(content string) string { return writeFile(t, "c.yaml", content) }
+	tests := []struct {
+		name    string
+		env     env
+		environ []string
+		want    []string
+	}{
+		{"missing config file", env{"VOLCANIC_CONFIG": filepath.Join(dir, "nope.yaml")},
+			nil, []string{"config file: open " + filepath.Join(dir, "nope.yaml") + ": no such file or directory"}},
+		{"unsupported extension", env{"VOLCANIC_CONFIG": "/etc/volcanic.ini"}, nil,
+			[]string{`config file /etc/volcanic.ini: unsupported extension ".ini"`}},
+		{"yaml syntax", env{"VOLCANIC_CONFIG": yaml("telegram: [\n")}, nil, []string{"config file ", "yaml"}},
+		{"json syntax", env{"VOLCANIC_CONFIG": writeFile(t, "c.json", "{\n  \"log\": {\"level\": \"x\",}\n}")}, nil,
+			[]string{"invalid JSON at line 2, column 24"}},
+		{"invalid user ids", env{"TELEGRAM_ALLOWED_USERS": "1,abc,-5,0,2"}, nil,
+			[]string{`TELEGRAM_ALLOWED_USERS: invalid user id "abc"`, `TELEGRAM_ALLOWED_USERS: invalid user id "-5"`, `invalid user id "0"`}},
+		{"invalid user id in file", env{"VOLCANIC_CONFIG": yaml("telegram:\n  allowed_users: [1, x]\n")}, nil,
+			[]string{`: telegram.allowed_users: invalid user id "x"`}},
+		{"api url", env{"TELEGRAM_API_URL": "api.telegram.org"}, nil,
+			[]string{`TELEGRAM_API_URL: must be an http or https URL (got "api.telegram.org")`}},
+		{"playwright bool", env{"PLAYWRIGHT_ENABLED": "yes please"}, nil,
+			[]string{`PLAYWRIGHT_ENABLED: must be true or false (got "yes please")`}},
+		{"extra args quote", env{"PLAYWRIGHT_EXTRA_ARGS": `--device "iPhone`}, nil,
+			[]string{`PLAYWRIGHT_EXTRA_ARGS: unterminated " quote`}},
+		{"no HOME", env{}, nil, []string{`agent_dir: cannot expand ~ in "~/.volcanic/agent": HOME is not set`}},
+		{"unknown key", env{"VOLCANIC_CONFIG": yaml("telegram:\n  bot_tokn: x\nlog:\n  level: info\n")}, nil,
+			[]string{`unknown key "telegram.bot_tokn"`}},
+		{"unknown server field in file", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      toolPrefx: a\n")}, nil,
+			[]string{`.yaml: server "gh": unknown field "toolPrefx" (did you mean "toolPrefix"?)`}},
+		{"server field type in file", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      args: -y\n")}, nil,
+			[]string{`server "gh": args must be an array of strings (got string)`}},
+		{"server validation in file", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      callTimeoutSeconds: 0\n")}, nil,
+			[]string{`.yaml: server "gh": callTimeoutSeconds must be positive (got 0)`}},
+		{"server entry not a mapping", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh: npx\n")}, nil,
+			[]string{`server "gh": entry must be a mapping of fields (got a string)`}},
+		{"servers not a mapping", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers: [a]\n")}, nil,
+			[]string{`mcp.servers must be a mapping of server names to entries`}},
+		{"field given twice", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      toolPrefix: a\n      tool_prefix: b\n")}, nil,
+			[]string{`server "gh": field toolPrefix is given twice`}},
+		{"env server: bad bool", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", "MCP__SERVERS__GH__ENABLED=yep"},
+			[]string{`environment: server "gh": MCP__SERVERS__GH__ENABLED: enabled must be true or false (got "yep")`}},
+		{"env server: bad number", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", "MCP__SERVERS__GH__CALLTIMEOUTSECONDS=1m"},
+			[]string{`MCP__SERVERS__GH__CALLTIMEOUTSECONDS: callTimeoutSeconds must be a number (got "1m")`}},
+		{"env server: zero timeout", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", "MCP__SERVERS__GH__STARTUPTIMEOUTSECONDS=0"},
+			[]string{`environment: server "gh": startupTimeoutSeconds must be positive (got 0)`}},
+		{"env server: unknown field", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMAND=x"},
+			[]string{`environment: server "gh": MCP__SERVERS__GH__COMAND: unknown field "COMAND"`}},
+		{"env server: no field", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH=x"},
+			[]string{`MCP__SERVERS__GH: expected MCP__SERVERS__<NAME>__<FIELD>`}},
+		{"env server: no command", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__TOOLPREFIX=x"},
+			[]string{`environment: server "gh": command must not be empty`}},
+		{"env server: bad args", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", `MCP__SERVERS__GH__ARGS=["a",1]`},
+			[]string{`args must be a JSON array of strings or a comma-separated list`}},
+		{"env server: suffix", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND__X=x"},
+			[]string{`MCP__SERVERS__GH__COMMAND__X: unexpected "__X" after the field name`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			loadErr(t, tt.env, tt.environ, tt.want...)
+		})
+	}
+}
+
+func TestLoadConfigCollectsAllErrors(t *testing.T) {
+	err := loadErr(t, env{"HOME": "/h", "TELEGRAM_ALLOWED_USERS": "x", "PLAYWRIGHT_HEADLESS": "maybe"},
+		[]string{"MCP__SERVERS__A__COMMAND=", "MCP__SERVERS__A__CALLTIMEOUTSECONDS=-1", "MCP__SERVERS__B__STDERRLEVEL=loud"},
+		"TELEGRAM_ALLOWED_USERS", "PLAYWRIGHT_HEADLESS", `server "a": command must not be empty`,
+		`server "a": callTimeoutSeconds must be positive (got -1)`, `server "b": command must not be empty`, `server "b": stderrLevel`)
+	var ce *mcpclient.ConfigError
+	if !errors.As(err, &ce) || ce.Origin != "environment" {
+		t.Errorf("no *mcpclient.ConfigError from the environment in %v", err)
+	}
+}
+
+func TestEnvironmentAddressesFileServerIgnoringCase(t *testing.T) {
+	p := writeFile(t, "c.yaml", "mcp:\n  servers:\n    GitHub: {command: npx}\n    Both: {command: x}\n    both: {command: y}\n")
+	c := loadOK(t, env{"VOLCANIC_CONFIG": p, "HOME": "/h"},
+		"MCP__SERVERS__GITHUB__TOOLPREFIX=gh_", // addresses GitHub
+		"MCP__SERVERS__BOTH__TOOLPREFIX=b_",    // exact lower-case match wins
+	)
+	byName := map[string]mcpclient.ServerConfig{}
+	for _, s := range c.MCPServers {
+		byName[s.Name] = s
+	}
+	if got := serverNames(c.MCPServers); !slices.Equal(got, []string{"Both", "both", "GitHub"}) {
+		t.Fatalf("servers %v", got)
+	}
+	if byName["GitHub"].ToolPrefix != "gh_" || byName["both"].ToolPrefix != "b_" || byName["Both"].ToolPrefix != "" {
+		t.Errorf("prefixes: GitHub %q both %q Both %q", byName["GitHub"].ToolPrefix, byName["both"].ToolPrefix, byName["Both"].ToolPrefix)
+	}
+}
+
+// The three sources: the config file (and its variables) first, then the
+// preset, then settings.json; the first wins a name and the loser is logged.
+func TestServerSourcesPrecedence(t *testing.T) {
+	p := writeFile(t, "c.yaml", "mcp:\n  servers:\n    github: {command: from-config}\n")
+	c := loadOK(t, env{"VOLCANIC_CONFIG": p, "HOME": "/h"}, "MCP__SERVERS__FETCH__COMMAND=from-env")
+	settings, err := mcpclient.ParseSettings([]byte(`{"mcpServers": {
+		"zz": {"command": "from-settings"},
+		"github": {"command": "from-settings"},
+		"fetch": {"command": "from-settings"},
+		"playwright": {"command": "from-settings"}}}`), "settings s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	preset := []mcpclient.ServerConfig{{Name: "playwright", Command: "from-preset", Origin: "preset playwright"}}
+
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	got := mcpclient.MergeServers(logger, c.MCPServers, preset, settings)
+	var pairs []string
+	for _, s := range got {
+		pairs = append(pairs, s.Name+"="+s.Command)
+	}
+	want := []string{"fetch=from-env", "github=from-config", "playwright=from-preset", "zz=from-settings"}
+	if !slices.Equal(pairs, want) {
+		t.Errorf("merged %v, want %v", pairs, want)
+	}
+	for _, w := range []string{
+		`server=github used="config ` + p + `" ignored="settings s.json"`,
+		`server=fetch used=environment ignored="settings s.json"`,
+		`server=playwright used="preset playwright" ignored="settings s.json"`,
+	} {
+		if !strings.Contains(buf.String(), w) {
+			t.Errorf("log lacks %q:\n%s", w, buf.String())
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name       string
+		cfg        Config
+		requireBot bool
+		want       string
+	}{
+		{"check needs no token", Config{Log: LogConfig{"info", "text"}}, false, ""},
+		{"run needs a token", Config{Log: LogConfig{"info", "text"}}, true, "TELEGRAM_BOT_TOKEN (telegram.bot_token) is required to run the bot"},
+		{"run with token", Config{Telegram: TelegramConfig{Token: "t"}}, true, ""},
+		{"provider", Config{LLM: LLMConfig{Provider: "gemini"}}, false, `LLM_PROVIDER (llm.provider) must be openai or anthropic (got "gemini")`},
+		{"openai", Config{LLM: LLMConfig{Provider: "openai"}}, false, ""},
+		{"anthropic", Config{LLM: LLMConfig{Provider: "anthropic"}}, false, ""},
+		{"log level", Config{Log: LogConfig{Level: "trace"}}, false, `LOG_LEVEL must be debug, info, warn or error (got "trace")`},
+		{"log format", Config{Log: LogConfig{Format: "xml"}}, false, `LOG_FORMAT must be text or json (got "xml")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate(tt.requireBot)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+	// Every problem at once.
+	err := (&Config{LLM: LLMConfig{Provider: "x"}, Log: LogConfig{Level: "x", Format: "x"}}).Validate(true)
+	if err == nil || strings.Count(err.Error(), "\n") != 3 {
+		t.Errorf("want four errors, got %v", err)
+	}
+}
+
+func TestAllowedUsers(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int64
+	}{
+		{"", nil},
+		{"42", []int64{42}},
+		{"1,2,3", []int64{1, 2, 3}},
+		{" 1 , 2 ", []int64{1, 2}},
+		{"1,,2,", []int64{1, 2}},
+		{"7,7", []int64{7}},
+		{"9223372036854775807", []int64{9223372036854775807}},
+	}
+	for _, tt := range tests {
+		c := loadOK(t, env{"HOME": "/h", "TELEGRAM_ALLOWED_USERS": tt.in})
+		if !slices.Equal(c.Telegram.AllowedUsers, tt.want) {
+			t.Errorf("%q: got %v, want %v", tt.in, c.Telegram.AllowedUsers, tt.want)
+		}
+	}
+	for _, bad := range []string{"abc", "1.5", "-1", "0", "9223372036854775808", "@user"} {
+		loadErr(t, env{"HOME": "/h", "TELEGRAM_ALLOWED_USERS": "1," + bad}, nil, `TELEGRAM_ALLOWED_USERS: invalid user id "`+bad+`"`)
+	}
+}
+
+func TestDirectories(t *testing.T) {
+	tests := []struct {
+		env       env
+		data, agt string
+	}{
+		{env{"HOME": "/home/u"}, "data", "/home/u/.volcanic/agent"},
+		{env{"HOME": "/home/u", "VOLCANIC_AGENT_DIR": "~"}, "data", "/home/u"},
+		{env{"HOME": "/home/u", "VOLCANIC_AGENT_DIR": "/etc/agent/", "VOLCANIC_DATA_DIR": "~/d"}, "/home/u/d", "/etc/agent"},
+		{env{"VOLCANIC_AGENT_DIR": "rel/~x", "VOLCANIC_DATA_DIR": "/data"}, "/data", "rel/~x"}, // no HOME needed
+	}
+	for _, tt := range tests {
+		c := loadOK(t, tt.env)
+		if c.DataDir != tt.data || c.AgentDir != tt.agt {
+			t.Errorf("%v: data %q agent %q; want %q %q", tt.env, c.DataDir, c.AgentDir, tt.data, tt.agt)
+		}
+	}
+}
+
+func TestSplitShellWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"   ", nil},
+		{"--no-sandbox", []string{"--no-sandbox"}},
+		{`--device "iPhone 15"`, []string{"--device", "iPhone 15"}},
+		{`--a 'b c' d`, []string{"--a", "b c", "d"}},
+		{`x"y z"w`, []string{"xy zw"}},
+		{`"" ''`, []string{"", ""}},
+		{`a\ b`, []string{"a b"}},
+		{`"a \"q\" \n"`, []string{`a "q" \n`}},
+		{`'it''s'`, []string{"its"}},
+		{"a\tb\nc", []string{"a", "b", "c"}},
+	}
+	for _, tt := range tests {
+		got, err := splitShellWords(tt.in)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("splitShellWords(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{`"a`, `'a`, `a\`} {
+		if _, err := splitShellWords(bad); err == nil {
+			t.Errorf("splitShellWords(%q): no error", bad)
+		}
+	}
+}
+
+// The mapping table documents every key; keys and variables are unique.
+func TestConfigKeysUnique(t *testing.T) {
+	keys, vars := map[string]bool{}, map[string]bool{}
+	for _, k := range configKeys {
+		if keys[k.key] || vars[k.env] {
+			t.Errorf("duplicate %v", k)
+		}
+		keys[k.key], vars[k.env] = true, true
+		if k.key != strings.ToLower(k.key) {
+			t.Errorf("%q: viper keys are lower-case", k.key)
+		}
+	}
+}

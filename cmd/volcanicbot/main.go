@@ -1,0 +1,95 @@
+// Command volcanicbot runs the Telegram agent bot.
+//
+//	volcanicbot [run]   run the bot
+//	volcanicbot check   validate the configuration and discover every MCP server's tools
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}
+
+// errUsage marks a command-line mistake: exit code 2.
+var errUsage = errors.New("usage")
+
+const usage = `usage: volcanicbot [run|check|version]
+
+  run      run the bot (the default)
+  check    validate the configuration, discover every MCP server's tools and
+           print them; exits 1 when the configuration is invalid or a server fails
+  version  print the version
+
+Configuration comes from environment variables and an optional config file
+(VOLCANIC_CONFIG); see docs/configuration.md.
+`
+
+// run is main without the process: testable end to end.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	cmd := "run"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	if len(args) > 1 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch cmd {
+	case "run":
+		err = runBot(ctx, stderr, environ)
+	case "check":
+		err = runCheck(ctx, stdout, stderr, environ)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "volcanicbot", version)
+	case "help", "--help", "-h":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "volcanicbot: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.Is(err, errReported):
+		return 1
+	default:
+		fmt.Fprintf(stderr, "volcanicbot: %v\n", err)
+		return 1
+	}
+}
+
+// errReported means the failure was already printed in full.
+var errReported = errors.New("reported")
+
+// runBot loads and validates the configuration, builds the MCP catalogue and
+// waits for a signal. The Telegram side is wired in here as it lands.
+func runBot(ctx context.Context, stderr io.Writer, environ []string) error {
+	m, err := NewMain(stderr, environ)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Run(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	m.logger.Info("shutting down")
+	return nil
+}

@@ -1,0 +1,194 @@
+// Package fakemcp is a fake stdio MCP server for tests. A test binary becomes
+// the server when it is re-executed with FAKE_MCP_MODE set, the trick go-sdk
+// uses to test its stdio transport:
+//
+//	func TestMain(m *testing.M) {
+//		fakemcp.MainIfRequested()
+//		os.Exit(m.Run())
+//	}
+//
+//	l := fakemcp.Command("normal", "count-starts").WithLog(filepath.Join(t.TempDir(), "log"))
+//	cfg := mcpclient.ServerConfig{Command: l.Command, Args: l.Args, Env: l.EnvRefs()}
+//
+// FAKE_MCP_MODE is a comma-separated list of modes (see the Mode constants);
+// the tools of the normal set are always offered, other modes add tools or
+// change the lifecycle. FAKE_MCP_LOG names a JSON-lines event log the fake
+// appends to; ReadLog and WaitForEvents read it back.
+//
+// Every mode except raw-echo is served by mark3labs/mcp-go's stdio server,
+// so protocol negotiation (server/discover for 2026-07-28, initialize for
+// 2025-11-25 and older) and cancellation behave as a real Go MCP server's do.
+// raw-echo is a minimal hand-written JSON-RPC loop for benchmarks.
+package fakemcp
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Environment variables the fake reads.
+const (
+	// EnvMode is the comma-separated list of modes. The process is the fake
+	// server only when it is set and not empty.
+	EnvMode = "FAKE_MCP_MODE"
+	// EnvLog is the path of the JSON-lines event log the fake appends to.
+	// Without it nothing is logged.
+	EnvLog = "FAKE_MCP_LOG"
+	// EnvDieMessage is included in crash-on-start's traceback and in
+	// die-after-first-call's "dying: …" line.
+	EnvDieMessage = "FAKE_MCP_DIE_MESSAGE"
+	// EnvSecret is included in every stderr-chatter line, to test redaction.
+	EnvSecret = "FAKE_MCP_SECRET"
+)
+
+// Modes, combinable in EnvMode.
+const (
+	// ModeNormal is the base tool set (always offered by the mcp-go server;
+	// naming it is optional).
+	ModeNormal = "normal"
+	// ModeCrashOnStart writes a multi-line traceback to stderr and exits 1
+	// before reading anything.
+	ModeCrashOnStart = "crash-on-start"
+	// ModeHangOnStart never answers anything (no initialize, no
+	// server/discover) and exits when stdin closes.
+	ModeHangOnStart = "hang-on-start"
+	// ModeDieAfterFirstCall writes "dying: $FAKE_MCP_DIE_MESSAGE" to stderr
+	// and exits 3 about 200 ms after answering the first tools/call.
+	ModeDieAfterFirstCall = "die-after-first-call"
+	// ModeEnv adds the tool "env", which returns os.Environ sorted, one per
+	// line, and adds the environment to count-starts' start events.
+	ModeEnv = "env"
+	// ModeBuiltinClash adds a tool named "send", the bot's built-in.
+	ModeBuiltinClash = "builtin-clash"
+	// ModeCountStarts appends a "start" event per process start.
+	ModeCountStarts = "count-starts"
+	// ModePaginated makes tools/list return pages of 2 tools with nextCursor.
+	ModePaginated = "paginated"
+	// ModeGrandchild starts a grandchild process in the fake's own process
+	// group at start and logs a "grandchild" event with its pid.
+	ModeGrandchild = "grandchild"
+	// ModeStderrChatter writes a line to stderr at start and on every
+	// tools/call, including $FAKE_MCP_SECRET.
+	ModeStderrChatter = "stderr-chatter"
+	// ModeIgnoreSIGTERM ignores SIGTERM, so only SIGKILL ends the fake.
+	ModeIgnoreSIGTERM = "ignore-sigterm"
+	// ModeRawEcho serves a minimal hand-written JSON-RPC server with the one
+	// tool "echo" instead of the mcp-go server.
+	ModeRawEcho = "raw-echo"
+	// ModeLogCalls appends a "call" event (tool and arguments) per tools/call.
+	ModeLogCalls = "log-calls"
+	// modeSleeper is the grandchild: it sleeps until killed (at most 5 min).
+	modeSleeper = "sleeper"
+)
+
+var knownModes = []string{
+	ModeNormal, ModeCrashOnStart, ModeHangOnStart, ModeDieAfterFirstCall, ModeEnv,
+	ModeBuiltinClash, ModeCountStarts, ModePaginated, ModeGrandchild, ModeStderrChatter,
+	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, modeSleeper,
+}
+
+// Server identity.
+const (
+	ServerName    = "fake"
+	ServerVersion = "1.0.0"
+)
+
+// MainIfRequested runs the fake server and exits the process when EnvMode is
+// set; otherwise it returns at once. Call it first thing in TestMain, before
+// m.Run and before anything parses flags: the re-executed test binary gets
+// the server's arguments (such as --output-dir X), not test flags.
+func MainIfRequested() {
+	v := os.Getenv(EnvMode)
+	if v == "" {
+		return
+	}
+	os.Exit(run(parseModes(v), os.Args[1:]))
+}
+
+// Launch is how to start the fake: the fields of a server configuration.
+type Launch struct {
+	Command string            // the running test binary
+	Args    []string          // none unless WithArgs
+	Env     map[string]string // FAKE_MCP_MODE, and FAKE_MCP_LOG with WithLog
+}
+
+// Command returns how to start the fake with the given modes (none means
+// "normal"). The command is the current test binary, so its TestMain must
+// call MainIfRequested. It panics if the executable cannot be found.
+func Command(modes ...string) Launch {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(fmt.Sprintf("fakemcp: find the test binary: %v", err))
+	}
+	if len(modes) == 0 {
+		modes = []string{ModeNormal}
+	}
+	return Launch{Command: exe, Env: map[string]string{EnvMode: strings.Join(modes, ",")}}
+}
+
+// WithLog returns a copy of l that logs events to path.
+func (l Launch) WithLog(path string) Launch { return l.WithEnv(EnvLog, path) }
+
+// WithEnv returns a copy of l with one more environment entry, such as
+// EnvDieMessage or EnvSecret.
+func (l Launch) WithEnv(key, value string) Launch {
+	l.Env = maps.Clone(l.Env)
+	if l.Env == nil {
+		l.Env = map[string]string{}
+	}
+	l.Env[key] = value
+	return l
+}
+
+// WithArgs returns a copy of l with args appended, such as
+// "--output-dir", dir.
+func (l Launch) WithArgs(args ...string) Launch {
+	l.Args = append(slices.Clip(l.Args), args...)
+	return l
+}
+
+// Environ returns l.Env as sorted "KEY=value" entries, to append to an
+// environment.
+func (l Launch) Environ() []string {
+	out := make([]string, 0, len(l.Env))
+	for _, k := range slices.Sorted(maps.Keys(l.Env)) {
+		out = append(out, k+"="+l.Env[k])
+	}
+	return out
+}
+
+// EnvRefs returns l.Env in the map[string]*string shape of a server
+// configuration's env.
+func (l Launch) EnvRefs() map[string]*string {
+	out := make(map[string]*string, len(l.Env))
+	for k, v := range l.Env {
+		out[k] = &v
+	}
+	return out
+}
+
+func parseModes(v string) map[string]bool {
+	modes := map[string]bool{}
+	for m := range strings.SplitSeq(v, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			modes[m] = true
+		}
+	}
+	return modes
+}
+
+// outputDir returns the value of --output-dir (or --output-dir=…) in args.
+func outputDir(args []string) (string, bool) {
+	for i, a := range args {
+		if a == "--output-dir" && i+1 < len(args) {
+			return args[i+1], true
+		}
+		if v, ok := strings.CutPrefix(a, "--output-dir="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,231 @@
+package fakemcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// requestIDHeader carries a tools/call's JSON-RPC id from the BeforeCallTool
+// hook to the handler (mcp-go gives handlers no request id).
+const requestIDHeader = "X-Fakemcp-Request-Id"
+
+// fake is the mcp-go based server and the state its tools share.
+type fake struct {
+	modes     map[string]bool
+	log       eventLog
+	outputDir string
+	browser   bool
+
+	mcp *server.MCPServer
+
+	// cancelled maps the id (fmt.Sprint of the decoded JSON value) of each
+	// request named by a notifications/cancelled to the client's reason.
+	// serve records it before mcp-go sees the notification.
+	cancelled sync.Map
+	dieOnce   sync.Once
+}
+
+func newServer(modes map[string]bool, log eventLog, browser bool, outputDir string) *fake {
+	f := &fake{modes: modes, log: log, browser: browser, outputDir: outputDir}
+
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
+		if req.Header == nil {
+			req.Header = http.Header{}
+		}
+		req.Header.Set(requestIDHeader, fmt.Sprint(id))
+	})
+	opts := []server.ServerOption{
+		server.WithToolCapabilities(false),
+		server.WithHooks(hooks),
+		server.WithToolHandlerMiddleware(f.middleware),
+	}
+	if modes[ModePaginated] {
+		opts = append(opts, server.WithPaginationLimit(2))
+	}
+	f.mcp = server.NewMCPServer(ServerName, ServerVersion, opts...)
+	f.mcp.AddTools(f.tools()...)
+	return f
+}
+
+// serve runs mcp-go's stdio server between in and out until in ends.
+//
+// In front of it a reader notes every notifications/cancelled (so slow can
+// tell a cancellation from a closed connection) and behind it a writer
+// removes the no_schema tool's inputSchema from tools/list results, which
+// mcp-go always emits.
+func (f *fake) serve(in io.Reader, out io.Writer) error {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(f.watchInput(in, pw)) }()
+
+	stdio := server.NewStdioServer(f.mcp)
+	stdio.SetErrorLogger(log.New(os.Stderr, "fake: ", 0))
+	// Calls run on this pool; enough that parallel slow calls don't queue.
+	server.WithWorkerPoolSize(64)(stdio)
+
+	w := &schemaStripper{w: out}
+	err := stdio.Listen(context.Background(), pr, w)
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// watchInput copies lines from in to w, recording the request ids named by
+// notifications/cancelled before passing them on.
+func (f *fake) watchInput(in io.Reader, w io.Writer) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			if bytes.Contains(line, []byte(mcp.MethodNotificationCancelled)) {
+				f.noteCancel(line)
+			}
+			if _, werr := w.Write(line); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (f *fake) noteCancel(line []byte) {
+	var n struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestID any    `json:"requestId"`
+			Reason    string `json:"reason"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &n) != nil || n.Method != string(mcp.MethodNotificationCancelled) || n.Params.RequestID == nil {
+		return
+	}
+	f.cancelled.Store(fmt.Sprint(n.Params.RequestID), n.Params.Reason)
+}
+
+// ended logs why a blocking tool's context ended: cancelled when the client
+// sent notifications/cancelled for this request, interrupted otherwise.
+func (f *fake) ended(req mcp.CallToolRequest) {
+	id := req.Header.Get(requestIDHeader)
+	ev := Event{Event: EventInterrupted, Tool: req.Params.Name, RequestID: id}
+	if reason, ok := f.cancelled.Load(id); ok {
+		ev.Event = EventCancelled
+		ev.Reason, _ = reason.(string)
+	}
+	f.log.add(ev)
+}
+
+func (f *fake) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if f.modes[ModeStderrChatter] {
+			fmt.Fprintf(os.Stderr, "fake: call %s secret=%s\n", req.Params.Name, os.Getenv(EnvSecret))
+		}
+		if f.modes[ModeLogCalls] {
+			args, _ := json.Marshal(req.Params.Arguments)
+			f.log.add(Event{Event: EventCall, Tool: req.Params.Name, Arguments: args})
+		}
+		res, err := next(ctx, req)
+		if f.modes[ModeDieAfterFirstCall] {
+			// mcp-go writes the answer right after this returns.
+			f.dieOnce.Do(func() {
+				time.AfterFunc(200*time.Millisecond, func() {
+					fmt.Fprintf(os.Stderr, "dying: %s\n", os.Getenv(EnvDieMessage))
+					os.Exit(3)
+				})
+			})
+		}
+		return res, err
+	}
+}
+
+// schemaStripper deletes inputSchema from the no_schema tool in tools/list
+// results. mcp-go writes one whole message per Write; it buffers anyway.
+type schemaStripper struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+var noSchemaMarker = []byte(`"name":"` + ToolNoSchema + `"`)
+
+func (s *schemaStripper) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = append(s.buf, p...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := s.buf[:i+1]
+		if bytes.Contains(line, noSchemaMarker) {
+			line = append(stripSchema(bytes.Clone(line[:i])), '\n')
+		}
+		if _, err := s.w.Write(line); err != nil {
+			return 0, err
+		}
+		s.buf = s.buf[i+1:]
+		if len(s.buf) == 0 {
+			s.buf = nil
+		}
+	}
+}
+
+// stripSchema returns msg without the no_schema tool's inputSchema if msg is
+// a tools/list result, else msg unchanged. Schemas of other tools are kept
+// as raw bytes, key order included.
+func stripSchema(msg []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	var result map[string]json.RawMessage
+	if json.Unmarshal(m["result"], &result) != nil {
+		return msg
+	}
+	var tools []map[string]json.RawMessage
+	if json.Unmarshal(result["tools"], &tools) != nil {
+		return msg
+	}
+	changed := false
+	for _, t := range tools {
+		var name string
+		if json.Unmarshal(t["name"], &name) == nil && name == ToolNoSchema {
+			delete(t, "inputSchema")
+			changed = true
+		}
+	}
+	if !changed {
+		return msg
+	}
+	var err error
+	if result["tools"], err = json.Marshal(tools); err != nil {
+		return msg
+	}
+	if m["result"], err = json.Marshal(result); err != nil {
+		return msg
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package mcpclient
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ErrCommandNotFound is matched (errors.Is) by the error Expand returns when
+// a bare command is not in the server's PATH: the operator should install it
+// or give an absolute path.
+var ErrCommandNotFound = errors.New("command not found")
+
+// Spawn is an expanded server configuration, ready for exec: Command is the
+// resolved program path, Args the arguments after it (argv[1:]), Dir the
+// working directory and Env the complete environment.
+type Spawn struct {
+	Command string
+	Args    []string
+	Dir     string
+	Env     []string
+}
+
+// Expand prepares c for a process in workspace (a chat workspace, or the
+// temp directory of a discovery):
+//
+//   - ${workspace} in the command, args, cwd and env values becomes workspace;
+//   - ${env:NAME} in env values becomes the host variable, read through
+//     env.Lookup (unset: empty); it stays literal elsewhere;
+//   - any other ${…} is left as is; an expanded value is not expanded again;
+//   - Dir is the expanded cwd, relative to workspace, defaulting to it;
+//   - Env is env.Apply of the expanded explicit entries (nil removes);
+//   - a command without a slash is looked up in the PATH of that child
+//     environment, never the bot's own; relative PATH entries are skipped.
+func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
+	if env == nil {
+		return Spawn{}, fmt.Errorf("expand %s: no environment", c.Name)
+	}
+	ws := func(s string) string { return expandVars(s, workspace, nil) }
+
+	sp := Spawn{Command: ws(c.Command), Dir: workspace}
+	if len(c.Args) > 0 {
+		sp.Args = make([]string, len(c.Args))
+		for i, a := range c.Args {
+			sp.Args[i] = ws(a)
+		}
+	}
+	if c.Cwd != "" {
+		dir := ws(c.Cwd)
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(workspace, dir)
+		}
+		sp.Dir = dir
+	}
+
+	explicit := make(map[string]*string, len(c.Env))
+	for k, v := range c.Env {
+		if v == nil {
+			explicit[k] = nil
+			continue
+		}
+		s := expandVars(*v, workspace, env.Lookup)
+		explicit[k] = &s
+	}
+	sp.Env = env.Apply(explicit)
+
+	if sp.Command == "" {
+		return Spawn{}, fmt.Errorf("expand %s: empty command", c.Name)
+	}
+	if !strings.ContainsRune(sp.Command, '/') {
+		path, err := lookPathIn(sp.Command, envValue(sp.Env, "PATH"))
+		if err != nil {
+			return Spawn{}, err
+		}
+		sp.Command = path
+	}
+	return sp, nil
+}
+
+// expandVars replaces ${workspace} and, when lookup is not nil,
+// ${env:NAME}, in one pass. Unknown or unterminated references stay as
+// they are.
+func expandVars(s, workspace string, lookup func(string) (string, bool)) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := strings.IndexByte(s[i+2:], '}')
+		if j < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		ref := s[i+2 : i+2+j]
+		switch name, isEnv := strings.CutPrefix(ref, "env:"); {
+		case ref == "workspace":
+			b.WriteString(workspace)
+		case isEnv && lookup != nil && name != "":
+			v, _ := lookup(name)
+			b.WriteString(v)
+		default:
+			b.WriteString(s[i : i+3+j])
+		}
+		s = s[i+3+j:]
+	}
+}
+
+// envValue returns the last NAME=value entry of env for name.
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// lookPathIn finds the executable file named cmd in the directories of
+// path (a PATH value). Relative directories are skipped: the child would
+// resolve them against its own working directory.
+func lookPathIn(cmd, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		// With a separator in the name, LookPath only checks that file.
+		if p, err := exec.LookPath(filepath.Join(dir, cmd)); err == nil {
+			return p, nil
+		}
+	}
+	return "", &commandNotFoundError{command: cmd, pathSet: path != ""}
+}
+
+type commandNotFoundError struct {
+	command string
+	pathSet bool
+}
+
+func (e *commandNotFoundError) Error() string {
+	if !e.pathSet {
+		return fmt.Sprintf("command %q not found in PATH (PATH is empty in the server's environment)", e.command)
+	}
+	return fmt.Sprintf("command %q not found in PATH", e.command)
+}
+
+func (e *commandNotFoundError) Unwrap() error { return ErrCommandNotFound }

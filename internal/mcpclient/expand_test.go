@@ -1,0 +1,193 @@
+package mcpclient
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeEnv is an Environment over fixed maps: base is the filtered host
+// environment a child gets, host what ${env:NAME} can read.
+type fakeEnv struct {
+	base map[string]string
+	host map[string]string
+	got  *map[string]*string // the explicit entries Apply received
+}
+
+func (f fakeEnv) Apply(explicit map[string]*string) []string {
+	if f.got != nil {
+		*f.got = maps.Clone(explicit)
+	}
+	m := maps.Clone(f.base)
+	if m == nil {
+		m = map[string]string{}
+	}
+	for k, v := range explicit {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = *v
+		}
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+func (f fakeEnv) Lookup(name string) (string, bool) {
+	v, ok := f.host[name]
+	return v, ok
+}
+
+func TestExpand(t *testing.T) {
+	bin := t.TempDir()
+	exe := filepath.Join(bin, "fake-mcp")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "not-exec"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const ws = "/data/chats/42"
+	base := map[string]string{"PATH": "relative:" + bin, "HOME": "/home/bot", "NODE_OPTIONS": "--x"}
+	host := map[string]string{"GITHUB_TOKEN": "ghp_secret", "EMPTY": ""}
+
+	tests := []struct {
+		name     string
+		cfg      ServerConfig
+		want     Spawn
+		explicit map[string]*string
+	}{
+		{
+			name: "workspace everywhere, env only in env values",
+			cfg: ServerConfig{
+				Name: "gh", Command: "fake-mcp",
+				Args: []string{"--out", "${workspace}/browser", "${env:GITHUB_TOKEN}", "${foo}", "${workspace"},
+				Env: map[string]*string{
+					"GITHUB_TOKEN": ptr("${env:GITHUB_TOKEN}"),
+					"MIXED":        ptr("a=${env:GITHUB_TOKEN};ws=${workspace};${env:UNSET}|${env:EMPTY}|${other}|${env:}"),
+					"NODE_OPTIONS": nil,
+				},
+			},
+			want: Spawn{
+				Command: exe,
+				Args:    []string{"--out", ws + "/browser", "${env:GITHUB_TOKEN}", "${foo}", "${workspace"},
+				Dir:     ws,
+				Env: []string{"GITHUB_TOKEN=ghp_secret", "HOME=/home/bot",
+					"MIXED=a=ghp_secret;ws=" + ws + ";||${other}|${env:}", "PATH=relative:" + bin},
+			},
+		},
+		{
+			name: "absolute cwd and command",
+			cfg:  ServerConfig{Name: "a", Command: "${workspace}/bin/srv", Cwd: "${workspace}/sub"},
+			want: Spawn{Command: ws + "/bin/srv", Dir: ws + "/sub",
+				Env: []string{"HOME=/home/bot", "NODE_OPTIONS=--x", "PATH=relative:" + bin}},
+		},
+		{
+			name: "relative cwd is under the workspace",
+			cfg:  ServerConfig{Name: "a", Command: "/usr/bin/env", Cwd: "tmp/x"},
+			want: Spawn{Command: "/usr/bin/env", Dir: ws + "/tmp/x",
+				Env: []string{"HOME=/home/bot", "NODE_OPTIONS=--x", "PATH=relative:" + bin}},
+		},
+		{
+			name: "a host value is not expanded again",
+			cfg:  ServerConfig{Name: "a", Command: "/bin/x", Env: map[string]*string{"V": ptr("${env:TRICK}")}},
+			want: Spawn{Command: "/bin/x", Dir: ws,
+				Env: []string{"HOME=/home/bot", "NODE_OPTIONS=--x", "PATH=relative:" + bin, "V=${workspace}"}},
+		},
+	}
+	host["TRICK"] = "${workspace}"
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got map[string]*string
+			sp, err := tt.cfg.Expand(ws, fakeEnv{base: base, host: host, got: &got})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sp.Command != tt.want.Command || sp.Dir != tt.want.Dir || !slices.Equal(sp.Args, tt.want.Args) || !slices.Equal(sp.Env, tt.want.Env) {
+				t.Errorf("got  %+v\nwant %+v", sp, tt.want)
+			}
+			if _, nulled := tt.cfg.Env["NODE_OPTIONS"]; nulled {
+				if v, ok := got["NODE_OPTIONS"]; !ok || v != nil {
+					t.Errorf("null did not reach Apply as a removal: %v %v", v, ok)
+				}
+			}
+		})
+	}
+	if *tests[0].cfg.Env["GITHUB_TOKEN"] != "${env:GITHUB_TOKEN}" {
+		t.Error("Expand modified the config")
+	}
+}
+
+func TestExpandCommandNotFound(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte("x"), 0o644); err != nil { // not executable
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		path string
+		want string
+	}{
+		{"not in child PATH", bin, `command "npx" not found in PATH`},
+		{"relative entries skipped", ".:bin", `command "npx" not found in PATH`},
+		{"no PATH", "", `command "npx" not found in PATH (PATH is empty in the server's environment)`},
+	}
+	// The bot's own PATH must not matter: put a real npx-like binary there.
+	t.Setenv("PATH", "/usr/bin:/bin")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := map[string]string{}
+			if tt.path != "" {
+				base["PATH"] = tt.path
+			}
+			_, err := ServerConfig{Name: "gh", Command: "npx"}.Expand("/ws", fakeEnv{base: base})
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if !errors.Is(err, ErrCommandNotFound) {
+				t.Error("not ErrCommandNotFound")
+			}
+		})
+	}
+	// Found through the child's PATH even though the bot's PATH lacks it.
+	if err := os.Chmod(filepath.Join(bin, "npx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ServerConfig{Name: "gh", Command: "npx"}.Expand("/ws", fakeEnv{base: map[string]string{"PATH": "/nonexistent:" + bin}})
+	if err != nil || sp.Command != filepath.Join(bin, "npx") {
+		t.Errorf("got %q, %v", sp.Command, err)
+	}
+}
+
+func TestExpandNeedsEnvironment(t *testing.T) {
+	_, err := ServerConfig{Name: "a", Command: "/bin/x"}.Expand("/ws", nil)
+	if err == nil || !strings.Contains(err.Error(), "no environment") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestExpandVars(t *testing.T) {
+	lookup := func(n string) (string, bool) { v, ok := map[string]string{"A": "1"}[n]; return v, ok }
+	for in, want := range map[string]string{
+		"":                           "",
+		"plain":                      "plain",
+		"${workspace}":               "/w",
+		"x${workspace}y${workspace}": "x/wy/w",
+		"${env:A}${env:B}":           "1",
+		"${":                         "${",
+		"$${workspace}":              "$/w",
+		"${unknown}/${workspace}":    "${unknown}//w",
+		"${env:A":                    "${env:A",
+	} {
+		if got := expandVars(in, "/w", lookup); got != want {
+			t.Errorf("expandVars(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

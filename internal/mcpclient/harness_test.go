@@ -1,0 +1,176 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/redact"
+)
+
+func TestMain(m *testing.M) {
+	fakemcp.MainIfRequested()
+	os.Exit(m.Run())
+}
+
+// harness is a Client over fake servers, with the real environment filter
+// and secret registry, and the log captured.
+type harness struct {
+	t       *testing.T
+	client  *Client
+	cache   *CatalogCache
+	secrets *redact.Registry
+	logs    *syncBuffer
+	now     *fakeClock
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// newHarness builds a client over servers; host is the injected host
+// environment (os.Environ plus extra entries).
+func newHarness(t *testing.T, extraHost []string, servers ...ServerConfig) *harness {
+	t.Helper()
+	host := append(os.Environ(), extraHost...)
+	env := redact.NewEnvFilter(host)
+	secrets := redact.NewRegistry()
+	secrets.Add(env.Secrets()...)
+	logs := &syncBuffer{}
+	logger := slog.New(redact.NewHandler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}), secrets))
+	clock := &fakeClock{t: time.Now()}
+	cache := NewCatalogCache(CatalogCacheOptions{Env: env, Redactor: secrets, Logger: logger, Now: clock.Now})
+	client := New(Options{Servers: servers, Cache: cache, Env: env, Redactor: secrets, Logger: logger,
+		Builtins: []string{"send"}})
+	t.Cleanup(client.Close)
+	return &harness{t: t, client: client, cache: cache, secrets: secrets, logs: logs, now: clock}
+}
+
+// fakeServer is a server entry that runs the fake with modes, logging to a
+// fresh log file whose path it returns.
+func fakeServer(t *testing.T, name string, modes ...string) (ServerConfig, string) {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	l := fakemcp.Command(modes...).WithLog(logPath)
+	return ServerConfig{
+		Name:           name,
+		Source:         SourceConfig,
+		Origin:         "test",
+		Command:        l.Command,
+		Args:           l.Args,
+		Env:            l.EnvRefs(),
+		Enabled:        true,
+		StartupTimeout: 10 * time.Second,
+		CallTimeout:    10 * time.Second,
+		IdleTimeout:    0,
+		StderrLevel:    slog.LevelWarn,
+	}, logPath
+}
+
+func withEnv(cfg ServerConfig, k, v string) ServerConfig {
+	env := make(map[string]*string, len(cfg.Env)+1)
+	for key, val := range cfg.Env {
+		env[key] = val
+	}
+	env[k] = &v
+	cfg.Env = env
+	return cfg
+}
+
+func (h *harness) session(workspace string) *Session {
+	h.t.Helper()
+	if workspace == "" {
+		workspace = h.t.TempDir()
+	}
+	s, err := h.client.NewSession(workspace)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return s
+}
+
+// tool finds an exposed tool by its MCP name in server's catalogue.
+func (h *harness) tool(server, mcpName string) Tool {
+	h.t.Helper()
+	cfg, ok := h.client.Server(server)
+	if !ok {
+		h.t.Fatalf("no server %s", server)
+	}
+	cat, err := h.cache.Get(context.Background(), cfg)
+	if err != nil {
+		h.t.Fatalf("catalogue of %s: %v", server, err)
+	}
+	for _, tl := range cat.Tools {
+		if tl.MCPName == mcpName {
+			return tl
+		}
+	}
+	h.t.Fatalf("server %s has no tool %s", server, mcpName)
+	return Tool{}
+}
+
+func (h *harness) call(s *Session, tool Tool, args string) Result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := s.Call(ctx, tool, []byte(args))
+	if err != nil {
+		h.t.Fatalf("call %s: %v", tool.Name, err)
+	}
+	return res
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// gone reports whether pid no longer exists at all (not even as a zombie).
+func gone(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return os.IsNotExist(err)
+}
