@@ -190,7 +190,7 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 	c.DataDir = l.dir("data_dir", defaultDataDir, lookup)
 	c.AgentDir = l.dir("agent_dir", defaultAgentDir, lookup)
 	c.LLM = LLMConfig{
-		Provider:         strings.ToLower(strings.TrimSpace(l.str("llm.provider"))),
+		Provider:         strings.ToLower(l.str("llm.provider")),
 		Model:            l.str("llm.model"),
 		OpenAIKey:        l.str("llm.openai.api_key"),
 		OpenAIBaseURL:    l.str("llm.openai.base_url"),
@@ -198,8 +198,8 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		AnthropicBaseURL: l.str("llm.anthropic.base_url"),
 	}
 	c.Log = LogConfig{
-		Level:  strings.ToLower(strings.TrimSpace(orDefault(l.str("log.level"), defaultLogLevel))),
-		Format: strings.ToLower(strings.TrimSpace(orDefault(l.str("log.format"), defaultLogFormat))),
+		Level:  strings.ToLower(cmp.Or(l.str("log.level"), defaultLogLevel)),
+		Format: strings.ToLower(cmp.Or(l.str("log.format"), defaultLogFormat)),
 	}
 	c.Playwright = PlaywrightConfig{
 		Enabled:   l.boolean("mcp.playwright.enabled"),
@@ -321,13 +321,14 @@ func (l *configLoader) checkKeys() {
 	}
 }
 
-// str returns key as a string; scalars are formatted, lists and maps refused.
+// str returns key as a string, trimmed; scalars are formatted, lists and
+// maps refused.
 func (l *configLoader) str(key string) string {
 	switch v := l.v.Get(key).(type) {
 	case nil:
 		return ""
 	case string:
-		return v
+		return strings.TrimSpace(v)
 	case bool, int, int64, uint64, float64:
 		return fmt.Sprint(v)
 	default:
@@ -396,7 +397,7 @@ func (l *configLoader) userIDs(key string) []int64 {
 }
 
 func (l *configLoader) apiURL(key string) string {
-	s := strings.TrimSpace(l.str(key))
+	s := l.str(key)
 	if s == "" {
 		return defaultTelegramAPIURL
 	}
@@ -410,7 +411,7 @@ func (l *configLoader) apiURL(key string) string {
 
 // dir reads a directory, expanding a leading ~ with HOME.
 func (l *configLoader) dir(key, def string, lookup func(string) (string, bool)) string {
-	p := strings.TrimSpace(l.str(key))
+	p := l.str(key)
 	if p == "" {
 		p = def
 	}
@@ -515,133 +516,46 @@ func splitShellWords(s string) ([]string, error) {
 	return words, nil
 }
 
-func orDefault(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
-}
-
 // servers builds the config-file source: mcp.servers.<name> read from the
 // raw file, where names keep their case (viper would lower-case them, and
 // its dotted paths would split a name such as "my.server"), with the
 // MCP__SERVERS__<NAME>__<FIELD> variables applied over each entry field by
-// field. Names compare ordinally; a variable's NAME (upper-cased by
-// convention) is lower-cased, unless it matches a file server's name
-// case-insensitively, which it then addresses.
+// field (and env variable by variable). Names compare ordinally; a
+// variable's NAME is lower-cased, unless it matches the name of a file
+// server ignoring case, which it then addresses.
 func (l *configLoader) servers(raw map[string]any, environ []string) []mcpclient.ServerConfig {
 	fields := entryFieldTypes()
 	fileOrigin := "config " + l.file
-	entries := map[string]map[string]any{} // name → field → value
+	entries, refused := l.fileServers(raw, fields, fileOrigin)
 	origins := map[string]string{}
-
-	mcp, _ := lookupFold(raw, "mcp").(map[string]any)
-	switch servers := lookupFold(mcp, "servers").(type) {
-	case nil:
-	case map[string]any:
-		for _, name := range slices.Sorted(maps.Keys(servers)) {
-			origins[name] = fileOrigin
-			e, err := fileEntry(servers[name], fields)
-			if err != "" {
-				l.errs = append(l.errs, &mcpclient.ConfigError{Origin: fileOrigin, Server: name, Msg: err})
-				continue
-			}
-			entries[name] = e
-		}
-	default:
-		l.errs = append(l.errs, fmt.Errorf("%s: mcp.servers must be a mapping of server names to entries", fileOrigin))
+	for name := range entries {
+		origins[name] = fileOrigin
 	}
-
-	// The variables, in the order given.
-	var envNames []string
-	envEntries := map[string]map[string]any{}
-	for _, kv := range environ {
-		k, val, _ := strings.Cut(kv, "=")
-		if val == "" || len(k) < len(mcpServersEnvPrefix) || !strings.EqualFold(k[:len(mcpServersEnvPrefix)], mcpServersEnvPrefix) {
-			continue
-		}
-		parts := strings.Split(k[len(mcpServersEnvPrefix):], "__")
-		if len(parts) < 2 {
-			l.errs = append(l.errs, &mcpclient.ConfigError{Origin: "environment",
-				Msg: fmt.Sprintf("%s: expected %s<NAME>__<FIELD>", k, mcpServersEnvPrefix)})
-			continue
-		}
-		name := l.envServerName(strings.ToLower(parts[0]), entries)
-		field, ok := canonicalField(parts[1], fields)
-		refuse := func(format string, args ...any) {
-			l.errs = append(l.errs, &mcpclient.ConfigError{Origin: "environment", Server: name, Field: cmp.Or(field, parts[1]),
-				Msg: k + ": " + fmt.Sprintf(format, args...)})
-		}
-		if !ok {
-			refuse("unknown field %q", parts[1])
-			continue
-		}
-		if len(parts) > 2 && field != "env" {
-			refuse("unexpected %q after the field name", "__"+strings.Join(parts[2:], "__"))
-			continue
-		}
-		e := envEntries[name]
-		if e == nil {
-			e = map[string]any{}
-			envEntries[name] = e
-			envNames = append(envNames, name)
-		}
-		if field == "env" {
-			// <NAME>__ENV__<VARIABLE> sets one variable and wins over the
-			// same variable in a JSON object given as <NAME>__ENV.
-			env, _ := e["env"].(map[string]any)
-			if env == nil {
-				env = map[string]any{}
-				e["env"] = env
-			}
-			if len(parts) > 2 {
-				env[strings.Join(parts[2:], "__")] = val
-				continue
-			}
-			v, err := envFieldValue(fields[field], val)
-			if err != "" {
-				refuse("%s must be %s (got %q)", field, err, val)
-				continue
-			}
-			for n, x := range v.(map[string]any) {
-				if _, set := env[n]; !set {
-					env[n] = x
-				}
-			}
-			continue
-		}
-		v, err := envFieldValue(fields[field], val)
-		if err != "" {
-			refuse("%s must be %s (got %q)", field, err, val)
-			continue
-		}
-		e[field] = v
-	}
-
-	// Variables win over the file, field by field (env entry by entry).
-	for _, name := range envNames {
-		e := entries[name]
+	vars, names := l.envServers(environ, fields, entries)
+	for _, name := range names {
+		e, inFile := entries[name]
 		switch {
-		case e == nil && origins[name] == "":
-			e = map[string]any{}
-			origins[name] = "environment"
-		case e == nil: // the file entry was refused already
+		case refused[name]:
 			continue
-		default:
+		case inFile:
 			origins[name] = fileOrigin + " + environment"
+		default:
+			e = map[string]any{}
+			entries[name] = e
+			origins[name] = "environment"
 		}
-		for f, v := range envEntries[name] {
+		for f, v := range vars[name] {
 			if f == "env" {
-				merged := map[string]any{}
-				if fileEnv, ok := e["env"].(map[string]any); ok {
-					maps.Copy(merged, fileEnv)
+				merged, _ := e["env"].(map[string]any)
+				merged = maps.Clone(merged)
+				if merged == nil {
+					merged = map[string]any{}
 				}
 				maps.Copy(merged, v.(map[string]any))
 				v = merged
 			}
 			e[f] = v
 		}
-		entries[name] = e
 	}
 
 	var out []mcpclient.ServerConfig
@@ -662,9 +576,101 @@ func (l *configLoader) servers(raw map[string]any, environ []string) []mcpclient
 	return out
 }
 
+// fileServers returns the config file's server entries with canonical
+// field names, and the names of the entries refused outright.
+func (l *configLoader) fileServers(raw map[string]any, fields map[string]reflect.Type, origin string) (map[string]map[string]any, map[string]bool) {
+	entries, refused := map[string]map[string]any{}, map[string]bool{}
+	mcp, _ := lookupFold(raw, "mcp").(map[string]any)
+	switch servers := lookupFold(mcp, "servers").(type) {
+	case nil:
+	case map[string]any:
+		for _, name := range slices.Sorted(maps.Keys(servers)) {
+			e, msg := fileEntry(servers[name], fields)
+			if msg != "" {
+				l.errs = append(l.errs, &mcpclient.ConfigError{Origin: origin, Server: name, Msg: msg})
+				refused[name] = true
+				continue
+			}
+			entries[name] = e
+		}
+	default:
+		l.errs = append(l.errs, fmt.Errorf("%s: mcp.servers must be a mapping of server names to entries", origin))
+	}
+	return entries, refused
+}
+
+// envServers reads the MCP__SERVERS__<NAME>__<FIELD> variables into entries
+// with canonical field names (JSON values), and the server names in the
+// order first seen. <NAME>__ENV__<VARIABLE> sets one env variable and wins
+// over the same variable in a JSON object given as <NAME>__ENV.
+func (l *configLoader) envServers(environ []string, fields map[string]reflect.Type, file map[string]map[string]any) (map[string]map[string]any, []string) {
+	vars := map[string]map[string]any{}
+	var names []string
+	for _, kv := range environ {
+		k, val, _ := strings.Cut(kv, "=")
+		n := len(mcpServersEnvPrefix)
+		if val == "" || len(k) < n || !strings.EqualFold(k[:n], mcpServersEnvPrefix) {
+			continue
+		}
+		parts := strings.Split(k[n:], "__")
+		if len(parts) < 2 {
+			l.errs = append(l.errs, &mcpclient.ConfigError{Origin: "environment",
+				Msg: fmt.Sprintf("%s: expected %s<NAME>__<FIELD>", k, mcpServersEnvPrefix)})
+			continue
+		}
+		name := envServerName(strings.ToLower(parts[0]), file)
+		field, ok := canonicalField(parts[1], fields)
+		refuse := func(format string, args ...any) {
+			l.errs = append(l.errs, &mcpclient.ConfigError{Origin: "environment", Server: name,
+				Field: cmp.Or(field, parts[1]), Msg: k + ": " + fmt.Sprintf(format, args...)})
+		}
+		switch {
+		case !ok:
+			refuse("unknown field %q", parts[1])
+			continue
+		case len(parts) > 2 && field != "env":
+			refuse("unexpected %q after the field name", "__"+strings.Join(parts[2:], "__"))
+			continue
+		}
+		var v any
+		if field != "env" || len(parts) == 2 {
+			var want string
+			if v, want = envFieldValue(fields[field], val); want != "" {
+				refuse("%s must be %s (got %q)", field, want, val)
+				continue
+			}
+		}
+		e := vars[name]
+		if e == nil {
+			e = map[string]any{}
+			vars[name] = e
+			names = append(names, name)
+		}
+		if field != "env" {
+			e[field] = v
+			continue
+		}
+		env, _ := e["env"].(map[string]any)
+		if env == nil {
+			env = map[string]any{}
+			e["env"] = env
+		}
+		if len(parts) > 2 {
+			env[strings.Join(parts[2:], "__")] = val
+			continue
+		}
+		for variable, x := range v.(map[string]any) {
+			if _, set := env[variable]; !set {
+				env[variable] = x
+			}
+		}
+	}
+	return vars, names
+}
+
 // envServerName maps the lower-cased NAME of a variable to a server: a file
 // server whose name equals it ignoring case, or the name itself.
-func (l *configLoader) envServerName(name string, file map[string]map[string]any) string {
+func envServerName(name string, file map[string]map[string]any) string {
 	if _, ok := file[name]; ok {
 		return name
 	}
@@ -712,9 +718,8 @@ func describeValue(v any) string {
 		return "a string"
 	case []any:
 		return "a list"
-	default:
-		return fmt.Sprintf("%T", v)
 	}
+	return fmt.Sprintf("%T", v)
 }
 
 // entryFieldTypes maps the JSON names of mcpclient.ServerEntry's fields to

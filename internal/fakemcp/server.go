@@ -64,9 +64,8 @@ func newServer(modes map[string]bool, log eventLog, browser bool, outputDir stri
 // serve runs mcp-go's stdio server between in and out until in ends.
 //
 // In front of it a reader notes every notifications/cancelled (so slow can
-// tell a cancellation from a closed connection) and behind it a writer
-// removes the no_schema tool's inputSchema from tools/list results, which
-// mcp-go always emits.
+// tell a cancellation from a closed connection); behind it an
+// outputRewriter edits what mcp-go cannot express.
 func (f *fake) serve(in io.Reader, out io.Writer) error {
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(f.watchInput(in, pw)) }()
@@ -76,7 +75,7 @@ func (f *fake) serve(in io.Reader, out io.Writer) error {
 	// Calls run on this pool; enough that parallel slow calls don't queue.
 	server.WithWorkerPoolSize(64)(stdio)
 
-	w := &schemaStripper{w: out}
+	w := &outputRewriter{w: out}
 	err := stdio.Listen(context.Background(), pr, w)
 	if errors.Is(err, context.Canceled) {
 		err = nil
@@ -156,35 +155,44 @@ func (f *fake) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	}
 }
 
-// schemaStripper deletes inputSchema from the no_schema tool in tools/list
-// results. mcp-go writes one whole message per Write; it buffers anyway.
-type schemaStripper struct {
+// outputRewriter edits what mcp-go writes, one message (line) at a time:
+// it deletes the no_schema tool's inputSchema from tools/list results (mcp-go
+// always emits one), and splices big_image's base64 in place of its
+// placeholder (mcp-go's nested json.Marshal passes over 8 MB cost seconds
+// under the race detector). mcp-go writes one whole message per Write; it
+// buffers anyway.
+type outputRewriter struct {
 	mu  sync.Mutex
 	w   io.Writer
 	buf []byte
 }
 
+const bigImagePlaceholder = "fakemcp:big-image-placeholder:8c1f0e"
+
 var noSchemaMarker = []byte(`"name":"` + ToolNoSchema + `"`)
 
-func (s *schemaStripper) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.buf = append(s.buf, p...)
+func (o *outputRewriter) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf = append(o.buf, p...)
 	for {
-		i := bytes.IndexByte(s.buf, '\n')
+		i := bytes.IndexByte(o.buf, '\n')
 		if i < 0 {
 			return len(p), nil
 		}
-		line := s.buf[:i+1]
+		line := o.buf[:i+1]
 		if bytes.Contains(line, noSchemaMarker) {
 			line = append(stripSchema(bytes.Clone(line[:i])), '\n')
 		}
-		if _, err := s.w.Write(line); err != nil {
+		if bytes.Contains(line, []byte(bigImagePlaceholder)) {
+			line = bytes.Replace(line, []byte(bigImagePlaceholder), bigImageBase64(), 1)
+		}
+		if _, err := o.w.Write(line); err != nil {
 			return 0, err
 		}
-		s.buf = s.buf[i+1:]
-		if len(s.buf) == 0 {
-			s.buf = nil
+		o.buf = o.buf[i+1:]
+		if len(o.buf) == 0 {
+			o.buf = nil
 		}
 	}
 }

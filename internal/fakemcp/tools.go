@@ -134,8 +134,9 @@ func (f *fake) tools() []server.ServerTool {
 		}),
 		noArgs(ToolLinks, "Returns a resource link, embedded text and blob resources, and audio.", links),
 		noArgs(ToolBigImage, "Returns a PNG larger than 5 MB.", func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			bigImageBase64() // made now, spliced in by the output writer
 			return &mcp.CallToolResult{Content: []mcp.Content{
-				mcp.NewImageContent(base64.StdEncoding.EncodeToString(BigImage()), "image/png"),
+				mcp.NewImageContent(bigImagePlaceholder, "image/png"),
 			}}, nil
 		}),
 		noArgs(ToolLongText, "Returns 3000 lines of text.", func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -220,9 +220,10 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 
 func formatSeconds(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-// ParseServerEntry decodes one server entry (a JSON object) refusing unknown
-// fields, then applies Config. Field names match case-insensitively, as
-// encoding/json does. Errors are *ConfigError values, joined.
+// ParseServerEntry decodes one server entry (a JSON object), refusing
+// unknown fields, then applies Config. Field names match case-insensitively,
+// as encoding/json does. Errors are *ConfigError values, all of them
+// joined: every unknown field, then a type error or the validation errors.
 func ParseServerEntry(name string, data []byte, src Source, origin string) (ServerConfig, error) {
 	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
 		got := "nothing"
@@ -231,13 +232,39 @@ func ParseServerEntry(name string, data []byte, src Source, origin string) (Serv
 		}
 		return ServerConfig{}, &ConfigError{Origin: origin, Server: name, Msg: "entry must be an object (got " + got + ")"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var e ServerEntry
-	if err := dec.Decode(&e); err != nil {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
 		return ServerConfig{}, entryDecodeError(origin, name, data, err)
 	}
-	return e.Config(name, src, origin)
+	var errs []error
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, known := entryFieldKinds[canonicalEntryField(k)]; !known {
+			msg := fmt.Sprintf("unknown field %q", k)
+			if s := suggestEntryField(k); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			errs = append(errs, &ConfigError{Origin: origin, Server: name, Field: k, Msg: msg})
+		}
+	}
+	var e ServerEntry
+	if err := json.Unmarshal(data, &e); err != nil {
+		// A field of the wrong type is left empty: validating the rest
+		// would only add confusing messages.
+		return ServerConfig{}, errors.Join(append(errs, entryDecodeError(origin, name, data, err))...)
+	}
+	c, err := e.Config(name, src, origin)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return ServerConfig{}, errors.Join(errs...)
+	}
+	return c, nil
 }
 
 // entryFieldKinds describes each ServerEntry field for error messages.
@@ -285,25 +312,35 @@ func entryDecodeError(origin, name string, data []byte, err error) error {
 		if want == "" {
 			want = "of type " + ute.Type.String()
 		}
+		if field == "args" {
+			if raw := bytes.TrimSpace(rawEntryField(data, "args")); len(raw) > 0 && raw[0] == '[' {
+				ute.Value += " in the array"
+			}
+		}
 		if field == "" {
 			ce.Msg = fmt.Sprintf("entry must be an object (got %s)", ute.Value)
 		} else {
 			ce.Msg = fmt.Sprintf("%s must be %s (got %s)", field, want, ute.Value)
 		}
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		f, uerr := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		if uerr != nil {
-			f = strings.TrimPrefix(err.Error(), "json: unknown field ")
-		}
-		ce.Field = f
-		ce.Msg = fmt.Sprintf("unknown field %q", f)
-		if s := suggestEntryField(f); s != "" {
-			ce.Msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
 	default:
 		ce.Msg = "invalid entry: " + strings.TrimPrefix(err.Error(), "json: ")
 	}
 	return ce
+}
+
+// rawEntryField returns the raw value of the entry's field name, matched
+// case-insensitively, or nil.
+func rawEntryField(data []byte, name string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	for k, v := range m {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return nil
 }
 
 // badEnvValue returns the first (sorted) key of the entry's env object

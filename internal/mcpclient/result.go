@@ -164,7 +164,7 @@ func appendContent(out []Content, c *contentWire, lim resultLimits) []Content {
 		switch {
 		case r == nil:
 			return append(out, textContent("[resource omitted: no contents]"))
-		case r.Text != nil || len(r.Blob) == 0:
+		case r.Text != nil || len(r.Blob) == 0 || string(r.Blob) == "null":
 			text := ""
 			if r.Text != nil {
 				text = *r.Text

@@ -76,6 +76,7 @@ func TestMapResultContent(t *testing.T) {
 		{"resource empty text", `{"content":[{"type":"resource","resource":{"uri":"mem://x","text":""}}]}`, []Content{text("Resource mem://x:\n")}, false, 0},
 		{"resource blob", `{"content":[{"type":"resource","resource":{"uri":"file:///a.pdf","mimeType":"application/pdf","blob":"JVBERi0="}}]}`,
 			[]Content{text("[resource file:///a.pdf: application/pdf, 5 bytes omitted]")}, false, 0},
+		{"resource with null blob", `{"content":[{"type":"resource","resource":{"uri":"mem://x","blob":null}}]}`, []Content{text("Resource mem://x:\n")}, false, 0},
 		{"resource without contents", `{"content":[{"type":"resource"}]}`, []Content{text("[resource omitted: no contents]")}, false, 0},
 		{"resource link", `{"content":[{"type":"resource_link","uri":"file:///snap.yml","name":"snapshot","mimeType":"text/yaml"}]}`,
 			[]Content{text("Resource link: file:///snap.yml (snapshot)")}, false, 0},

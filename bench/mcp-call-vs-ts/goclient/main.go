@@ -1,0 +1,95 @@
+// Command goclient calls one tool of an MCP server N times through
+// volcanicbot's own session connection (internal/mcpclient), the same way
+// the bot does, and prints one JSON line, for bench/mcp-call-vs-ts/run.sh:
+//
+//	goclient [-n N] [-tool echo] [-args '{"text":"hi"}'] -- CMD [ARG...]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/redact"
+)
+
+func main() {
+	n := flag.Int("n", 2000, "timed calls")
+	warm := flag.Int("warmup", 100, "untimed calls first")
+	tool := flag.String("tool", "echo", "tool name")
+	args := flag.String("args", `{"text":"hi"}`, "tool arguments (JSON object)")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: goclient [-n N] [-tool NAME] [-args JSON] -- CMD [ARG...]")
+		os.Exit(2)
+	}
+	if err := run(*n, *warm, *tool, json.RawMessage(*args), flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "goclient:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, warm int, toolName string, args json.RawMessage, argv []string) error {
+	cfg := mcpclient.ServerConfig{
+		Name: "bench", Command: argv[0], Args: argv[1:], Enabled: true,
+		StartupTimeout: mcpclient.DefaultStartupTimeout, CallTimeout: mcpclient.DefaultCallTimeout,
+	}
+	// The production environment filter, as the bot uses it.
+	env := redact.NewEnvFilter(os.Environ())
+	client := mcpclient.New(mcpclient.Options{
+		Servers: []mcpclient.ServerConfig{cfg},
+		Cache:   mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{Env: env}),
+		Env:     env,
+	})
+	defer client.Close()
+	dir, err := os.MkdirTemp("", "goclient-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	s, err := client.NewSession(dir)
+	if err != nil {
+		return err
+	}
+	tool := mcpclient.Tool{Server: "bench", MCPName: toolName, Name: toolName}
+	ctx := context.Background()
+	call := func() error {
+		res, err := s.Call(ctx, tool, args)
+		if err != nil {
+			return err
+		}
+		if res.IsError {
+			return fmt.Errorf("error result: %s", res.Text())
+		}
+		return nil
+	}
+
+	// The first call spawns the process and negotiates: the cold start.
+	start := time.Now()
+	if err := call(); err != nil {
+		return err
+	}
+	connect := time.Since(start)
+	for range warm {
+		if err := call(); err != nil {
+			return err
+		}
+	}
+	start = time.Now()
+	for range n {
+		if err := call(); err != nil {
+			return err
+		}
+	}
+	elapsed := time.Since(start)
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"client":      "go-volcanicbot",
+		"calls":       n,
+		"us_per_call": float64(elapsed.Microseconds()) / float64(n),
+		"connect_ms":  float64(connect.Microseconds()) / 1000,
+	})
+}

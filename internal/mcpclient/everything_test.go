@@ -1,0 +1,122 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Integration tests against the real @modelcontextprotocol/server-everything,
+// pinned in tools/npm and installed by `make test` (VOLCANIC_TEST_NPM_BIN
+// points at its .bin folder). Outside CI a missing install skips them; in CI
+// it fails them.
+
+func npmBin(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("VOLCANIC_TEST_NPM_BIN")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "tools", "npm", "node_modules", ".bin")
+	}
+	p := filepath.Join(dir, name)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed (%v): run `make test`, which runs npm ci in tools/npm", name, err)
+		}
+		t.Skipf("%s is not installed: run `make test` (npm ci in tools/npm)", name)
+	}
+	return p
+}
+
+func everythingServer(t *testing.T, wrap string) ServerConfig {
+	t.Helper()
+	bin := npmBin(t, "mcp-server-everything")
+	cfg := ServerConfig{
+		Name: "everything", Source: SourceSettings, Command: bin, Args: []string{"stdio"},
+		Enabled: true, StartupTimeout: 60 * time.Second, CallTimeout: 60 * time.Second,
+	}
+	if wrap != "" {
+		// Record what the client writes to the server's stdin.
+		cfg.Command = "/bin/sh"
+		cfg.Args = []string{"-c", `tee -a "$1" | "$2" stdio`, "sh", wrap, bin}
+	}
+	return cfg
+}
+
+func TestEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	host := []string{
+		"OPENAI_API_KEY=sk-everything-test-0123456789",
+		"TELEGRAM_BOT_TOKEN=42:everything-telegram-secret",
+		"GITHUB_TOKEN=ghp_everything_0123456789",
+	}
+	wire := filepath.Join(t.TempDir(), "stdin.jsonl")
+	h := newHarness(t, host, everythingServer(t, wire))
+	s := h.session("")
+	tool := func(name string) Tool { return h.tool("everything", name) }
+
+	t.Run("get-env shows no secret", func(t *testing.T) {
+		res := h.call(s, tool("get-env"), `{}`)
+		if res.IsError {
+			t.Fatal(res.Text())
+		}
+		out := res.Text()
+		if !strings.Contains(out, "PATH") {
+			t.Fatalf("get-env shows no PATH:\n%.500s", out)
+		}
+		for _, secret := range []string{"sk-everything", "everything-telegram-secret", "ghp_everything", "OPENAI_API_KEY", "GITHUB_TOKEN"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("get-env shows %q", secret)
+			}
+		}
+	})
+	t.Run("get-tiny-image maps to an image", func(t *testing.T) {
+		res := h.call(s, tool("get-tiny-image"), `{}`)
+		if res.Images != 1 {
+			t.Fatalf("images = %d: %+v", res.Images, res)
+		}
+		for _, c := range res.Content {
+			if c.Type == ContentImage && (c.MIMEType != "image/png" || len(c.Data) < 8 || string(c.Data[1:4]) != "PNG") {
+				t.Errorf("image part: %s, %d bytes", c.MIMEType, len(c.Data))
+			}
+		}
+	})
+	t.Run("get-resource-links", func(t *testing.T) {
+		res := h.call(s, tool("get-resource-links"), `{"count":3}`)
+		if n := strings.Count(res.Text(), "Resource link: "); n != 3 {
+			t.Errorf("%d resource links in:\n%s", n, res.Text())
+		}
+	})
+	t.Run("get-structured-content", func(t *testing.T) {
+		res := h.call(s, tool("get-structured-content"), `{"location":"New York"}`)
+		if res.IsError || !strings.Contains(res.Text(), "temperature") {
+			t.Errorf("structured content: %+v", res)
+		}
+	})
+	t.Run("trigger-long-running-operation is cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(500*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := s.Call(ctx, tool("trigger-long-running-operation"), []byte(`{"duration":30,"steps":10}`))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("cancel took %v", d)
+		}
+		waitFor(t, "notifications/cancelled on the wire", 5*time.Second, func() bool {
+			b, _ := os.ReadFile(wire)
+			return strings.Contains(string(b), `"method":"notifications/cancelled"`)
+		})
+		if res := h.call(s, tool("echo"), `{"message":"still here"}`); !strings.Contains(res.Text(), "still here") {
+			t.Errorf("after the cancel: %+v", res)
+		}
+	})
+}
