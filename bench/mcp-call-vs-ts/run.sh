@@ -51,7 +51,7 @@ measure() {
 	local flags_ts=(-n "$n") flags_go=(-n "$n")
 	if [[ -n $t ]]; then flags_ts+=(--tool "$t"); flags_go+=(-tool "$t"); fi
 	if [[ -n $a ]]; then flags_ts+=(--args "$a"); flags_go+=(-args "$a"); fi
-	echo "== $label: $envset $*" >&2
+	echo "== $label: ${envset:+$envset }$*" >&2
 	local ts_out go_out
 	ts_out=$(env $envset "${ts_client[@]}" "${flags_ts[@]}" -- "$@" | tail -n 1) || ts_out='{}'
 	echo "   ts-sdk: $ts_out" >&2

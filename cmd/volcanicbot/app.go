@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -53,6 +52,10 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		return nil, err
 	}
 	servers := mcpclient.MergeServers(logger, cfg.MCPServers, nil, settings)
+	for _, s := range servers {
+		// Secrets written literally into a server's env are known secrets too.
+		secrets.Add(redact.ExplicitSecrets(s.Env)...)
+	}
 
 	cache := mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{
 		Env:           env,
@@ -125,4 +128,3 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-var _ = fmt.Sprint

@@ -15,15 +15,15 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
-// env is a getenv over a map.
-type env map[string]string
+// testEnv is a getenv over a map.
+type testEnv map[string]string
 
-func (e env) get(k string) (string, bool) {
+func (e testEnv) get(k string) (string, bool) {
 	v, ok := e[k]
 	return v, ok
 }
 
-func writeFile(t *testing.T, name, content string) string {
+func writeConfigFile(t *testing.T, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
@@ -32,7 +32,7 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
-func loadOK(t *testing.T, e env, environ ...string) *Config {
+func loadOK(t *testing.T, e testEnv, environ ...string) *Config {
 	t.Helper()
 	c, err := LoadConfig(e.get, environ)
 	if err != nil {
@@ -41,7 +41,7 @@ func loadOK(t *testing.T, e env, environ ...string) *Config {
 	return c
 }
 
-func loadErr(t *testing.T, e env, environ []string, want ...string) error {
+func loadErr(t *testing.T, e testEnv, environ []string, want ...string) error {
 	t.Helper()
 	_, err := LoadConfig(e.get, environ)
 	if err == nil {
@@ -64,7 +64,7 @@ func serverNames(s []mcpclient.ServerConfig) []string {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	c := loadOK(t, env{"HOME": "/home/u"})
+	c := loadOK(t, testEnv{"HOME": "/home/u"})
 	want := &Config{
 		Telegram: TelegramConfig{APIURL: "https://api.telegram.org"},
 		DataDir:  "data",
@@ -80,7 +80,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 }
 
 func TestLoadConfigEnvironment(t *testing.T) {
-	c := loadOK(t, env{
+	c := loadOK(t, testEnv{
 		"HOME":                   "/home/u",
 		"TELEGRAM_BOT_TOKEN":     "123:abc",
 		"TELEGRAM_ALLOWED_USERS": " 1, 22 ,333,,22",
@@ -192,8 +192,8 @@ idletimeoutseconds = 0
 	}
 	for name, content := range files {
 		t.Run(name, func(t *testing.T) {
-			p := writeFile(t, name, content)
-			c := loadOK(t, env{"VOLCANIC_CONFIG": p, "HOME": "/h"})
+			p := writeConfigFile(t, name, content)
+			c := loadOK(t, testEnv{"VOLCANIC_CONFIG": p, "HOME": "/h"})
 			if c.ConfigFile != p || c.Telegram.Token != "file-token" || !slices.Equal(c.Telegram.AllowedUsers, []int64{5, 6}) ||
 				c.LLM.Provider != "openai" || c.LLM.OpenAIKey != "file-key" || c.Log.Level != "warn" ||
 				c.Playwright.Enabled == nil || !*c.Playwright.Enabled || !slices.Equal(c.Playwright.ExtraArgs, []string{"--isolated", "--a b"}) {
@@ -219,7 +219,7 @@ idletimeoutseconds = 0
 }
 
 func TestLoadConfigPrecedence(t *testing.T) {
-	p := writeFile(t, "c.yaml", `
+	p := writeConfigFile(t, "c.yaml", `
 telegram: {bot_token: file-token, api_url: "http://file"}
 log: {level: error, format: json}
 data_dir: /file/data
@@ -228,7 +228,7 @@ mcp:
   servers:
     GitHub: {command: npx, args: [a], env: {A: file, B: file}, toolPrefix: gh_}
 `)
-	c := loadOK(t, env{
+	c := loadOK(t, testEnv{
 		"VOLCANIC_CONFIG":     p,
 		"HOME":                "/h",
 		"TELEGRAM_BOT_TOKEN":  "env-token", // env beats file
@@ -268,7 +268,7 @@ mcp:
 }
 
 func TestLoadConfigServersFromEnvironment(t *testing.T) {
-	c := loadOK(t, env{"HOME": "/h"},
+	c := loadOK(t, testEnv{"HOME": "/h"},
 		"PATH=/bin",
 		"MCP__SERVERS__GITHUB__COMMAND=npx",
 		`MCP__SERVERS__GITHUB__ARGS=["-y", "x,y"]`,
@@ -301,60 +301,60 @@ func TestLoadConfigServersFromEnvironment(t *testing.T) {
 
 func TestLoadConfigRefusals(t *testing.T) {
 	dir := t.TempDir()
-	yaml := func(content string) string { return writeFile(t, "c.yaml", content) }
+	yaml := func(content string) string { return writeConfigFile(t, "c.yaml", content) }
 	tests := []struct {
 		name    string
-		env     env
+		env     testEnv
 		environ []string
 		want    []string
 	}{
-		{"missing config file", env{"VOLCANIC_CONFIG": filepath.Join(dir, "nope.yaml")},
+		{"missing config file", testEnv{"VOLCANIC_CONFIG": filepath.Join(dir, "nope.yaml")},
 			nil, []string{"config file: open " + filepath.Join(dir, "nope.yaml") + ": no such file or directory"}},
-		{"unsupported extension", env{"VOLCANIC_CONFIG": "/etc/volcanic.ini"}, nil,
+		{"unsupported extension", testEnv{"VOLCANIC_CONFIG": "/etc/volcanic.ini"}, nil,
 			[]string{`config file /etc/volcanic.ini: unsupported extension ".ini"`}},
-		{"yaml syntax", env{"VOLCANIC_CONFIG": yaml("telegram: [\n")}, nil, []string{"config file ", "yaml"}},
-		{"json syntax", env{"VOLCANIC_CONFIG": writeFile(t, "c.json", "{\n  \"log\": {\"level\": \"x\",}\n}")}, nil,
+		{"yaml syntax", testEnv{"VOLCANIC_CONFIG": yaml("telegram: [\n")}, nil, []string{"config file ", "yaml"}},
+		{"json syntax", testEnv{"VOLCANIC_CONFIG": writeConfigFile(t, "c.json", "{\n  \"log\": {\"level\": \"x\",}\n}")}, nil,
 			[]string{"invalid JSON at line 2, column 24"}},
-		{"invalid user ids", env{"TELEGRAM_ALLOWED_USERS": "1,abc,-5,0,2"}, nil,
+		{"invalid user ids", testEnv{"TELEGRAM_ALLOWED_USERS": "1,abc,-5,0,2"}, nil,
 			[]string{`TELEGRAM_ALLOWED_USERS: invalid user id "abc"`, `TELEGRAM_ALLOWED_USERS: invalid user id "-5"`, `invalid user id "0"`}},
-		{"invalid user id in file", env{"VOLCANIC_CONFIG": yaml("telegram:\n  allowed_users: [1, x]\n")}, nil,
+		{"invalid user id in file", testEnv{"VOLCANIC_CONFIG": yaml("telegram:\n  allowed_users: [1, x]\n")}, nil,
 			[]string{`: telegram.allowed_users: invalid user id "x"`}},
-		{"api url", env{"TELEGRAM_API_URL": "api.telegram.org"}, nil,
+		{"api url", testEnv{"TELEGRAM_API_URL": "api.telegram.org"}, nil,
 			[]string{`TELEGRAM_API_URL: must be an http or https URL (got "api.telegram.org")`}},
-		{"playwright bool", env{"PLAYWRIGHT_ENABLED": "yes please"}, nil,
+		{"playwright bool", testEnv{"PLAYWRIGHT_ENABLED": "yes please"}, nil,
 			[]string{`PLAYWRIGHT_ENABLED: must be true or false (got "yes please")`}},
-		{"extra args quote", env{"PLAYWRIGHT_EXTRA_ARGS": `--device "iPhone`}, nil,
+		{"extra args quote", testEnv{"PLAYWRIGHT_EXTRA_ARGS": `--device "iPhone`}, nil,
 			[]string{`PLAYWRIGHT_EXTRA_ARGS: unterminated " quote`}},
-		{"no HOME", env{}, nil, []string{`agent_dir: cannot expand ~ in "~/.volcanic/agent": HOME is not set`}},
-		{"unknown key", env{"VOLCANIC_CONFIG": yaml("telegram:\n  bot_tokn: x\nlog:\n  level: info\n")}, nil,
+		{"no HOME", testEnv{}, nil, []string{`agent_dir: cannot expand ~ in "~/.volcanic/agent": HOME is not set`}},
+		{"unknown key", testEnv{"VOLCANIC_CONFIG": yaml("telegram:\n  bot_tokn: x\nlog:\n  level: info\n")}, nil,
 			[]string{`unknown key "telegram.bot_tokn"`}},
-		{"unknown server field in file", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      toolPrefx: a\n")}, nil,
+		{"unknown server field in file", testEnv{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      toolPrefx: a\n")}, nil,
 			[]string{`.yaml: server "gh": unknown field "toolPrefx" (did you mean "toolPrefix"?)`}},
-		{"server field type in file", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      args: -y\n")}, nil,
+		{"server field type in file", testEnv{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      args: -y\n")}, nil,
 			[]string{`server "gh": args must be an array of strings (got string)`}},
-		{"server validation in file", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      callTimeoutSeconds: 0\n")}, nil,
+		{"server validation in file", testEnv{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      callTimeoutSeconds: 0\n")}, nil,
 			[]string{`.yaml: server "gh": callTimeoutSeconds must be positive (got 0)`}},
-		{"server entry not a mapping", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh: npx\n")}, nil,
+		{"server entry not a mapping", testEnv{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh: npx\n")}, nil,
 			[]string{`server "gh": entry must be a mapping of fields (got a string)`}},
-		{"servers not a mapping", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers: [a]\n")}, nil,
+		{"servers not a mapping", testEnv{"VOLCANIC_CONFIG": yaml("mcp:\n  servers: [a]\n")}, nil,
 			[]string{`mcp.servers must be a mapping of server names to entries`}},
-		{"field given twice", env{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      toolPrefix: a\n      tool_prefix: b\n")}, nil,
+		{"field given twice", testEnv{"VOLCANIC_CONFIG": yaml("mcp:\n  servers:\n    gh:\n      command: x\n      toolPrefix: a\n      tool_prefix: b\n")}, nil,
 			[]string{`server "gh": field toolPrefix is given twice`}},
-		{"env server: bad bool", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", "MCP__SERVERS__GH__ENABLED=yep"},
+		{"env server: bad bool", testEnv{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", "MCP__SERVERS__GH__ENABLED=yep"},
 			[]string{`environment: server "gh": MCP__SERVERS__GH__ENABLED: enabled must be true or false (got "yep")`}},
-		{"env server: bad number", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", "MCP__SERVERS__GH__CALLTIMEOUTSECONDS=1m"},
+		{"env server: bad number", testEnv{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", "MCP__SERVERS__GH__CALLTIMEOUTSECONDS=1m"},
 			[]string{`MCP__SERVERS__GH__CALLTIMEOUTSECONDS: callTimeoutSeconds must be a number (got "1m")`}},
-		{"env server: zero timeout", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", "MCP__SERVERS__GH__STARTUPTIMEOUTSECONDS=0"},
+		{"env server: zero timeout", testEnv{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", "MCP__SERVERS__GH__STARTUPTIMEOUTSECONDS=0"},
 			[]string{`environment: server "gh": startupTimeoutSeconds must be positive (got 0)`}},
-		{"env server: unknown field", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMAND=x"},
+		{"env server: unknown field", testEnv{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMAND=x"},
 			[]string{`environment: server "gh": MCP__SERVERS__GH__COMAND: unknown field "COMAND"`}},
-		{"env server: no field", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH=x"},
+		{"env server: no field", testEnv{"HOME": "/h"}, []string{"MCP__SERVERS__GH=x"},
 			[]string{`MCP__SERVERS__GH: expected MCP__SERVERS__<NAME>__<FIELD>`}},
-		{"env server: no command", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__TOOLPREFIX=x"},
+		{"env server: no command", testEnv{"HOME": "/h"}, []string{"MCP__SERVERS__GH__TOOLPREFIX=x"},
 			[]string{`environment: server "gh": command must not be empty`}},
-		{"env server: bad args", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", `MCP__SERVERS__GH__ARGS=["a",1]`},
+		{"env server: bad args", testEnv{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND=x", `MCP__SERVERS__GH__ARGS=["a",1]`},
 			[]string{`args must be a JSON array of strings or a comma-separated list`}},
-		{"env server: suffix", env{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND__X=x"},
+		{"env server: suffix", testEnv{"HOME": "/h"}, []string{"MCP__SERVERS__GH__COMMAND__X=x"},
 			[]string{`MCP__SERVERS__GH__COMMAND__X: unexpected "__X" after the field name`}},
 	}
 	for _, tt := range tests {
@@ -365,7 +365,7 @@ func TestLoadConfigRefusals(t *testing.T) {
 }
 
 func TestLoadConfigCollectsAllErrors(t *testing.T) {
-	err := loadErr(t, env{"HOME": "/h", "TELEGRAM_ALLOWED_USERS": "x", "PLAYWRIGHT_HEADLESS": "maybe"},
+	err := loadErr(t, testEnv{"HOME": "/h", "TELEGRAM_ALLOWED_USERS": "x", "PLAYWRIGHT_HEADLESS": "maybe"},
 		[]string{"MCP__SERVERS__A__COMMAND=", "MCP__SERVERS__A__CALLTIMEOUTSECONDS=-1", "MCP__SERVERS__B__STDERRLEVEL=loud"},
 		"TELEGRAM_ALLOWED_USERS", "PLAYWRIGHT_HEADLESS", `server "a": command must not be empty`,
 		`server "a": callTimeoutSeconds must be positive (got -1)`, `server "b": command must not be empty`, `server "b": stderrLevel`)
@@ -376,8 +376,8 @@ func TestLoadConfigCollectsAllErrors(t *testing.T) {
 }
 
 func TestEnvironmentAddressesFileServerIgnoringCase(t *testing.T) {
-	p := writeFile(t, "c.yaml", "mcp:\n  servers:\n    GitHub: {command: npx}\n    Both: {command: x}\n    both: {command: y}\n")
-	c := loadOK(t, env{"VOLCANIC_CONFIG": p, "HOME": "/h"},
+	p := writeConfigFile(t, "c.yaml", "mcp:\n  servers:\n    GitHub: {command: npx}\n    Both: {command: x}\n    both: {command: y}\n")
+	c := loadOK(t, testEnv{"VOLCANIC_CONFIG": p, "HOME": "/h"},
 		"MCP__SERVERS__GITHUB__TOOLPREFIX=gh_", // addresses GitHub
 		"MCP__SERVERS__BOTH__TOOLPREFIX=b_",    // exact lower-case match wins
 	)
@@ -396,8 +396,8 @@ func TestEnvironmentAddressesFileServerIgnoringCase(t *testing.T) {
 // The three sources: the config file (and its variables) first, then the
 // preset, then settings.json; the first wins a name and the loser is logged.
 func TestServerSourcesPrecedence(t *testing.T) {
-	p := writeFile(t, "c.yaml", "mcp:\n  servers:\n    github: {command: from-config}\n")
-	c := loadOK(t, env{"VOLCANIC_CONFIG": p, "HOME": "/h"}, "MCP__SERVERS__FETCH__COMMAND=from-env")
+	p := writeConfigFile(t, "c.yaml", "mcp:\n  servers:\n    github: {command: from-config}\n")
+	c := loadOK(t, testEnv{"VOLCANIC_CONFIG": p, "HOME": "/h"}, "MCP__SERVERS__FETCH__COMMAND=from-env")
 	settings, err := mcpclient.ParseSettings([]byte(`{"mcpServers": {
 		"zz": {"command": "from-settings"},
 		"github": {"command": "from-settings"},
@@ -478,25 +478,25 @@ func TestAllowedUsers(t *testing.T) {
 		{"9223372036854775807", []int64{9223372036854775807}},
 	}
 	for _, tt := range tests {
-		c := loadOK(t, env{"HOME": "/h", "TELEGRAM_ALLOWED_USERS": tt.in})
+		c := loadOK(t, testEnv{"HOME": "/h", "TELEGRAM_ALLOWED_USERS": tt.in})
 		if !slices.Equal(c.Telegram.AllowedUsers, tt.want) {
 			t.Errorf("%q: got %v, want %v", tt.in, c.Telegram.AllowedUsers, tt.want)
 		}
 	}
 	for _, bad := range []string{"abc", "1.5", "-1", "0", "9223372036854775808", "@user"} {
-		loadErr(t, env{"HOME": "/h", "TELEGRAM_ALLOWED_USERS": "1," + bad}, nil, `TELEGRAM_ALLOWED_USERS: invalid user id "`+bad+`"`)
+		loadErr(t, testEnv{"HOME": "/h", "TELEGRAM_ALLOWED_USERS": "1," + bad}, nil, `TELEGRAM_ALLOWED_USERS: invalid user id "`+bad+`"`)
 	}
 }
 
 func TestDirectories(t *testing.T) {
 	tests := []struct {
-		env       env
+		env       testEnv
 		data, agt string
 	}{
-		{env{"HOME": "/home/u"}, "data", "/home/u/.volcanic/agent"},
-		{env{"HOME": "/home/u", "VOLCANIC_AGENT_DIR": "~"}, "data", "/home/u"},
-		{env{"HOME": "/home/u", "VOLCANIC_AGENT_DIR": "/etc/agent/", "VOLCANIC_DATA_DIR": "~/d"}, "/home/u/d", "/etc/agent"},
-		{env{"VOLCANIC_AGENT_DIR": "rel/~x", "VOLCANIC_DATA_DIR": "/data"}, "/data", "rel/~x"}, // no HOME needed
+		{testEnv{"HOME": "/home/u"}, "data", "/home/u/.volcanic/agent"},
+		{testEnv{"HOME": "/home/u", "VOLCANIC_AGENT_DIR": "~"}, "data", "/home/u"},
+		{testEnv{"HOME": "/home/u", "VOLCANIC_AGENT_DIR": "/etc/agent/", "VOLCANIC_DATA_DIR": "~/d"}, "/home/u/d", "/etc/agent"},
+		{testEnv{"VOLCANIC_AGENT_DIR": "rel/~x", "VOLCANIC_DATA_DIR": "/data"}, "/data", "rel/~x"}, // no HOME needed
 	}
 	for _, tt := range tests {
 		c := loadOK(t, tt.env)

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,7 +33,7 @@ type fake struct {
 
 	mcp *server.MCPServer
 
-	// cancelled maps the id (fmt.Sprint of the decoded JSON value) of each
+	// cancelled maps the id (idText of the decoded JSON value) of each
 	// request named by a notifications/cancelled to the client's reason.
 	// serve records it before mcp-go sees the notification.
 	cancelled sync.Map
@@ -46,7 +48,7 @@ func newServer(modes map[string]bool, log eventLog, browser bool, outputDir stri
 		if req.Header == nil {
 			req.Header = http.Header{}
 		}
-		req.Header.Set(requestIDHeader, fmt.Sprint(id))
+		req.Header.Set(requestIDHeader, idText(id))
 	})
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
@@ -117,7 +119,15 @@ func (f *fake) noteCancel(line []byte) {
 	if json.Unmarshal(line, &n) != nil || n.Method != string(mcp.MethodNotificationCancelled) || n.Params.RequestID == nil {
 		return
 	}
-	f.cancelled.Store(fmt.Sprint(n.Params.RequestID), n.Params.Reason)
+	f.cancelled.Store(idText(n.Params.RequestID), n.Params.Reason)
+}
+
+// idText renders a decoded JSON-RPC id: 7, or abc for "abc".
+func idText(id any) string {
+	if f, ok := id.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return fmt.Sprint(id)
 }
 
 // ended logs why a blocking tool's context ended: cancelled when the client

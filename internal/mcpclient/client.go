@@ -110,7 +110,7 @@ func (c *Client) Discover(ctx context.Context) []ServerCatalog {
 
 // Tools returns the tools of every discovered server with names resolved
 // across servers and built-ins (first server in source order wins), and the
-// refusals.
+// refusals. It logs nothing: callers report refusals as they see fit.
 func (c *Client) Tools(ctx context.Context) ([]Tool, []Refusal) {
 	var cats []Catalog
 	for _, sc := range c.Discover(ctx) {
@@ -118,7 +118,7 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, []Refusal) {
 			cats = append(cats, sc.Catalog)
 		}
 	}
-	return ResolveTools(cats, c.builtins, c.logger)
+	return ResolveTools(cats, c.builtins, nil)
 }
 
 // NewSession returns the MCP side of one chat session, whose processes run

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-func ptr[T any](v T) *T { return &v }
+func cfgPtr[T any](v T) *T { return &v }
 
 func TestServerEntryConfigDefaults(t *testing.T) {
 	c, err := ServerEntry{Command: "npx"}.Config("github", SourceSettings, "settings x")
@@ -32,9 +32,9 @@ func TestServerEntryConfigDefaults(t *testing.T) {
 
 func TestServerEntryConfigValues(t *testing.T) {
 	e := ServerEntry{
-		Command: "srv", Args: []string{"-v"}, Env: map[string]*string{"A": ptr("1"), "B": nil},
-		Cwd: "sub", ToolPrefix: "gh_", Enabled: ptr(false), Parallel: true,
-		StartupTimeoutSeconds: ptr(0.5), CallTimeoutSeconds: ptr(3.0), IdleTimeoutSeconds: ptr(0.0),
+		Command: "srv", Args: []string{"-v"}, Env: map[string]*string{"A": cfgPtr("1"), "B": nil},
+		Cwd: "sub", ToolPrefix: "gh_", Enabled: cfgPtr(false), Parallel: true,
+		StartupTimeoutSeconds: cfgPtr(0.5), CallTimeoutSeconds: cfgPtr(3.0), IdleTimeoutSeconds: cfgPtr(0.0),
 		StderrLevel: "DEBUG", PromptSection: "## X", ProtocolVersion: "2025-06-18",
 	}
 	c, err := e.Config("s", SourceConfig, "config f")
@@ -85,25 +85,25 @@ func TestServerEntryConfigRefusals(t *testing.T) {
 		{"empty command", "github", ServerEntry{}, "command",
 			`settings /root/.volcanic/agent/settings.json: server "github": command must not be empty`},
 		{"blank command", "github", ServerEntry{Command: "  "}, "command", `command must not be empty`},
-		{"zero call timeout", "github", with(ok, func(e *ServerEntry) { e.CallTimeoutSeconds = ptr(0.0) }), "callTimeoutSeconds",
+		{"zero call timeout", "github", withEntry(ok, func(e *ServerEntry) { e.CallTimeoutSeconds = cfgPtr(0.0) }), "callTimeoutSeconds",
 			`settings /root/.volcanic/agent/settings.json: server "github": callTimeoutSeconds must be positive (got 0)`},
-		{"negative startup timeout", "github", with(ok, func(e *ServerEntry) { e.StartupTimeoutSeconds = ptr(-1.5) }), "startupTimeoutSeconds",
+		{"negative startup timeout", "github", withEntry(ok, func(e *ServerEntry) { e.StartupTimeoutSeconds = cfgPtr(-1.5) }), "startupTimeoutSeconds",
 			`server "github": startupTimeoutSeconds must be positive (got -1.5)`},
-		{"zero startup timeout", "github", with(ok, func(e *ServerEntry) { e.StartupTimeoutSeconds = ptr(0.0) }), "startupTimeoutSeconds",
+		{"zero startup timeout", "github", withEntry(ok, func(e *ServerEntry) { e.StartupTimeoutSeconds = cfgPtr(0.0) }), "startupTimeoutSeconds",
 			`startupTimeoutSeconds must be positive (got 0)`},
-		{"negative idle timeout", "github", with(ok, func(e *ServerEntry) { e.IdleTimeoutSeconds = ptr(-1.0) }), "idleTimeoutSeconds",
+		{"negative idle timeout", "github", withEntry(ok, func(e *ServerEntry) { e.IdleTimeoutSeconds = cfgPtr(-1.0) }), "idleTimeoutSeconds",
 			`server "github": idleTimeoutSeconds must not be negative (got -1)`},
-		{"huge timeout", "github", with(ok, func(e *ServerEntry) { e.CallTimeoutSeconds = ptr(1e300) }), "callTimeoutSeconds",
+		{"huge timeout", "github", withEntry(ok, func(e *ServerEntry) { e.CallTimeoutSeconds = cfgPtr(1e300) }), "callTimeoutSeconds",
 			`callTimeoutSeconds is too large`},
-		{"prefix charset", "github", with(ok, func(e *ServerEntry) { e.ToolPrefix = "gh." }), "toolPrefix",
+		{"prefix charset", "github", withEntry(ok, func(e *ServerEntry) { e.ToolPrefix = "gh." }), "toolPrefix",
 			`server "github": toolPrefix "gh." may contain only A-Z, a-z, 0-9, '_' and '-'`},
-		{"prefix mcp__", "github", with(ok, func(e *ServerEntry) { e.ToolPrefix = "mcp__x" }), "toolPrefix",
+		{"prefix mcp__", "github", withEntry(ok, func(e *ServerEntry) { e.ToolPrefix = "mcp__x" }), "toolPrefix",
 			`server "github": toolPrefix "mcp__x" must not start with mcp__`},
-		{"stderr level", "github", with(ok, func(e *ServerEntry) { e.StderrLevel = "loud" }), "stderrLevel",
+		{"stderr level", "github", withEntry(ok, func(e *ServerEntry) { e.StderrLevel = "loud" }), "stderrLevel",
 			`server "github": stderrLevel must be debug, info, warn or error (got "loud")`},
-		{"protocol version", "github", with(ok, func(e *ServerEntry) { e.ProtocolVersion = "2024-01-01" }), "protocolVersion",
+		{"protocol version", "github", withEntry(ok, func(e *ServerEntry) { e.ProtocolVersion = "2024-01-01" }), "protocolVersion",
 			`server "github": protocolVersion must be one of 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28 (got "2024-01-01")`},
-		{"env name", "github", with(ok, func(e *ServerEntry) { e.Env = map[string]*string{"A=B": ptr("x")} }), "env",
+		{"env name", "github", withEntry(ok, func(e *ServerEntry) { e.Env = map[string]*string{"A=B": cfgPtr("x")} }), "env",
 			`server "github": env has an invalid variable name "A=B"`},
 		{"empty name", "", ok, "name", `settings /root/.volcanic/agent/settings.json: server name must not be empty`},
 		{"name with space", "my server", ok, "name", `server "my server": server name must be 1 to 64 characters`},
@@ -132,7 +132,7 @@ func TestServerEntryConfigRefusals(t *testing.T) {
 }
 
 func TestServerEntryConfigCollectsAllErrors(t *testing.T) {
-	e := ServerEntry{CallTimeoutSeconds: ptr(0.0), ToolPrefix: "mcp__", StderrLevel: "x"}
+	e := ServerEntry{CallTimeoutSeconds: cfgPtr(0.0), ToolPrefix: "mcp__", StderrLevel: "x"}
 	_, err := e.Config("bad name", SourceConfig, "config c.yaml")
 	var fields []string
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
@@ -360,7 +360,7 @@ func TestDigest(t *testing.T) {
 	base := func() ServerConfig {
 		return ServerConfig{
 			Name: "github", Command: "npx", Args: []string{"-y", "${workspace}/x"}, Cwd: "${workspace}",
-			Env: map[string]*string{"A": ptr("1"), "B": ptr("2"), "C": ptr("3"), "D": nil, "TOKEN": ptr("${env:GITHUB_TOKEN}")},
+			Env: map[string]*string{"A": cfgPtr("1"), "B": cfgPtr("2"), "C": cfgPtr("3"), "D": nil, "TOKEN": cfgPtr("${env:GITHUB_TOKEN}")},
 		}
 	}
 	d := base().Digest()
@@ -391,8 +391,8 @@ func TestDigest(t *testing.T) {
 		"cwd":              func(c *ServerConfig) { c.Cwd = "" },
 		"prefix":           func(c *ServerConfig) { c.ToolPrefix = "gh_" },
 		"protocol":         func(c *ServerConfig) { c.ProtocolVersion = "2025-06-18" },
-		"env value":        func(c *ServerConfig) { c.Env["A"] = ptr("9") },
-		"env null vs zero": func(c *ServerConfig) { c.Env["D"] = ptr("") },
+		"env value":        func(c *ServerConfig) { c.Env["A"] = cfgPtr("9") },
+		"env null vs zero": func(c *ServerConfig) { c.Env["D"] = cfgPtr("") },
 		"env removed":      func(c *ServerConfig) { delete(c.Env, "D") },
 		"env key":          func(c *ServerConfig) { c.Env["a"] = c.Env["A"]; delete(c.Env, "A") },
 	}
@@ -409,10 +409,10 @@ func TestDigest(t *testing.T) {
 }
 
 func TestDigestIgnoresWorkspaceAndSecrets(t *testing.T) {
-	c := ServerConfig{Name: "gh", Command: "${workspace}/bin/srv", Env: map[string]*string{"T": ptr("${env:GITHUB_TOKEN}")}}
+	c := ServerConfig{Name: "gh", Command: "${workspace}/bin/srv", Env: map[string]*string{"T": cfgPtr("${env:GITHUB_TOKEN}")}}
 	d := c.Digest()
 	for _, ws := range []string{"/data/chats/1", "/data/chats/2"} {
-		sp, err := c.Expand(ws, fakeEnv{host: map[string]string{"GITHUB_TOKEN": "ghp_" + ws}})
+		sp, err := c.Expand(ws, stubEnv{host: map[string]string{"GITHUB_TOKEN": "ghp_" + ws}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +425,7 @@ func TestDigestIgnoresWorkspaceAndSecrets(t *testing.T) {
 	}
 }
 
-func with(e ServerEntry, f func(*ServerEntry)) ServerEntry {
+func withEntry(e ServerEntry, f func(*ServerEntry)) ServerEntry {
 	f(&e)
 	return e
 }

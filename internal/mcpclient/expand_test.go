@@ -10,15 +10,15 @@ import (
 	"testing"
 )
 
-// fakeEnv is an Environment over fixed maps: base is the filtered host
+// stubEnv is an Environment over fixed maps: base is the filtered host
 // environment a child gets, host what ${env:NAME} can read.
-type fakeEnv struct {
+type stubEnv struct {
 	base map[string]string
 	host map[string]string
 	got  *map[string]*string // the explicit entries Apply received
 }
 
-func (f fakeEnv) Apply(explicit map[string]*string) []string {
+func (f stubEnv) Apply(explicit map[string]*string) []string {
 	if f.got != nil {
 		*f.got = maps.Clone(explicit)
 	}
@@ -40,7 +40,7 @@ func (f fakeEnv) Apply(explicit map[string]*string) []string {
 	return out
 }
 
-func (f fakeEnv) Lookup(name string) (string, bool) {
+func (f stubEnv) Lookup(name string) (string, bool) {
 	v, ok := f.host[name]
 	return v, ok
 }
@@ -70,8 +70,8 @@ func TestExpand(t *testing.T) {
 				Name: "gh", Command: "fake-mcp",
 				Args: []string{"--out", "${workspace}/browser", "${env:GITHUB_TOKEN}", "${foo}", "${workspace"},
 				Env: map[string]*string{
-					"GITHUB_TOKEN": ptr("${env:GITHUB_TOKEN}"),
-					"MIXED":        ptr("a=${env:GITHUB_TOKEN};ws=${workspace};${env:UNSET}|${env:EMPTY}|${other}|${env:}"),
+					"GITHUB_TOKEN": cfgPtr("${env:GITHUB_TOKEN}"),
+					"MIXED":        cfgPtr("a=${env:GITHUB_TOKEN};ws=${workspace};${env:UNSET}|${env:EMPTY}|${other}|${env:}"),
 					"NODE_OPTIONS": nil,
 				},
 			},
@@ -97,7 +97,7 @@ func TestExpand(t *testing.T) {
 		},
 		{
 			name: "a host value is not expanded again",
-			cfg:  ServerConfig{Name: "a", Command: "/bin/x", Env: map[string]*string{"V": ptr("${env:TRICK}")}},
+			cfg:  ServerConfig{Name: "a", Command: "/bin/x", Env: map[string]*string{"V": cfgPtr("${env:TRICK}")}},
 			want: Spawn{Command: "/bin/x", Dir: ws,
 				Env: []string{"HOME=/home/bot", "NODE_OPTIONS=--x", "PATH=relative:" + bin, "V=${workspace}"}},
 		},
@@ -106,7 +106,7 @@ func TestExpand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got map[string]*string
-			sp, err := tt.cfg.Expand(ws, fakeEnv{base: base, host: host, got: &got})
+			sp, err := tt.cfg.Expand(ws, stubEnv{base: base, host: host, got: &got})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestExpandCommandNotFound(t *testing.T) {
 			if tt.path != "" {
 				base["PATH"] = tt.path
 			}
-			_, err := ServerConfig{Name: "gh", Command: "npx"}.Expand("/ws", fakeEnv{base: base})
+			_, err := ServerConfig{Name: "gh", Command: "npx"}.Expand("/ws", stubEnv{base: base})
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
@@ -160,7 +160,7 @@ func TestExpandCommandNotFound(t *testing.T) {
 	if err := os.Chmod(filepath.Join(bin, "npx"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := ServerConfig{Name: "gh", Command: "npx"}.Expand("/ws", fakeEnv{base: map[string]string{"PATH": "/nonexistent:" + bin}})
+	sp, err := ServerConfig{Name: "gh", Command: "npx"}.Expand("/ws", stubEnv{base: map[string]string{"PATH": "/nonexistent:" + bin}})
 	if err != nil || sp.Command != filepath.Join(bin, "npx") {
 		t.Errorf("got %q, %v", sp.Command, err)
 	}

@@ -27,15 +27,6 @@ import (
 // timeout), and no per-request metadata.
 const defaultProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 
-// KnownProtocolVersions are the revisions a server entry may pin.
-var knownProtocolVersions = []string{
-	mcp.ProtocolVersion20241105,
-	mcp.ProtocolVersion20250326,
-	mcp.ProtocolVersion20250618,
-	mcp.ProtocolVersion20251125,
-	mcp.ProtocolVersion20260728,
-}
-
 // RPCError is a JSON-RPC error answered by a server. It does not mean the
 // server is broken: the call simply failed.
 type RPCError struct {

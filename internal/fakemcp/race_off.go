@@ -1,0 +1,5 @@
+//go:build !race
+
+package fakemcp
+
+const raceEnabled = false

@@ -1,0 +1,150 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+)
+
+// The context budget keeps every request under a token limit. Old tool
+// results (page snapshots, screenshots) go first, because they are the bulk
+// of a browsing conversation and the model has acted on them already; then
+// whole old turns. The system prompt, the tool list and the current turn are
+// never cut. Token counts are estimates (about four bytes a token, a flat
+// cost per image): the point is a bound, not an exact fit.
+
+const (
+	bytesPerToken = 4
+	imageTokens   = 1600 // a typical screenshot on either provider
+	elidedNote    = "[earlier tool output elided to fit the context window]"
+)
+
+func estimateText(s string) int { return len(s)/bytesPerToken + 1 }
+
+func estimatePart(p llm.Part) int {
+	switch p.Kind {
+	case llm.PartText:
+		return estimateText(p.Text)
+	case llm.PartImage:
+		return imageTokens
+	case llm.PartToolCall:
+		return estimateText(p.ToolCall.Name) + len(p.ToolCall.Arguments)/bytesPerToken + 4
+	case llm.PartToolResult:
+		n := 4
+		for _, c := range p.ToolResult.Content {
+			n += estimatePart(c)
+		}
+		return n
+	}
+	return 1
+}
+
+func estimateMessage(m llm.Message) int {
+	n := 4
+	for _, p := range m.Parts {
+		n += estimatePart(p)
+	}
+	return n
+}
+
+func estimateTools(tools []llm.Tool) int {
+	n := 0
+	for _, t := range tools {
+		n += (len(t.Name)+len(t.Description)+len(t.Schema))/bytesPerToken + 8
+	}
+	return n
+}
+
+// fitBudget returns the messages to send so that fixed (system prompt and
+// tools) plus the messages stay within limit. history is not modified.
+// current is the index of the message that opened the current turn; it and
+// everything after it are kept whole.
+func fitBudget(history []llm.Message, current, fixed, limit int) []llm.Message {
+	total := fixed
+	for _, m := range history {
+		total += estimateMessage(m)
+	}
+	if total <= limit {
+		return history
+	}
+	out := make([]llm.Message, len(history))
+	copy(out, history)
+
+	// 1. Elide old tool results, oldest first.
+	for i := 0; i < current && total > limit; i++ {
+		m := out[i]
+		if !hasToolResult(m) {
+			continue
+		}
+		before := estimateMessage(m)
+		out[i] = elideToolResults(m)
+		total -= before - estimateMessage(out[i])
+	}
+	// 2. Drop whole old turns, oldest first. A turn starts with a user
+	// message that is not made of tool results, so a tool call is never
+	// separated from its result.
+	start := 0
+	for total > limit && start < current {
+		end := start + 1
+		for end < current && !startsTurn(out[end]) {
+			end++
+		}
+		for _, m := range out[start:end] {
+			total -= estimateMessage(m)
+		}
+		start = end
+	}
+	out = out[start:]
+	if start > 0 {
+		note := llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText,
+			Text: fmt.Sprintf("[%d earlier messages of this conversation were left out to fit the context window]", start)}}}
+		if len(out) > 0 && out[0].Role == llm.RoleUser {
+			// Keep roles alternating: merge the note into the first message.
+			merged := llm.Message{Role: llm.RoleUser, Parts: append(append([]llm.Part{}, note.Parts...), out[0].Parts...)}
+			out = append([]llm.Message{merged}, out[1:]...)
+		} else {
+			out = append([]llm.Message{note}, out...)
+		}
+	}
+	return out
+}
+
+func hasToolResult(m llm.Message) bool {
+	for _, p := range m.Parts {
+		if p.Kind == llm.PartToolResult {
+			return true
+		}
+	}
+	return false
+}
+
+// startsTurn reports whether m is a user's own message (not tool results).
+func startsTurn(m llm.Message) bool {
+	return m.Role == llm.RoleUser && !hasToolResult(m)
+}
+
+// elideToolResults replaces the content of m's tool results with a short
+// note, keeping ids and names so the call/result pairs stay valid.
+func elideToolResults(m llm.Message) llm.Message {
+	parts := make([]llm.Part, len(m.Parts))
+	for i, p := range m.Parts {
+		parts[i] = p
+		if p.Kind != llm.PartToolResult {
+			continue
+		}
+		r := *p.ToolResult
+		if len(r.Content) == 1 && r.Content[0].Kind == llm.PartText && r.Content[0].Text == elidedNote {
+			continue
+		}
+		size := 0
+		for _, c := range r.Content {
+			size += estimatePart(c)
+		}
+		if size < 64 {
+			continue // small results are cheaper to keep than to explain
+		}
+		r.Content = []llm.Part{{Kind: llm.PartText, Text: elidedNote}}
+		parts[i].ToolResult = &r
+	}
+	return llm.Message{Role: m.Role, Parts: parts}
+}

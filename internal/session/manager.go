@@ -1,0 +1,226 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+)
+
+// Defaults for Options.
+const (
+	DefaultMaxSteps      = 40
+	DefaultContextTokens = 100_000
+	DefaultIdleRelease   = 10 * time.Minute
+)
+
+// ErrClosed is returned once the manager is shutting down.
+var ErrClosed = errors.New("session manager closed")
+
+// Options configure a Manager.
+type Options struct {
+	// DataDir is the root of all state; chat workspaces are
+	// DataDir/chats/<chat id>/.
+	DataDir string
+	Model   llm.Model        // required
+	MCP     *mcpclient.Client // required
+	Chat    Chat             // required
+	// Redactor replaces known secrets in tool results and answers.
+	Redactor interface{ Redact(string) string }
+	Logger   *slog.Logger
+	// SystemPrompt replaces DefaultSystemPrompt when set.
+	SystemPrompt string
+	// MaxSteps caps model calls per turn (DefaultMaxSteps).
+	MaxSteps int
+	// ContextTokens bounds each request (DefaultContextTokens).
+	ContextTokens int
+	// IdleRelease is how long a chat's goroutine and history stay in
+	// memory after its last message (DefaultIdleRelease). MCP processes
+	// have their own idle timeout.
+	IdleRelease time.Duration
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// Manager maps chat ids to sessions. Each session has one goroutine while
+// it has work, which owns the chat's conversation; everything else talks to
+// it through its mailbox.
+type Manager struct {
+	o        Options
+	logger   *slog.Logger
+	sections []PromptSection
+	ctx      context.Context // cancelled by Close: ends every turn
+	cancel   context.CancelFunc
+
+	mu       sync.Mutex
+	sessions map[int64]*session
+	closed   bool
+	wg       sync.WaitGroup
+
+	refusalsMu sync.Mutex
+	refusals   map[string]bool
+}
+
+// NewManager returns a Manager. It does no I/O: a chat's workspace is made
+// and its transcript read when its first message arrives.
+func NewManager(o Options) *Manager {
+	if o.MaxSteps <= 0 {
+		o.MaxSteps = DefaultMaxSteps
+	}
+	if o.ContextTokens <= 0 {
+		o.ContextTokens = DefaultContextTokens
+	}
+	if o.IdleRelease <= 0 {
+		o.IdleRelease = DefaultIdleRelease
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.SystemPrompt == "" {
+		o.SystemPrompt = DefaultSystemPrompt
+	}
+	if o.Redactor == nil {
+		o.Redactor = identity{}
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{
+		o:        o,
+		logger:   logger.With("component", "session"),
+		ctx:      ctx,
+		cancel:   cancel,
+		sessions: map[int64]*session{},
+		refusals: map[string]bool{},
+	}
+	for _, s := range o.MCP.Servers() {
+		if s.PromptSection != "" {
+			m.sections = append(m.sections, PromptSection{Server: s.Name, Text: s.PromptSection})
+		}
+	}
+	return m
+}
+
+// Workspace is chat's folder.
+func (m *Manager) Workspace(chatID int64) string {
+	return filepath.Join(m.o.DataDir, "chats", strconv.FormatInt(chatID, 10))
+}
+
+// get returns chat's session, creating it (without I/O) if needed.
+func (m *Manager) get(chatID int64) (*session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	s, ok := m.sessions[chatID]
+	if !ok {
+		s = &session{id: chatID, m: m, workspace: m.Workspace(chatID), wake: make(chan struct{}, 1)}
+		m.sessions[chatID] = s
+	}
+	return s, nil
+}
+
+// Deliver queues a user's message for chat. It never blocks on a turn:
+// messages that arrive during one wait for it, in order.
+func (m *Manager) Deliver(chatID int64, text string) error {
+	s, err := m.get(chatID)
+	if err != nil {
+		return err
+	}
+	s.enqueue(input{kind: inputMessage, text: text})
+	return nil
+}
+
+// Stop cancels chat's running turn (the MCP server is told) and reports
+// whether one was running. Queued messages are kept.
+func (m *Manager) Stop(chatID int64) bool {
+	m.mu.Lock()
+	s, ok := m.sessions[chatID]
+	m.mu.Unlock()
+	return ok && s.cancelTurn()
+}
+
+// Reset starts a new conversation in chat (/new): the running turn is
+// cancelled, the transcript archived and the chat's MCP processes stopped
+// (the next browser call starts a fresh browser). It returns when done.
+func (m *Manager) Reset(ctx context.Context, chatID int64) error {
+	s, err := m.get(chatID)
+	if err != nil {
+		return err
+	}
+	s.cancelTurn()
+	done := make(chan error, 1)
+	s.enqueue(input{kind: inputReset, done: done})
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// MCP returns chat's MCP session (created, without I/O, if needed): /mcp
+// reads it and /mcp restart acts on it.
+func (m *Manager) MCP(chatID int64) (*mcpclient.Session, error) {
+	s, err := m.get(chatID)
+	if err != nil {
+		return nil, err
+	}
+	return s.mcpSession()
+}
+
+// Close ends every turn, waits for the session goroutines (their
+// transcripts are flushed and closed), and stops every MCP process.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("session goroutines did not end: %w", ctx.Err())
+	}
+	m.o.MCP.Close()
+	return err
+}
+
+// toolset resolves the tools for a turn: the built-ins and every
+// discovered MCP tool. Refusals are logged once each.
+func (m *Manager) toolset(ctx context.Context) *toolset {
+	tools, refusals := m.o.MCP.Tools(ctx)
+	m.refusalsMu.Lock()
+	for _, r := range refusals {
+		if s := r.String(); !m.refusals[s] {
+			m.refusals[s] = true
+			m.logger.Warn("MCP tool refused", "refusal", s)
+		}
+	}
+	m.refusalsMu.Unlock()
+	return newToolset(tools, m.o.MCP.Servers())
+}
+
+func (m *Manager) ensureWorkspace(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	return nil
+}
+
+type identity struct{}
+
+func (identity) Redact(s string) string { return s }

@@ -1,0 +1,32 @@
+// Package session runs volcanicbot's chats: a manager mapping chat ids to
+// session goroutines, each owning its workspace, its conversation (kept on
+// disk) and its MCP connections, and the agent loop that alternates between
+// the model and tools.
+package session
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Chat is what a session needs from the chat it serves. The bot implements
+// it; tests use a fake.
+type Chat interface {
+	// SendText sends the model's Markdown answer (already redacted). The
+	// implementation renders and splits it as the chat needs.
+	SendText(ctx context.Context, chatID int64, markdown string) error
+	// SendFile uploads a file from the workspace: images as photos where
+	// the chat allows, anything else as a document.
+	SendFile(ctx context.Context, chatID int64, path, caption string) error
+	// StartActivity shows that a turn is running (typing, a progress
+	// message) until the returned Activity is done.
+	StartActivity(ctx context.Context, chatID int64) Activity
+}
+
+// Activity is the visible progress of one turn.
+type Activity interface {
+	// ToolCall reports a tool call as it starts.
+	ToolCall(name string, args json.RawMessage)
+	// Done ends the activity (removes or finalises the progress message).
+	Done()
+}

@@ -1,0 +1,475 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+)
+
+type inputKind int
+
+const (
+	inputMessage inputKind = iota
+	inputReset
+)
+
+type input struct {
+	kind inputKind
+	text string
+	done chan error // inputReset: the outcome
+}
+
+// session is one chat. Its goroutine runs while there is work and for
+// IdleRelease after; it alone touches history and tr.
+type session struct {
+	id        int64
+	m         *Manager
+	workspace string
+	wake      chan struct{}
+
+	// guarded by m.mu
+	queue   []input
+	running bool
+	turn    context.CancelFunc
+	mcp     *mcpclient.Session
+
+	// owned by the goroutine
+	history []llm.Message
+	tr      *transcript
+}
+
+func (s *session) enqueue(in input) {
+	m := s.m
+	m.mu.Lock()
+	s.queue = append(s.queue, in)
+	start := !s.running && !m.closed
+	if start {
+		s.running = true
+		m.wg.Add(1)
+	}
+	m.mu.Unlock()
+	if start {
+		go s.loop()
+	} else {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *session) next() (input, bool) {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if len(s.queue) == 0 {
+		return input{}, false
+	}
+	in := s.queue[0]
+	s.queue[0] = input{}
+	s.queue = s.queue[1:]
+	if len(s.queue) == 0 {
+		s.queue = nil
+	}
+	return in, true
+}
+
+func (s *session) cancelTurn() bool {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if s.turn == nil {
+		return false
+	}
+	s.turn()
+	return true
+}
+
+func (s *session) mcpSession() (*mcpclient.Session, error) {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if s.mcp == nil {
+		ms, err := s.m.o.MCP.NewSession(s.workspace)
+		if err != nil {
+			return nil, err
+		}
+		s.mcp = ms
+	}
+	return s.mcp, nil
+}
+
+// loop is the session goroutine: it handles queued inputs in order and
+// exits (releasing the history) after IdleRelease without input, or when
+// the manager closes.
+func (s *session) loop() {
+	m := s.m
+	defer m.wg.Done()
+	defer s.release()
+	idle := time.NewTimer(m.o.IdleRelease)
+	defer idle.Stop()
+	for {
+		if in, ok := s.next(); ok {
+			s.handle(in)
+			idle.Reset(m.o.IdleRelease)
+			continue
+		}
+		select {
+		case <-s.wake:
+		case <-m.ctx.Done():
+			s.drain(ErrClosed)
+			return
+		case <-idle.C:
+			m.mu.Lock()
+			if len(s.queue) == 0 {
+				s.running = false
+				m.mu.Unlock()
+				return
+			}
+			m.mu.Unlock()
+		}
+	}
+}
+
+// drain answers queued resets when the manager closes.
+func (s *session) drain(err error) {
+	s.m.mu.Lock()
+	q := s.queue
+	s.queue = nil
+	s.running = false
+	s.m.mu.Unlock()
+	for _, in := range q {
+		if in.done != nil {
+			in.done <- err
+		}
+	}
+}
+
+// release drops the in-memory conversation; the transcript on disk keeps
+// it for the next message.
+func (s *session) release() {
+	if s.tr != nil {
+		if err := s.tr.close(); err != nil {
+			s.m.logger.Warn("transcript close", "chat", s.id, "err", err)
+		}
+		s.tr = nil
+	}
+	s.history = nil
+}
+
+func (s *session) handle(in input) {
+	switch in.kind {
+	case inputMessage:
+		s.runTurn(in.text)
+	case inputReset:
+		in.done <- s.reset()
+	}
+}
+
+// open loads the conversation from disk on the goroutine's first input.
+func (s *session) open() error {
+	if s.tr != nil {
+		return nil
+	}
+	if err := s.m.ensureWorkspace(s.workspace); err != nil {
+		return err
+	}
+	tr, history, err := openTranscript(s.workspace, s.m.logger.With("chat", s.id))
+	if err != nil {
+		return err
+	}
+	s.tr, s.history = tr, history
+	return nil
+}
+
+// reset archives the conversation and stops the chat's MCP processes.
+func (s *session) reset() error {
+	if err := s.open(); err != nil {
+		return err
+	}
+	if err := s.tr.archive(s.m.o.Now()); err != nil {
+		return err
+	}
+	s.history = nil
+	if ms, err := s.mcpSession(); err == nil {
+		ms.Stop()
+	}
+	s.m.logger.Info("new conversation", "chat", s.id)
+	return nil
+}
+
+// appendMessage adds m to the history and the transcript.
+func (s *session) appendMessage(m llm.Message) error {
+	if err := s.tr.append(&m); err != nil {
+		return err
+	}
+	s.history = append(s.history, m)
+	return nil
+}
+
+// runTurn answers one user message: the agent loop.
+func (s *session) runTurn(text string) {
+	m := s.m
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.mu.Lock()
+	s.turn = cancel
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		s.turn = nil
+		m.mu.Unlock()
+		cancel()
+	}()
+	// Replies go out even when the turn was stopped, but not after the
+	// manager closed.
+	replyCtx := m.ctx
+
+	if err := s.open(); err != nil {
+		m.logger.Error("open session", "chat", s.id, "err", err)
+		s.reply(replyCtx, "Sorry, I could not open this chat's storage. The operator has the details in the log.")
+		return
+	}
+	activity := m.o.Chat.StartActivity(ctx, s.id)
+	defer activity.Done()
+
+	err := s.agent(ctx, text, activity)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil && m.ctx.Err() == nil:
+		s.reply(replyCtx, "Stopped.")
+	case m.ctx.Err() != nil:
+		// Shutting down: nothing more to say.
+	default:
+		m.logger.Error("turn failed", "chat", s.id, "err", err)
+		var lerr *llm.Error
+		if errors.As(err, &lerr) {
+			s.reply(replyCtx, lerr.UserMessage())
+		} else {
+			s.reply(replyCtx, "Sorry, something went wrong while answering. The operator has the details in the log.")
+		}
+	}
+}
+
+func (s *session) reply(ctx context.Context, text string) {
+	if err := s.m.o.Chat.SendText(ctx, s.id, s.m.o.Redactor.Redact(text)); err != nil {
+		s.m.logger.Warn("send reply", "chat", s.id, "err", err)
+	}
+}
+
+// agent runs model calls and tool calls until the model answers without
+// tools, the step cap is reached, or ctx ends.
+func (s *session) agent(ctx context.Context, text string, activity Activity) error {
+	m := s.m
+	if err := s.appendMessage(llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText, Text: text}}}); err != nil {
+		return err
+	}
+	current := len(s.history) - 1
+	tools := m.toolset(ctx)
+	mcpSess, err := s.mcpSession()
+	if err != nil {
+		return err
+	}
+	system := buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, m.o.Now())
+	fixed := estimateText(system) + estimateTools(tools.specs)
+	runner := &toolRunner{tools: tools, mcp: mcpSess, send: s.sendFile, redact: m.o.Redactor.Redact, activity: activity}
+
+	for step := 0; step < m.o.MaxSteps; step++ {
+		msgs := fitBudget(s.history, current, fixed, m.o.ContextTokens)
+		msgs, err := s.withImages(msgs)
+		if err != nil {
+			return err
+		}
+		resp, err := m.o.Model.Complete(ctx, llm.Request{System: system, Messages: mergeAdjacent(repairToolCalls(msgs)), Tools: tools.specs})
+		if err != nil {
+			return err
+		}
+		m.logger.Debug("model step", "chat", s.id, "step", step, "tool_calls", len(resp.ToolCalls),
+			"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens)
+		answer := llm.Message{Role: llm.RoleAssistant}
+		if resp.Text != "" {
+			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartText, Text: m.o.Redactor.Redact(resp.Text)})
+		}
+		for _, c := range resp.ToolCalls {
+			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartToolCall, ToolCall: &c})
+		}
+		if len(answer.Parts) == 0 {
+			answer.Parts = []llm.Part{{Kind: llm.PartText, Text: "(no answer)"}}
+		}
+		if err := s.appendMessage(answer); err != nil {
+			return err
+		}
+		if len(resp.ToolCalls) == 0 {
+			text := m.o.Redactor.Redact(resp.Text)
+			if text == "" {
+				text = "(The model returned an empty answer.)"
+			}
+			s.reply(m.ctx, text)
+			return nil
+		}
+		results := runner.run(ctx, resp.ToolCalls)
+		msg := llm.Message{Role: llm.RoleUser}
+		for i := range results {
+			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartToolResult, ToolResult: &results[i]})
+		}
+		if err := s.appendMessage(msg); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	s.reply(m.ctx, fmt.Sprintf("I stopped after %d steps without finishing. Say \"continue\" to let me go on, or /new to start over.", m.o.MaxSteps))
+	return nil
+}
+
+// sendFile is the send tool.
+func (s *session) sendFile(ctx context.Context, args sendArgs) (string, error) {
+	path, err := resolveSendPath(s.workspace, args.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := s.m.o.Chat.SendFile(ctx, s.id, path, s.m.o.Redactor.Redact(args.Caption)); err != nil {
+		return "", fmt.Errorf("sending %s failed: %v", args.Path, err)
+	}
+	return fmt.Sprintf("sent %s to the user", args.Path), nil
+}
+
+// withImages returns msgs with the image bytes of stored images loaded.
+// Messages without images are shared, not copied.
+func (s *session) withImages(msgs []llm.Message) ([]llm.Message, error) {
+	var out []llm.Message
+	for i, msg := range msgs {
+		if !hasStoredImage(msg.Parts) {
+			if out != nil {
+				out = append(out, msg)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]llm.Message, 0, len(msgs)), msgs[:i]...)
+		}
+		parts, err := s.loadParts(msg.Parts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, llm.Message{Role: msg.Role, Parts: parts})
+	}
+	if out == nil {
+		return msgs, nil
+	}
+	return out, nil
+}
+
+func hasStoredImage(parts []llm.Part) bool {
+	for _, p := range parts {
+		if p.Image != nil && len(p.Image.Data) == 0 && p.Image.Path != "" {
+			return true
+		}
+		if p.ToolResult != nil && hasStoredImage(p.ToolResult.Content) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) loadParts(parts []llm.Part) ([]llm.Part, error) {
+	out := make([]llm.Part, len(parts))
+	for i, p := range parts {
+		out[i] = p
+		switch {
+		case p.Image != nil && len(p.Image.Data) == 0 && p.Image.Path != "":
+			data, err := s.tr.loadImage(p.Image)
+			if err != nil {
+				// A lost image file should not wedge the chat.
+				out[i] = llm.Part{Kind: llm.PartText, Text: "[image no longer available]"}
+				continue
+			}
+			img := *p.Image
+			img.Data = data
+			out[i].Image = &img
+		case p.ToolResult != nil && hasStoredImage(p.ToolResult.Content):
+			content, err := s.loadParts(p.ToolResult.Content)
+			if err != nil {
+				return nil, err
+			}
+			r := *p.ToolResult
+			r.Content = content
+			out[i].ToolResult = &r
+		}
+	}
+	return out, nil
+}
+
+// mergeAdjacent joins consecutive messages of the same role (a turn that
+// was stopped before the model answered leaves two user messages in a
+// row), which some providers refuse.
+func mergeAdjacent(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if n := len(out); n > 0 && out[n-1].Role == m.Role {
+			merged := llm.Message{Role: m.Role, Parts: append(append([]llm.Part{}, out[n-1].Parts...), m.Parts...)}
+			out[n-1] = merged
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// repairToolCalls gives every tool call without a result (the bot was
+// killed while a tool ran) an error result, so the provider accepts the
+// history. msgs is not modified.
+func repairToolCalls(msgs []llm.Message) []llm.Message {
+	missing := func(i int) []llm.Part {
+		if msgs[i].Role != llm.RoleAssistant {
+			return nil
+		}
+		answered := map[string]bool{}
+		if i+1 < len(msgs) {
+			for _, p := range msgs[i+1].Parts {
+				if p.ToolResult != nil {
+					answered[p.ToolResult.CallID] = true
+				}
+			}
+		}
+		var parts []llm.Part
+		for _, p := range msgs[i].Parts {
+			if p.ToolCall != nil && !answered[p.ToolCall.ID] {
+				parts = append(parts, llm.Part{Kind: llm.PartToolResult, ToolResult: &llm.ToolResult{
+					CallID: p.ToolCall.ID, Name: p.ToolCall.Name, IsError: true,
+					Content: []llm.Part{{Kind: llm.PartText, Text: "interrupted: the bot stopped before this call finished"}},
+				}})
+			}
+		}
+		return parts
+	}
+	broken := false
+	for i := range msgs {
+		if len(missing(i)) > 0 {
+			broken = true
+			break
+		}
+	}
+	if !broken {
+		return msgs
+	}
+	out := make([]llm.Message, 0, len(msgs)+1)
+	var pending []llm.Part
+	for i, m := range msgs {
+		if len(pending) > 0 {
+			if m.Role == llm.RoleUser {
+				m = llm.Message{Role: llm.RoleUser, Parts: append(pending, m.Parts...)}
+			} else {
+				out = append(out, llm.Message{Role: llm.RoleUser, Parts: pending})
+			}
+			pending = nil
+		}
+		out = append(out, m)
+		pending = missing(i)
+	}
+	if len(pending) > 0 {
+		out = append(out, llm.Message{Role: llm.RoleUser, Parts: pending})
+	}
+	return out
+}

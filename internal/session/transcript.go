@@ -1,0 +1,203 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+)
+
+// The transcript is a chat's conversation on disk: one JSON line per
+// message under <workspace>/.volcanic/, appended and synced as each message
+// is added, so a bot killed at any moment loses at most the message being
+// written. Images live beside it as files named by their digest, not as
+// base64 in the log.
+
+const (
+	stateDir       = ".volcanic"
+	transcriptName = "transcript.jsonl"
+	imagesDir      = "images"
+)
+
+// transcript is an open transcript file. It is owned by one session
+// goroutine.
+type transcript struct {
+	dir    string // <workspace>/.volcanic
+	f      *os.File
+	logger *slog.Logger
+}
+
+// openTranscript opens (creating if needed) the transcript in workspace and
+// returns the messages it holds. A torn last line (a crash mid-write) is
+// skipped with a warning; so is any other undecodable line.
+func openTranscript(workspace string, logger *slog.Logger) (*transcript, []llm.Message, error) {
+	dir := filepath.Join(workspace, stateDir)
+	if err := os.MkdirAll(filepath.Join(dir, imagesDir), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("transcript: %w", err)
+	}
+	path := filepath.Join(dir, transcriptName)
+	msgs, err := readTranscript(path, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("transcript: %w", err)
+	}
+	return &transcript{dir: dir, f: f, logger: logger}, msgs, nil
+}
+
+func readTranscript(path string, logger *slog.Logger) ([]llm.Message, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	var msgs []llm.Message
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		var m llm.Message
+		if err := json.Unmarshal(b, &m); err != nil {
+			logger.Warn("transcript: skipping an unreadable line", "path", path, "line", line, "err", err)
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	if err := sc.Err(); err != nil {
+		logger.Warn("transcript: stopped reading", "path", path, "line", line, "err", err)
+	}
+	return msgs, nil
+}
+
+// append stores m: image data goes to files (m is changed to reference
+// them and drop the bytes), then one line is written and synced.
+func (t *transcript) append(m *llm.Message) error {
+	for i := range m.Parts {
+		if err := t.storeImages(&m.Parts[i]); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("transcript: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := t.f.Write(b); err != nil {
+		return fmt.Errorf("transcript: %w", err)
+	}
+	if err := t.f.Sync(); err != nil {
+		return fmt.Errorf("transcript: %w", err)
+	}
+	return nil
+}
+
+func (t *transcript) storeImages(p *llm.Part) error {
+	switch {
+	case p.Image != nil && len(p.Image.Data) > 0:
+		name, err := t.writeImage(p.Image)
+		if err != nil {
+			return err
+		}
+		p.Image.Path = name
+		p.Image.Data = nil
+	case p.ToolResult != nil:
+		for i := range p.ToolResult.Content {
+			if err := t.storeImages(&p.ToolResult.Content[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeImage stores an image under images/<sha256>.<ext> (once) and returns
+// its path relative to the state dir.
+func (t *transcript) writeImage(img *llm.Image) (string, error) {
+	sum := sha256.Sum256(img.Data)
+	name := filepath.Join(imagesDir, hex.EncodeToString(sum[:16])+imageExt(img.MIMEType))
+	path := filepath.Join(t.dir, name)
+	if _, err := os.Stat(path); err == nil {
+		return name, nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, img.Data, 0o600); err != nil {
+		return "", fmt.Errorf("transcript image: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("transcript image: %w", err)
+	}
+	return name, nil
+}
+
+// loadImage reads an image stored by writeImage.
+func (t *transcript) loadImage(img *llm.Image) ([]byte, error) {
+	if len(img.Data) > 0 || img.Path == "" {
+		return img.Data, nil
+	}
+	if filepath.IsAbs(img.Path) || strings.Contains(img.Path, "..") {
+		return nil, fmt.Errorf("transcript image path %q is not inside the state dir", img.Path)
+	}
+	return os.ReadFile(filepath.Join(t.dir, img.Path))
+}
+
+// archive closes the transcript and moves it aside (/new): the next
+// conversation starts empty, the old one stays on disk.
+func (t *transcript) archive(now time.Time) error {
+	if err := t.close(); err != nil {
+		return err
+	}
+	path := filepath.Join(t.dir, transcriptName)
+	dst := filepath.Join(t.dir, "transcript-"+now.UTC().Format("20060102T150405.000000000Z")+".jsonl")
+	if err := os.Rename(path, dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("archive transcript: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("transcript: %w", err)
+	}
+	t.f = f
+	return nil
+}
+
+func (t *transcript) close() error {
+	if t.f == nil {
+		return nil
+	}
+	err := t.f.Close()
+	t.f = nil
+	return err
+}
+
+func imageExt(mime string) string {
+	switch mime {
+	case "image/png":
+		return ".png"
+	case "image/jpeg":
+		return ".jpg"
+	case "image/gif":
+		return ".gif"
+	case "image/webp":
+		return ".webp"
+	}
+	return ".bin"
+}
