@@ -30,9 +30,9 @@ type Options struct {
 	// DataDir is the root of all state; chat workspaces are
 	// DataDir/chats/<chat id>/.
 	DataDir string
-	Model   llm.Model        // required
+	Model   llm.Model         // required
 	MCP     *mcpclient.Client // required
-	Chat    Chat             // required
+	Chat    Chat              // required
 	// Redactor replaces known secrets in tool results and answers.
 	Redactor interface{ Redact(string) string }
 	Logger   *slog.Logger
