@@ -34,7 +34,7 @@ func NewLogger(w io.Writer, level, format string, isTerminal bool, redactor inte
 	case f == logFormatJSON:
 		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})
 	default:
-		h = tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, NoColor: !isTerminal})
+		h = tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, NoColor: !isTerminal})
 	}
 	if redactor != nil {
 		h = redact.NewHandler(h, redactor)

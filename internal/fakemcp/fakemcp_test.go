@@ -244,9 +244,6 @@ func TestRawEchoWithMCPGoClient(t *testing.T) {
 	if got := onlyText(t, callTool(t, c, fakemcp.ToolEcho, map[string]any{"text": "ping\tpong"})); got != "ping\tpong" {
 		t.Errorf("echo = %q", got)
 	}
-	if err := c.Ping(context.Background()); err != nil {
-		t.Errorf("ping: %v", err)
-	}
 }
 
 func TestToolNames(t *testing.T) {

@@ -66,8 +66,9 @@ func TestRegistrySnapshotIsImmutable(t *testing.T) {
 		t.Errorf("registry: %q", got)
 	}
 	n := r.Len()
+	before := r.Redactor()
 	r.Add("first-secret", "short")
-	if r.Len() != n || r.Redactor() != r.Redactor() {
+	if r.Len() != n || r.Redactor() != before {
 		t.Errorf("re-adding known values changed the registry")
 	}
 }

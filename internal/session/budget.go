@@ -9,8 +9,10 @@ import (
 // The context budget keeps every request under a token limit. Old tool
 // results (page snapshots, screenshots) go first, because they are the bulk
 // of a browsing conversation and the model has acted on them already; then
-// whole old turns. The system prompt, the tool list and the current turn are
-// never cut. Token counts are estimates (about four bytes a token, a flat
+// whole old turns; last, within the current turn, tool results older than the
+// latest step (a 40-step browsing turn would otherwise outgrow any window).
+// The system prompt, the tool list and the messages of the current turn are
+// never dropped, and the latest tool results are always sent whole. Token counts are estimates (about four bytes a token, a flat
 // cost per image): the point is a bound, not an exact fit.
 
 const (
@@ -93,6 +95,16 @@ func fitBudget(history []llm.Message, current, fixed, limit int) []llm.Message {
 			total -= estimateMessage(m)
 		}
 		start = end
+	}
+	// 3. Elide the current turn's older tool results, oldest first; the
+	// last message (the newest results) stays whole.
+	for i := current; i < len(out)-1 && total > limit; i++ {
+		if !hasToolResult(out[i]) {
+			continue
+		}
+		before := estimateMessage(out[i])
+		out[i] = elideToolResults(out[i])
+		total -= before - estimateMessage(out[i])
 	}
 	out = out[start:]
 	if start > 0 {

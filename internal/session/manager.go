@@ -224,3 +224,37 @@ func (m *Manager) ensureWorkspace(dir string) error {
 type identity struct{}
 
 func (identity) Redact(s string) string { return s }
+
+// MCPText is /mcp (name empty) or /mcp <name> for chat: states, tools and
+// errors, redacted. It costs no model call.
+func (m *Manager) MCPText(ctx context.Context, chatID int64, name string) (string, error) {
+	ms, err := m.MCP(chatID)
+	if err != nil {
+		return "", err
+	}
+	if name == "" {
+		return ms.StatusText(ctx), nil
+	}
+	return ms.ServerText(ctx, name)
+}
+
+// MCPRestart is /mcp restart <name>: chat's process of that server is
+// stopped, and the next call starts a fresh one.
+func (m *Manager) MCPRestart(chatID int64, name string) error {
+	ms, err := m.MCP(chatID)
+	if err != nil {
+		return err
+	}
+	return ms.Restart(name)
+}
+
+// ServerNames lists the configured MCP servers that are enabled, for /help.
+func (m *Manager) ServerNames() []string {
+	var names []string
+	for _, s := range m.o.MCP.Servers() {
+		if s.Enabled {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}

@@ -1,0 +1,201 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/session"
+)
+
+// maxProgressLines is how many tool calls the progress message lists (the
+// latest ones).
+const maxProgressLines = 15
+
+// StartActivity shows that a turn is running: the typing action, renewed
+// every ~4 s until the turn ends, and, once a tool is called, one progress
+// message listing the calls, edited in place at most once a second and
+// deleted by Done. No tool call, no progress message.
+func (c *Chat) StartActivity(ctx context.Context, chatID int64) session.Activity {
+	a := &activity{
+		c:        c,
+		chatID:   chatID,
+		parent:   ctx,
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		finished: make(chan struct{}),
+	}
+	a.ctx, a.cancel = context.WithCancel(ctx)
+	go a.loop()
+	return a
+}
+
+// activity is one turn's typing and progress message. Its goroutine owns
+// the message; ToolCall only appends a line and wakes it.
+type activity struct {
+	c      *Chat
+	chatID int64
+	parent context.Context
+	ctx    context.Context // the turn's, also cancelled by Done
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	lines []string
+	total int
+	ended bool
+
+	wake     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+	finished chan struct{}
+}
+
+// ToolCall adds a line for a tool call; safe for concurrent use.
+func (a *activity) ToolCall(name string, args json.RawMessage) {
+	line := toolLine(name, args, a.c.scrub)
+	a.mu.Lock()
+	if a.ended {
+		a.mu.Unlock()
+		return
+	}
+	a.lines = append(a.lines, line)
+	if len(a.lines) > maxProgressLines {
+		a.lines = a.lines[len(a.lines)-maxProgressLines:]
+	}
+	a.total++
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Done ends the activity: typing stops and the progress message, if any,
+// is deleted. It returns when that is done (bounded by doneTimeout).
+func (a *activity) Done() {
+	a.once.Do(func() {
+		a.mu.Lock()
+		a.ended = true
+		a.mu.Unlock()
+		close(a.done)
+	})
+	<-a.finished
+}
+
+func (a *activity) text() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var b strings.Builder
+	if earlier := a.total - len(a.lines); earlier > 0 {
+		fmt.Fprintf(&b, "… %d earlier\n", earlier)
+	}
+	b.WriteString(strings.Join(a.lines, "\n"))
+	return b.String()
+}
+
+func (a *activity) loop() {
+	defer close(a.finished)
+	defer a.cancel()
+	c := a.c
+	typing := time.NewTicker(c.typingEvery)
+	defer typing.Stop()
+	a.typing()
+
+	var (
+		msgID    int
+		shown    string
+		last     time.Time // of the last send or edit
+		pending  *time.Timer
+		flushDue <-chan time.Time
+	)
+	defer func() {
+		if pending != nil {
+			pending.Stop()
+		}
+	}()
+	flush := func() {
+		text := a.text()
+		if text == "" || text == shown {
+			return
+		}
+		last = time.Now()
+		if msgID == 0 {
+			m, err := c.sendMessage(a.ctx, a.chatID, text, "")
+			if err != nil {
+				c.log.Debug("progress message not sent", "chat", a.chatID, "err", err.Error())
+				return
+			}
+			msgID, shown = m.ID, text
+			return
+		}
+		_, err := call(a.ctx, c.rt, a.chatID, "editMessageText", func(ctx context.Context) (*models.Message, error) {
+			return c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
+				ChatID: a.chatID, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview,
+			})
+		})
+		if err != nil {
+			c.log.Debug("progress message not edited", "chat", a.chatID, "err", err.Error())
+			return
+		}
+		shown = text
+	}
+
+	turnDone := a.ctx.Done()
+loop:
+	for {
+		select {
+		case <-a.done:
+			break loop
+		case <-turnDone:
+			// The turn was stopped: no more typing or edits; the message
+			// goes when Done is called.
+			typing.Stop()
+			turnDone, flushDue = nil, nil
+			a.mu.Lock()
+			a.ended = true
+			a.mu.Unlock()
+		case <-typing.C:
+			a.typing()
+		case <-a.wake:
+			if a.ctx.Err() != nil || flushDue != nil {
+				continue // an edit is already scheduled: it takes this line too
+			}
+			if wait := c.progressEvery - time.Since(last); msgID != 0 && wait > 0 {
+				pending = time.NewTimer(wait)
+				flushDue = pending.C
+				continue
+			}
+			flush()
+		case <-flushDue:
+			flushDue = nil
+			flush()
+		}
+	}
+	a.cancel()
+	if msgID != 0 {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
+		defer cancel()
+		if _, err := call(ctx, c.rt, a.chatID, "deleteMessage", func(ctx context.Context) (bool, error) {
+			return c.tg.DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: a.chatID, MessageID: msgID})
+		}); err != nil {
+			c.log.Warn("progress message not deleted", "chat", a.chatID, "err", err.Error())
+		}
+	}
+}
+
+// typing sends the typing action once (no retry: the next tick renews it).
+func (a *activity) typing() {
+	err := a.c.rt.doTries(a.ctx, a.chatID, "sendChatAction", 1, func(ctx context.Context) error {
+		_, err := a.c.tg.SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: a.chatID, Action: models.ChatActionTyping})
+		return err
+	})
+	if err != nil && a.ctx.Err() == nil {
+		a.c.log.Debug("typing not sent", "chat", a.chatID, "err", err.Error())
+	}
+}

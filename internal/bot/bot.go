@@ -1,0 +1,243 @@
+// Package bot is volcanicbot's Telegram side: long polling, the allowlist,
+// commands, and the session's chat port (rendering, uploads, typing and
+// progress messages), with retries for 429s and server errors.
+//
+// Wiring (the Manager needs the Chat and the Bot needs the Manager):
+//
+//	b, err := bot.New(bot.Options{Token: token, AllowedUsers: ids, Logger: log, Redactor: reg})
+//	mgr := session.NewManager(session.Options{Chat: b.Chat(), ...})
+//	b.SetSessions(mgr)
+//	err = b.Run(ctx) // until ctx ends
+//
+// Every update is handled by its chat's worker, in order, so the poller
+// never waits on a chat and a slow chat never delays another.
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+)
+
+// Defaults for Options.
+const (
+	DefaultAPIURL = "https://api.telegram.org"
+	// DefaultHTTPTimeout is above the long poll (59 s) so that an idle
+	// poll is answered by Telegram, not cut by the client.
+	DefaultHTTPTimeout = 90 * time.Second
+)
+
+// pollTimeout is what go-telegram/bot derives getUpdates' timeout from
+// (pollTimeout - 1 s = 59 s).
+const pollTimeout = 60 * time.Second
+
+// Options configure a Bot. Zero values take the defaults.
+type Options struct {
+	// Token is the bot token (TELEGRAM_BOT_TOKEN); required. Register it
+	// with the redactor too: the bot strips it from its own lines anyway.
+	Token string
+	// APIURL is the Bot API base URL (TELEGRAM_API_URL); DefaultAPIURL
+	// when empty.
+	APIURL string
+	// AllowedUsers are the Telegram user ids that may use the bot; empty
+	// means nobody (default deny).
+	AllowedUsers []int64
+	// Sessions receives messages and commands; it may instead be set with
+	// SetSessions before Run.
+	Sessions Sessions
+	Logger   *slog.Logger
+	// Redactor scrubs secrets from log lines, tool summaries and /mcp
+	// texts.
+	Redactor interface{ Redact(string) string }
+	// HTTPClient is used for every API call; a client with no timeout or
+	// one below the long poll gets DefaultHTTPTimeout (on a copy).
+	HTTPClient *http.Client
+	// Now is the clock of the strangers' refusal limit; time.Now when nil.
+	Now func() time.Time
+	// Sleep waits between retries; a timer honouring ctx when nil. Tests
+	// make it instant.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Bot is the Telegram bot: Run polls, and Chat is the session's chat port.
+type Bot struct {
+	o      Options
+	log    *slog.Logger
+	scrub  func(string) string
+	tg     *tgbot.Bot
+	chat   *Chat
+	access *access
+	disp   *dispatcher
+
+	sessions Sessions
+	me       models.User // set by Run before polling starts
+	started  atomic.Bool
+	lastPoll atomic.Int64 // unix nanoseconds of the last good getUpdates
+}
+
+// New returns a Bot. It does no network I/O: Run calls getMe.
+func New(o Options) (*Bot, error) {
+	if strings.TrimSpace(o.Token) == "" {
+		return nil, errors.New("bot: no token (set TELEGRAM_BOT_TOKEN)")
+	}
+	if o.APIURL == "" {
+		o.APIURL = DefaultAPIURL
+	}
+	o.APIURL = strings.TrimRight(o.APIURL, "/")
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepCtx
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("component", "bot")
+	client := &http.Client{Timeout: DefaultHTTPTimeout}
+	if o.HTTPClient != nil {
+		c := *o.HTTPClient
+		if c.Timeout == 0 || c.Timeout <= pollTimeout {
+			c.Timeout = DefaultHTTPTimeout
+		}
+		client = &c
+	}
+	b := &Bot{
+		o:        o,
+		log:      logger,
+		scrub:    newScrubber(o.Token, o.Redactor),
+		access:   newAccess(o.AllowedUsers, o.Now),
+		sessions: o.Sessions,
+	}
+	tg, err := tgbot.New(o.Token,
+		tgbot.WithSkipGetMe(),
+		tgbot.WithServerURL(o.APIURL),
+		tgbot.WithHTTPClient(pollTimeout, &pollWatcher{client: client, onPoll: b.polled}),
+		tgbot.WithNotAsyncHandlers(),
+		tgbot.WithAllowedUpdates(tgbot.AllowedUpdates{models.AllowedUpdateMessage}),
+		tgbot.WithDefaultHandler(b.onUpdate),
+		tgbot.WithMiddlewares(b.recoverMiddleware),
+		tgbot.WithErrorsHandler(func(err error) {
+			b.log.Warn("telegram polling", "err", errText(b.scrub, err))
+		}),
+		tgbot.WithDebugHandler(func(format string, args ...any) {
+			b.log.Debug(b.scrub(fmt.Sprintf(format, args...)))
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("bot: %s", b.scrub(err.Error()))
+	}
+	b.tg = tg
+	rt := &retrier{sleep: o.Sleep, tries: defaultTries, base: defaultBaseDelay, max: defaultMaxDelay, log: logger, scrub: b.scrub}
+	b.chat = newChat(tg, rt, logger, b.scrub)
+	return b, nil
+}
+
+// Chat is the session's chat port, usable before Run.
+func (b *Bot) Chat() *Chat { return b.chat }
+
+// SetSessions sets the session manager when it could not be given to New
+// (it needs Chat first). Call it before Run.
+func (b *Bot) SetSessions(s Sessions) { b.sessions = s }
+
+// LastPoll is when getUpdates last succeeded (zero before the first poll):
+// a health check can tell a stuck poller from an idle one, since an idle
+// long poll still returns every 59 s.
+func (b *Bot) LastPoll() time.Time {
+	ns := b.lastPoll.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+func (b *Bot) polled() { b.lastPoll.Store(time.Now().UnixNano()) }
+
+// Run learns the bot's name (getMe), removes any webhook, publishes the
+// commands, and long-polls until ctx ends, then waits for the chats'
+// workers. It returns nil on a clean shutdown, and an error when Telegram
+// refuses the token or the bot cannot start.
+func (b *Bot) Run(ctx context.Context) error {
+	if !b.started.CompareAndSwap(false, true) {
+		return errors.New("bot: Run called twice")
+	}
+	if b.sessions == nil {
+		return errors.New("bot: no Sessions (set Options.Sessions or call SetSessions)")
+	}
+	if err := b.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	b.disp = newDispatcher(ctx, b.runJob)
+	b.log.Info("polling for updates", "bot", "@"+b.me.Username)
+	b.tg.Start(ctx) // returns when ctx ends
+	b.disp.wait()
+	b.log.Info("stopped polling")
+	return nil
+}
+
+func (b *Bot) start(ctx context.Context) error {
+	rt := b.chat.rt
+	me, err := call(ctx, rt, 0, "getMe", b.tg.GetMe)
+	if err != nil {
+		if statusOf(err) == http.StatusUnauthorized || statusOf(err) == http.StatusNotFound {
+			return fmt.Errorf("telegram refused the bot token (check TELEGRAM_BOT_TOKEN): %w", err)
+		}
+		return fmt.Errorf("start: %w", err)
+	}
+	b.me = *me
+	if b.access.empty() {
+		b.log.Warn("TELEGRAM_ALLOWED_USERS is empty: nobody can use the bot; every user gets their id to add")
+	} else {
+		b.log.Info("allowlist", "users", b.access.count())
+	}
+	if _, err := call(ctx, rt, 0, "deleteWebhook", func(ctx context.Context) (bool, error) {
+		return b.tg.DeleteWebhook(ctx, &tgbot.DeleteWebhookParams{})
+	}); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	if _, err := call(ctx, rt, 0, "setMyCommands", func(ctx context.Context) (bool, error) {
+		return b.tg.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: botCommands()})
+	}); err != nil {
+		b.log.Warn("could not publish the command list", "err", err.Error())
+	}
+	return nil
+}
+
+// onUpdate runs on the poller: it only queues the message on its chat's
+// worker.
+func (b *Bot) onUpdate(_ context.Context, _ *tgbot.Bot, u *models.Update) {
+	m := u.Message
+	if m == nil {
+		return
+	}
+	if !b.disp.submit(m.Chat.ID, func(ctx context.Context) { b.handleMessage(ctx, m) }) {
+		b.log.Warn("chat queue full: update dropped", "chat", m.Chat.ID, "update", u.ID)
+	}
+}
+
+// pollWatcher records successful getUpdates calls for LastPoll.
+type pollWatcher struct {
+	client *http.Client
+	onPoll func()
+}
+
+func (p *pollWatcher) Do(req *http.Request) (*http.Response, error) {
+	resp, err := p.client.Do(req)
+	if err == nil && resp.StatusCode == http.StatusOK && path.Base(req.URL.Path) == "getUpdates" {
+		p.onPoll()
+	}
+	return resp, err
+}

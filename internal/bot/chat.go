@@ -1,0 +1,181 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+)
+
+// Telegram's limits for uploads.
+const (
+	maxPhotoBytes   = 10 << 20
+	maxCaptionUTF16 = 1024
+)
+
+// Chat is the session's chat port on Telegram: it renders and sends
+// answers, uploads files, and shows typing and progress while a turn runs.
+// Its methods are safe for concurrent use.
+type Chat struct {
+	tg    *tgbot.Bot
+	rt    *retrier
+	log   *slog.Logger
+	scrub func(string) string
+
+	typingEvery   time.Duration // the typing action lasts ~5 s
+	progressEvery time.Duration // at most one progress edit per this
+	doneTimeout   time.Duration // bounds deleting the progress message
+}
+
+func newChat(tg *tgbot.Bot, rt *retrier, log *slog.Logger, scrub func(string) string) *Chat {
+	return &Chat{
+		tg: tg, rt: rt, log: log, scrub: scrub,
+		typingEvery:   4 * time.Second,
+		progressEvery: time.Second,
+		doneTimeout:   10 * time.Second,
+	}
+}
+
+var noPreview = &models.LinkPreviewOptions{IsDisabled: tgbot.True()}
+
+// SendText renders the model's Markdown and sends it, one message per
+// chunk, as HTML with link previews off. A chunk Telegram refuses (a 400,
+// such as "can't parse entities") is sent again as plain text. Failures
+// are logged with the chat id and returned.
+func (c *Chat) SendText(ctx context.Context, chatID int64, markdown string) error {
+	return c.sendChunks(ctx, chatID, Render(markdown))
+}
+
+func (c *Chat) sendChunks(ctx context.Context, chatID int64, chunks []Chunk) error {
+	var errs []error
+	for i, ch := range chunks {
+		if err := c.sendChunk(ctx, chatID, ch); err != nil {
+			c.log.Error("message not delivered", "chat", chatID, "part", i+1, "of", len(chunks), "err", err.Error())
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Chat) sendChunk(ctx context.Context, chatID int64, ch Chunk) error {
+	if ch.HTML != "" {
+		_, err := c.sendMessage(ctx, chatID, ch.HTML, models.ParseModeHTML)
+		if err == nil || statusOf(err) != http.StatusBadRequest || ch.Text == "" {
+			return err
+		}
+		c.log.Warn("Telegram refused the HTML; sending plain text", "chat", chatID, "err", err.Error())
+	}
+	if ch.Text == "" {
+		return nil
+	}
+	_, err := c.sendMessage(ctx, chatID, ch.Text, "")
+	return err
+}
+
+// sendPlain sends text without markup, split as needed.
+func (c *Chat) sendPlain(ctx context.Context, chatID int64, text string) error {
+	var chunks []Chunk
+	for _, p := range cutPlain(text, MaxMessageUTF16) {
+		chunks = append(chunks, Chunk{Text: p})
+	}
+	return c.sendChunks(ctx, chatID, chunks)
+}
+
+// sendPre sends text in <pre> blocks (plain when refused).
+func (c *Chat) sendPre(ctx context.Context, chatID int64, text string) error {
+	return c.sendChunks(ctx, chatID, preChunks(text))
+}
+
+func (c *Chat) sendMessage(ctx context.Context, chatID int64, text string, mode models.ParseMode) (*models.Message, error) {
+	return call(ctx, c.rt, chatID, "sendMessage", func(ctx context.Context) (*models.Message, error) {
+		return c.tg.SendMessage(ctx, &tgbot.SendMessageParams{
+			ChatID: chatID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
+		})
+	})
+}
+
+// SendFile uploads the file at path with its name. PNG, JPEG, GIF and
+// WebP images (by content) up to 10 MB go as photos, falling back to a
+// document when Telegram refuses the photo (PHOTO_INVALID_DIMENSIONS,
+// IMAGE_PROCESS_FAILED, …); everything else goes as a document. A caption
+// longer than Telegram allows follows as its own message.
+func (c *Chat) SendFile(ctx context.Context, chatID int64, path, caption string) error {
+	err := c.sendFile(ctx, chatID, path, caption)
+	if err != nil {
+		c.log.Error("file not delivered", "chat", chatID, "file", filepath.Base(path), "err", err.Error())
+	}
+	return err
+}
+
+func (c *Chat) sendFile(ctx context.Context, chatID int64, path, caption string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	name := filepath.Base(path)
+	short, long := caption, ""
+	if u16(caption) > maxCaptionUTF16 {
+		short, long = "", caption
+	}
+	sent := false
+	if isPhoto(data) && len(data) <= maxPhotoBytes {
+		err := c.rt.do(ctx, chatID, "sendPhoto", func(ctx context.Context) error {
+			_, err := c.tg.SendPhoto(ctx, &tgbot.SendPhotoParams{
+				ChatID: chatID, Caption: short,
+				Photo: &models.InputFileUpload{Filename: name, Data: bytes.NewReader(data)},
+			})
+			return err
+		})
+		switch {
+		case err == nil:
+			sent = true
+		case photoRefused(err):
+			c.log.Info("Telegram refused the photo; sending it as a document", "chat", chatID, "file", name, "err", err.Error())
+		default:
+			return err
+		}
+	}
+	if !sent {
+		if err := c.rt.do(ctx, chatID, "sendDocument", func(ctx context.Context) error {
+			_, err := c.tg.SendDocument(ctx, &tgbot.SendDocumentParams{
+				ChatID: chatID, Caption: short,
+				Document: &models.InputFileUpload{Filename: name, Data: bytes.NewReader(data)},
+			})
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if long != "" {
+		return c.sendPlain(ctx, chatID, long)
+	}
+	return nil
+}
+
+// isPhoto reports whether data is an image Telegram takes as a photo.
+func isPhoto(data []byte) bool {
+	switch http.DetectContentType(data) {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+// photoRefused reports whether a photo failed for what it is (dimensions,
+// format, size) rather than for the chat or the network: then a document
+// may still go through.
+func photoRefused(err error) bool {
+	code := statusOf(err)
+	return code == http.StatusBadRequest || code == http.StatusRequestEntityTooLarge
+}

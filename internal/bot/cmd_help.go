@@ -1,0 +1,32 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// cmdHelp is /start and /help: what the bot does, its MCP servers and its
+// commands.
+func (b *Bot) cmdHelp(ctx context.Context, chatID int64, group bool) {
+	b.reply(ctx, chatID, helpText(b.sessions.ServerNames(), b.me.Username, group))
+}
+
+func helpText(servers []string, username string, group bool) string {
+	var s strings.Builder
+	s.WriteString("Hi! I'm an AI assistant. Send me a message and I'll answer, using tools when they help")
+	if len(servers) > 0 {
+		fmt.Fprintf(&s, ". My tools come from these MCP servers: %s.", strings.Join(servers, ", "))
+	} else {
+		s.WriteString(". No MCP servers are configured, so I have no tools beyond sending files.")
+	}
+	s.WriteString(" I can send you files I make, such as screenshots.\n\n")
+	if group && username != "" {
+		fmt.Fprintf(&s, "In a group, mention me (@%s) or reply to one of my messages.\n\n", username)
+	}
+	s.WriteString("Commands:\n")
+	for _, c := range commandList {
+		fmt.Fprintf(&s, "%s – %s\n", c.usage, c.desc)
+	}
+	return strings.TrimRight(s.String(), "\n")
+}

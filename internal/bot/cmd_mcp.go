@@ -1,0 +1,57 @@
+package bot
+
+import (
+	"context"
+	"strings"
+)
+
+const mcpUsage = "Usage: /mcp, /mcp <name>, or /mcp restart <name>."
+
+// cmdMCP is /mcp (every server's state), /mcp <name> (one server, in a
+// <pre> block) and /mcp restart <name>. The texts come redacted from the
+// session; they are redacted again here.
+func (b *Bot) cmdMCP(ctx context.Context, chatID int64, args []string) {
+	switch {
+	case len(args) == 0:
+		text, err := b.sessions.MCPText(ctx, chatID, "")
+		if err != nil {
+			b.mcpFailed(ctx, chatID, err)
+			return
+		}
+		b.reply(ctx, chatID, b.scrub(text))
+	case strings.EqualFold(args[0], "restart"):
+		if len(args) != 2 {
+			b.reply(ctx, chatID, "Usage: /mcp restart <name>. Send /mcp to see the servers.")
+			return
+		}
+		name := args[1]
+		if err := b.sessions.MCPRestart(chatID, name); err != nil {
+			b.mcpFailed(ctx, chatID, err)
+			return
+		}
+		b.reply(ctx, chatID, b.scrub(name)+" restarted: the next call starts a fresh process.")
+	case len(args) == 1:
+		text, err := b.sessions.MCPText(ctx, chatID, args[0])
+		if err != nil {
+			b.mcpFailed(ctx, chatID, err)
+			return
+		}
+		_ = b.chat.sendPre(ctx, chatID, b.scrub(text))
+	default:
+		b.reply(ctx, chatID, mcpUsage)
+	}
+}
+
+// mcpFailed answers with the error's text: the session's /mcp errors are
+// written for the user ("no MCP server named …").
+func (b *Bot) mcpFailed(ctx context.Context, chatID int64, err error) {
+	msg := errText(b.scrub, err)
+	b.log.Info("/mcp failed", "chat", chatID, "err", msg)
+	if ctx.Err() != nil {
+		msg = "that took too long; try again in a moment"
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), replyTimeout)
+		defer cancel()
+	}
+	b.reply(ctx, chatID, "Sorry: "+msg)
+}

@@ -1,0 +1,85 @@
+package bot
+
+import (
+	"strings"
+
+	"github.com/go-telegram/bot/models"
+)
+
+// command is a parsed "/name@bot args".
+type command struct {
+	Name string   // lower-case, without the slash
+	Bot  string   // the @bot suffix without '@', "" when absent
+	Args []string // whitespace-separated arguments
+}
+
+// parseCommand parses text as a command: optional leading whitespace, a
+// slash, a name of letters, digits and underscores (at most 32), an
+// optional @botname, then whitespace or the end. Anything else ("/",
+// "/usr/bin", "/ x") is not a command.
+func parseCommand(text string) (command, bool) {
+	s := strings.TrimLeft(text, " \t\r\n")
+	if !strings.HasPrefix(s, "/") {
+		return command{}, false
+	}
+	s = s[1:]
+	end := strings.IndexFunc(s, func(r rune) bool { return !isNameRune(r) })
+	if end < 0 {
+		end = len(s)
+	}
+	name, rest := s[:end], s[end:]
+	if name == "" || len(name) > 32 {
+		return command{}, false
+	}
+	var botName string
+	if after, ok := strings.CutPrefix(rest, "@"); ok {
+		e := strings.IndexFunc(after, func(r rune) bool { return !isNameRune(r) })
+		if e < 0 {
+			e = len(after)
+		}
+		botName, rest = after[:e], after[e:]
+		if botName == "" {
+			return command{}, false
+		}
+	}
+	if rest != "" && !isSpace(rest[0]) {
+		return command{}, false
+	}
+	return command{Name: strings.ToLower(name), Bot: botName, Args: strings.Fields(rest)}, true
+}
+
+func isNameRune(r rune) bool {
+	return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// The bot's commands, for setMyCommands and /help.
+var commandList = []struct{ name, usage, desc string }{
+	{"new", "/new", "start a new conversation (forget this chat's history, restart its tools)"},
+	{"stop", "/stop", "stop the answer in progress"},
+	{"mcp", "/mcp", "the MCP servers and their state"},
+	{"", "/mcp <name>", "one server: command, tools, last error"},
+	{"", "/mcp restart <name>", "restart a server: the next call starts a fresh process"},
+	{"help", "/help", "what I can do"},
+	{"start", "/start", "the same as /help"},
+}
+
+func botCommands() []models.BotCommand {
+	var out []models.BotCommand
+	for _, c := range commandList {
+		if c.name != "" {
+			out = append(out, models.BotCommand{Command: c.name, Description: c.desc})
+		}
+	}
+	return out
+}
+
+func knownCommand(name string) bool {
+	for _, c := range commandList {
+		if c.name != "" && c.name == name {
+			return true
+		}
+	}
+	return false
+}

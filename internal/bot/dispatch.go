@@ -1,0 +1,63 @@
+package bot
+
+import (
+	"context"
+	"sync"
+)
+
+// maxChatQueue bounds one chat's backlog of updates.
+const maxChatQueue = 256
+
+// dispatcher runs each chat's jobs in order on a worker goroutine of its
+// own, started when the chat has work and ended when its queue is empty.
+// submit never blocks, so the poller never waits on a chat.
+type dispatcher struct {
+	ctx context.Context
+	run func(ctx context.Context, chatID int64, job func(context.Context))
+
+	mu     sync.Mutex
+	queues map[int64][]func(context.Context) // present while a worker runs
+	wg     sync.WaitGroup
+}
+
+func newDispatcher(ctx context.Context, run func(context.Context, int64, func(context.Context))) *dispatcher {
+	return &dispatcher{ctx: ctx, run: run, queues: map[int64][]func(context.Context){}}
+}
+
+// submit queues job for chat; false when the chat's queue is full.
+func (d *dispatcher) submit(chatID int64, job func(context.Context)) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	q, running := d.queues[chatID]
+	if len(q) >= maxChatQueue {
+		return false
+	}
+	d.queues[chatID] = append(q, job)
+	if !running {
+		d.wg.Add(1)
+		go d.work(chatID)
+	}
+	return true
+}
+
+func (d *dispatcher) work(chatID int64) {
+	defer d.wg.Done()
+	for {
+		d.mu.Lock()
+		q := d.queues[chatID]
+		if len(q) == 0 {
+			delete(d.queues, chatID)
+			d.mu.Unlock()
+			return
+		}
+		job := q[0]
+		q[0] = nil
+		d.queues[chatID] = q[1:]
+		d.mu.Unlock()
+		d.run(d.ctx, chatID, job)
+	}
+}
+
+// wait returns when every worker has ended. Jobs still queued once the
+// context ends run with that ended context, so they finish fast.
+func (d *dispatcher) wait() { d.wg.Wait() }

@@ -1,0 +1,92 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+)
+
+// User-facing texts of the update handling.
+const (
+	panicReply   = "Sorry, something went wrong with that message. The operator has the details in the log."
+	mediaReply   = "I can only read text messages for now: please write your request as text."
+	emptyReply   = "Yes? Write your request after the mention, or send /help."
+	deliverReply = "Sorry, I can't take messages right now. Please try again in a moment."
+)
+
+// replyTimeout bounds a short reply sent outside a chat job (after a
+// panic).
+const replyTimeout = 30 * time.Second
+
+// handleMessage runs on the chat's worker: route, allowlist, then the
+// command or the session.
+func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
+	r := routeMessage(m, b.me)
+	if r.kind == routeIgnore {
+		return
+	}
+	chatID, userID := m.Chat.ID, m.From.ID
+	if !b.access.allows(userID) {
+		if b.access.shouldRefuse(userID) {
+			b.log.Info("refused a stranger", "user", userID, "chat", chatID)
+			b.reply(ctx, chatID, refusalText(userID))
+		}
+		return
+	}
+	switch r.kind {
+	case routeCommand:
+		b.command(ctx, chatID, m.Chat.Type != models.ChatTypePrivate, r.cmd)
+	case routeMedia:
+		b.reply(ctx, chatID, mediaReply)
+	case routeEmpty:
+		b.reply(ctx, chatID, emptyReply)
+	case routeText:
+		if err := b.sessions.Deliver(chatID, r.text); err != nil {
+			b.log.Error("deliver a message", "chat", chatID, "err", errText(b.scrub, err))
+			b.reply(ctx, chatID, deliverReply)
+		}
+	}
+}
+
+// runJob runs one job of a chat's worker; a panic is logged and answered,
+// and the worker goes on with the next job.
+func (b *Bot) runJob(ctx context.Context, chatID int64, job func(context.Context)) {
+	if b.safely(chatID, func() { job(ctx) }) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replyTimeout)
+		defer cancel()
+		b.reply(rctx, chatID, panicReply)
+	}
+}
+
+// recoverMiddleware keeps the poller alive if handling an update panics
+// (go-telegram/bot would let the panic kill the process); the chat is
+// answered from its worker, so the poller does not wait.
+func (b *Bot) recoverMiddleware(next tgbot.HandlerFunc) tgbot.HandlerFunc {
+	return func(ctx context.Context, tb *tgbot.Bot, u *models.Update) {
+		var chatID int64
+		if u != nil && u.Message != nil {
+			chatID = u.Message.Chat.ID
+		}
+		if b.safely(chatID, func() { next(ctx, tb, u) }) && chatID != 0 && b.disp != nil {
+			b.disp.submit(chatID, func(ctx context.Context) { b.reply(ctx, chatID, panicReply) })
+		}
+	}
+}
+
+// safely runs fn and reports whether it panicked (the panic is logged with
+// its stack).
+func (b *Bot) safely(chatID int64, fn func()) (panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			b.log.Error("panic while handling an update", "chat", chatID,
+				"panic", b.scrub(fmt.Sprint(r)), "stack", b.scrub(string(debug.Stack())))
+		}
+	}()
+	fn()
+	return false
+}

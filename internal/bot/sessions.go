@@ -1,0 +1,23 @@
+package bot
+
+import "context"
+
+// Sessions is what the bot needs from the session manager
+// (*session.Manager satisfies it). Deliver must not block on a turn; the
+// bot calls every method from the chat's own worker, so calls for one chat
+// come in the order the updates arrived.
+type Sessions interface {
+	// Deliver queues a user's message for chat.
+	Deliver(chatID int64, text string) error
+	// Stop cancels chat's running turn and reports whether one was running
+	// (the session then says "Stopped.").
+	Stop(chatID int64) bool
+	// Reset starts a new conversation in chat and returns when done.
+	Reset(ctx context.Context, chatID int64) error
+	// MCPText is /mcp (name empty) or /mcp <name>, redacted.
+	MCPText(ctx context.Context, chatID int64, name string) (string, error)
+	// MCPRestart is /mcp restart <name>.
+	MCPRestart(chatID int64, name string) error
+	// ServerNames lists the enabled MCP servers, for /help.
+	ServerNames() []string
+}

@@ -1,0 +1,411 @@
+// Package telegramtest is a fake Telegram Bot API for tests: an
+// httptest server that speaks enough of the API for go-telegram/bot (and
+// so for package bot and the whole daemon). It queues updates for long
+// polling, answers the send, edit and delete methods with realistic JSON,
+// keeps what the bot sent per chat, records every request, and can be
+// scripted to fail.
+//
+//	f := telegramtest.New(t)
+//	// point the bot at f.URL() with token f.Token()
+//	f.Message(42, 42, "hello")
+//	f.WaitFor("sendMessage", 1, 5*time.Second)
+//	msgs := f.Sent(42)
+package telegramtest
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+)
+
+// Defaults for Options.
+const (
+	DefaultToken    = "123456789:AAFakeTokenForVolcanicbotTests_0123456"
+	DefaultUsername = "volcanic_test_bot"
+)
+
+// Options configure a Fake. Zero values take the defaults.
+type Options struct {
+	// Token is the only token the fake accepts (401 otherwise);
+	// DefaultToken when empty. The bot's user id is its numeric prefix.
+	Token string
+	// Username is the bot's username (without @) returned by getMe.
+	Username string
+}
+
+// Fake is a fake Bot API server. Its methods are safe for concurrent use.
+type Fake struct {
+	srv    *httptest.Server
+	token  string
+	me     models.User
+	closed chan struct{}
+	once   sync.Once
+
+	mu        sync.Mutex
+	changed   chan struct{} // closed and replaced whenever state changes
+	updates   []models.Update
+	updateID  int64
+	messageID int
+	requests  []Request
+	messages  []*Message
+	failures  map[string][]failure
+	commands  []models.BotCommand
+	webhooks  int
+}
+
+// Request is one API call the fake received.
+type Request struct {
+	Method string            // as in the URL, e.g. "sendMessage"
+	Params map[string]string // form fields (JSON values stay JSON text)
+	Files  map[string]File   // uploaded files by field name
+	Status int               // HTTP status the fake answered
+	Time   time.Time         // when it arrived
+}
+
+// ChatID is the request's chat_id parameter (0 if absent or not numeric).
+func (r Request) ChatID() int64 {
+	id, _ := strconv.ParseInt(r.Params["chat_id"], 10, 64)
+	return id
+}
+
+// File is an uploaded file.
+type File struct {
+	Field    string // form field, e.g. "photo"
+	Filename string
+	Data     []byte
+}
+
+// Message is a message the bot sent, with its edits and deletion applied.
+type Message struct {
+	ID     int
+	ChatID int64
+	// Method that created it: sendMessage, sendPhoto or sendDocument.
+	Method string
+	// Text is the current text (the caption for files), as sent, tags
+	// included when ParseMode is HTML.
+	Text      string
+	ParseMode string
+	// NoPreview is true when link_preview_options disabled previews.
+	NoPreview bool
+	// File is the upload of sendPhoto and sendDocument; nil when the file
+	// was given by id or URL (then FileRef holds it).
+	File    *File
+	FileRef string
+	// History holds every text the message had, the current one last.
+	History []string
+	Deleted bool
+}
+
+// Edits is how many times the message was edited.
+func (m Message) Edits() int { return max(len(m.History)-1, 0) }
+
+type failure struct {
+	status      int
+	description string
+	retryAfter  int
+}
+
+// New starts a Fake with default options and closes it when the test ends.
+func New(tb testing.TB) *Fake {
+	tb.Helper()
+	f := Start(Options{})
+	tb.Cleanup(f.Close)
+	return f
+}
+
+// Start starts a Fake; Close stops it.
+func Start(o Options) *Fake {
+	if o.Token == "" {
+		o.Token = DefaultToken
+	}
+	if o.Username == "" {
+		o.Username = DefaultUsername
+	}
+	id, _ := strconv.ParseInt(strings.SplitN(o.Token, ":", 2)[0], 10, 64)
+	f := &Fake{
+		token:    o.Token,
+		me:       models.User{ID: id, IsBot: true, FirstName: "Volcanic Test", Username: o.Username},
+		closed:   make(chan struct{}),
+		changed:  make(chan struct{}),
+		failures: map[string][]failure{},
+	}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	return f
+}
+
+// Close releases pending long polls and stops the server.
+func (f *Fake) Close() {
+	f.once.Do(func() {
+		close(f.closed)
+		f.srv.Close()
+	})
+}
+
+// URL is the server's base URL: the bot's TELEGRAM_API_URL.
+func (f *Fake) URL() string { return f.srv.URL }
+
+// Token is the token the fake accepts.
+func (f *Fake) Token() string { return f.token }
+
+// Me is the bot's user, as getMe returns it.
+func (f *Fake) Me() models.User { return f.me }
+
+// Commands are the commands of the last setMyCommands call.
+func (f *Fake) Commands() []models.BotCommand {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.commands)
+}
+
+// notifyLocked wakes everyone waiting for a change. f.mu must be held.
+func (f *Fake) notifyLocked() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// FailNext makes the next call of method fail with status and description
+// (a default description when empty); retryAfter > 0 adds
+// parameters.retry_after. Calls queue: two FailNext make two calls fail.
+func (f *Fake) FailNext(method string, status int, description string, retryAfter int) {
+	if description == "" {
+		description = defaultDescription(status, retryAfter)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := strings.ToLower(method)
+	f.failures[key] = append(f.failures[key], failure{status, description, retryAfter})
+}
+
+func defaultDescription(status, retryAfter int) string {
+	switch status {
+	case http.StatusTooManyRequests:
+		return fmt.Sprintf("Too Many Requests: retry after %d", retryAfter)
+	case http.StatusBadRequest:
+		return "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0"
+	case http.StatusUnauthorized:
+		return "Unauthorized"
+	case http.StatusForbidden:
+		return "Forbidden: bot was blocked by the user"
+	case http.StatusInternalServerError:
+		return "Internal Server Error"
+	case http.StatusBadGateway:
+		return "Bad Gateway"
+	}
+	return http.StatusText(status)
+}
+
+// Requests returns every request received so far, in order.
+func (f *Fake) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.requests)
+}
+
+// RequestsFor returns the requests of one method (case-insensitive).
+func (f *Fake) RequestsFor(method string) []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requestsForLocked(method)
+}
+
+func (f *Fake) requestsForLocked(method string) []Request {
+	var out []Request
+	for _, r := range f.requests {
+		if strings.EqualFold(r.Method, method) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// WaitFor waits until the fake has received at least n requests of method
+// (failed ones included) and returns them, or returns an error after
+// timeout.
+func (f *Fake) WaitFor(method string, n int, timeout time.Duration) ([]Request, error) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		f.mu.Lock()
+		got := f.requestsForLocked(method)
+		ch := f.changed
+		f.mu.Unlock()
+		if len(got) >= n {
+			return got, nil
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return got, fmt.Errorf("telegramtest: %d %s requests after %v, want %d", len(got), method, timeout, n)
+		case <-f.closed:
+			return got, fmt.Errorf("telegramtest: closed with %d %s requests, want %d", len(got), method, n)
+		}
+	}
+}
+
+// Sent returns the messages the bot sent to chat, in order, deleted ones
+// included (Deleted set).
+func (f *Fake) Sent(chatID int64) []Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Message
+	for _, m := range f.messages {
+		if m.ChatID == chatID {
+			c := *m
+			c.History = slices.Clone(m.History)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Texts returns the current texts of the messages the bot sent to chat
+// with sendMessage that are not deleted.
+func (f *Fake) Texts(chatID int64) []string {
+	var out []string
+	for _, m := range f.Sent(chatID) {
+		if m.Method == "sendMessage" && !m.Deleted {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+// WaitSent waits until the bot has sent at least n messages (any method,
+// deleted ones included) to chat and returns them.
+func (f *Fake) WaitSent(chatID int64, n int, timeout time.Duration) ([]Message, error) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		got := f.Sent(chatID)
+		f.mu.Lock()
+		ch := f.changed
+		f.mu.Unlock()
+		if len(got) >= n {
+			return got, nil
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return got, fmt.Errorf("telegramtest: %d messages in chat %d after %v, want %d", len(got), chatID, timeout, n)
+		case <-f.closed:
+			return got, fmt.Errorf("telegramtest: closed with %d messages in chat %d, want %d", len(got), chatID, n)
+		}
+	}
+}
+
+// Send queues an update for getUpdates. It fills in the update id and,
+// for a message without one, the message id and date. It returns the
+// update id.
+func (f *Fake) Send(u models.Update) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.updateID++
+	u.ID = f.updateID
+	for _, m := range []*models.Message{u.Message, u.EditedMessage, u.ChannelPost} {
+		if m != nil && m.ID == 0 {
+			f.messageID++
+			m.ID = f.messageID
+		}
+		if m != nil && m.Date == 0 {
+			m.Date = int(time.Now().Unix())
+		}
+	}
+	f.updates = append(f.updates, u)
+	f.notifyLocked()
+	return u.ID
+}
+
+// Message queues a text message from user in chat and returns its message
+// id. A positive chat id is a private chat, -100… a supergroup, any other
+// negative id a group. Commands and @mentions get their entities.
+func (f *Fake) Message(chatID, userID int64, text string) int {
+	return f.send(f.NewMessage(chatID, userID, text))
+}
+
+// Reply queues a text message from user in chat that replies to message
+// replyTo (one the bot sent, or any earlier id), and returns its id.
+func (f *Fake) Reply(chatID, userID int64, text string, replyTo int) int {
+	m := f.NewMessage(chatID, userID, text)
+	orig := &models.Message{ID: replyTo, Chat: m.Chat, Date: m.Date}
+	f.mu.Lock()
+	for _, s := range f.messages {
+		if s.ID == replyTo && s.ChatID == chatID {
+			me := f.me
+			orig.From = &me
+			orig.Text = s.Text
+		}
+	}
+	f.mu.Unlock()
+	m.ReplyToMessage = orig
+	return f.send(m)
+}
+
+func (f *Fake) send(m *models.Message) int {
+	f.Send(models.Update{Message: m})
+	return m.ID
+}
+
+// NewMessage builds (but does not queue) the message Message would send:
+// adjust it and queue it with Send.
+func (f *Fake) NewMessage(chatID, userID int64, text string) *models.Message {
+	return &models.Message{
+		From:     &models.User{ID: userID, FirstName: "User " + strconv.FormatInt(userID, 10), Username: "user" + strconv.FormatInt(userID, 10)},
+		Date:     int(time.Now().Unix()),
+		Chat:     chatOf(chatID),
+		Text:     text,
+		Entities: entitiesOf(text),
+	}
+}
+
+func chatOf(id int64) models.Chat {
+	switch {
+	case id > 0:
+		return models.Chat{ID: id, Type: models.ChatTypePrivate, FirstName: "User " + strconv.FormatInt(id, 10)}
+	case id <= -1_000_000_000_000:
+		return models.Chat{ID: id, Type: models.ChatTypeSupergroup, Title: "Supergroup " + strconv.FormatInt(id, 10)}
+	default:
+		return models.Chat{ID: id, Type: models.ChatTypeGroup, Title: "Group " + strconv.FormatInt(id, 10)}
+	}
+}
+
+// entitiesOf marks a leading /command and @mentions, with UTF-16 offsets
+// as Telegram does.
+func entitiesOf(text string) []models.MessageEntity {
+	var ents []models.MessageEntity
+	isWord := func(r rune) bool {
+		return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	runes := []rune(text)
+	off := 0 // UTF-16 offset of runes[i]
+	for i := 0; i < len(runes); {
+		r := runes[i]
+		start, startOff := i, off
+		if (r == '/' && i == 0) || (r == '@' && (i == 0 || !isWord(runes[i-1]))) {
+			j := i + 1
+			for j < len(runes) && (isWord(runes[j]) || (r == '/' && runes[j] == '@')) {
+				j++
+			}
+			if j-start > 1 {
+				typ := models.MessageEntityTypeMention
+				if r == '/' {
+					typ = models.MessageEntityTypeBotCommand
+				}
+				ents = append(ents, models.MessageEntity{Type: typ, Offset: startOff, Length: j - start})
+				off += j - start // ASCII only
+				i = j
+				continue
+			}
+		}
+		off += utf16Len(string(r))
+		i++
+	}
+	return ents
+}

@@ -1,0 +1,253 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/redact"
+)
+
+func TestMain(m *testing.M) {
+	fakemcp.MainIfRequested()
+	os.Exit(m.Run())
+}
+
+// fakeChat records what a session sends.
+type fakeChat struct {
+	mu         sync.Mutex
+	texts      map[int64][]string
+	files      map[int64][]string
+	toolCalls  map[int64][]string
+	activities int
+	changed    chan struct{}
+}
+
+func newFakeChat() *fakeChat {
+	return &fakeChat{texts: map[int64][]string{}, files: map[int64][]string{}, toolCalls: map[int64][]string{},
+		changed: make(chan struct{}, 1)}
+}
+
+func (c *fakeChat) notify() {
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (c *fakeChat) SendText(_ context.Context, chatID int64, text string) error {
+	c.mu.Lock()
+	c.texts[chatID] = append(c.texts[chatID], text)
+	c.mu.Unlock()
+	c.notify()
+	return nil
+}
+
+func (c *fakeChat) SendFile(_ context.Context, chatID int64, path, caption string) error {
+	c.mu.Lock()
+	c.files[chatID] = append(c.files[chatID], path+"|"+caption)
+	c.mu.Unlock()
+	c.notify()
+	return nil
+}
+
+func (c *fakeChat) StartActivity(_ context.Context, chatID int64) Activity {
+	c.mu.Lock()
+	c.activities++
+	c.mu.Unlock()
+	return &fakeActivity{c: c, chatID: chatID}
+}
+
+type fakeActivity struct {
+	c      *fakeChat
+	chatID int64
+}
+
+func (a *fakeActivity) ToolCall(name string, _ json.RawMessage) {
+	a.c.mu.Lock()
+	a.c.toolCalls[a.chatID] = append(a.c.toolCalls[a.chatID], name)
+	a.c.mu.Unlock()
+}
+
+func (a *fakeActivity) Done() {}
+
+func (c *fakeChat) Texts(chatID int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.texts[chatID]...)
+}
+
+func (c *fakeChat) Files(chatID int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.files[chatID]...)
+}
+
+// waitTexts waits until chat has at least n texts.
+func (c *fakeChat) waitTexts(t *testing.T, chatID int64, n int) []string {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		if got := c.Texts(chatID); len(got) >= n {
+			return got
+		}
+		select {
+		case <-c.changed:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("chat %d: timed out waiting for %d texts, have %q", chatID, n, c.Texts(chatID))
+		}
+	}
+}
+
+// scriptModel answers with a function of the request and records requests.
+type scriptModel struct {
+	mu       sync.Mutex
+	requests []llm.Request
+	answer   func(ctx context.Context, req llm.Request) (llm.Response, error)
+}
+
+func (m *scriptModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	m.mu.Lock()
+	m.requests = append(m.requests, req)
+	m.mu.Unlock()
+	return m.answer(ctx, req)
+}
+
+func (m *scriptModel) Requests() []llm.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]llm.Request(nil), m.requests...)
+}
+
+// lastUserText is the text of the last user message that is not tool
+// results.
+func lastUserText(req llm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		for j := len(m.Parts) - 1; j >= 0; j-- {
+			if m.Parts[j].Kind == llm.PartText {
+				return m.Parts[j].Text
+			}
+		}
+	}
+	return ""
+}
+
+// lastToolResults returns the tool results of the last message, if it
+// holds any.
+func lastToolResults(req llm.Request) []llm.ToolResult {
+	if len(req.Messages) == 0 {
+		return nil
+	}
+	var out []llm.ToolResult
+	for _, p := range req.Messages[len(req.Messages)-1].Parts {
+		if p.ToolResult != nil {
+			out = append(out, *p.ToolResult)
+		}
+	}
+	return out
+}
+
+func toolCall(id, name, args string) llm.Response {
+	return llm.Response{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}}
+}
+
+func resultText(r llm.ToolResult) string {
+	var b strings.Builder
+	for _, p := range r.Content {
+		if p.Kind == llm.PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// env is a session manager over the fake MCP server.
+type env struct {
+	t       *testing.T
+	dataDir string
+	chat    *fakeChat
+	model   *scriptModel
+	mcp     *mcpclient.Client
+	manager *Manager
+	secrets *redact.Registry
+	mcpLog  string
+}
+
+type envOptions struct {
+	modes    []string
+	maxSteps int
+	dataDir  string
+	secrets  []string
+	host     []string
+}
+
+func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
+	t.Helper()
+	if o.dataDir == "" {
+		o.dataDir = t.TempDir()
+	}
+	logPath := filepath.Join(t.TempDir(), "fake.log")
+	l := fakemcp.Command(o.modes...).WithLog(logPath)
+	cfg := mcpclient.ServerConfig{Name: "fake", Source: mcpclient.SourceConfig, Command: l.Command, Env: l.EnvRefs(),
+		Enabled: true, StartupTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, StderrLevel: slog.LevelDebug,
+		PromptSection: "## Fake\nThe fake tools are for tests."}
+	filter := redact.NewEnvFilter(append(os.Environ(), o.host...))
+	secrets := redact.NewRegistry()
+	secrets.Add(filter.Secrets()...)
+	secrets.Add(o.secrets...)
+	logger := slog.New(slog.DiscardHandler)
+	cache := mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{Env: filter, Redactor: secrets, Logger: logger})
+	client := mcpclient.New(mcpclient.Options{Servers: []mcpclient.ServerConfig{cfg}, Cache: cache, Env: filter,
+		Redactor: secrets, Logger: logger, Builtins: []string{SendToolName}})
+	chat := newFakeChat()
+	model := &scriptModel{answer: answer}
+	m := NewManager(Options{DataDir: o.dataDir, Model: model, MCP: client, Chat: chat, Redactor: secrets,
+		Logger: logger, MaxSteps: o.maxSteps})
+	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
+	t.Cleanup(func() { e.close() })
+	return e
+}
+
+func (e *env) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.manager.Close(ctx); err != nil {
+		e.t.Errorf("close: %v", err)
+	}
+}
+
+func (e *env) deliver(chatID int64, text string) {
+	e.t.Helper()
+	if err := e.manager.Deliver(chatID, text); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) mcpPID(chatID int64) int {
+	ms, err := e.manager.MCP(chatID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	st, _ := ms.Status("fake")
+	return st.PID
+}
+
+func pidGone(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return os.IsNotExist(err)
+}
