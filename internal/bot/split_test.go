@@ -492,8 +492,8 @@ func BenchmarkRenderSplit(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if len(Render(in)) < 5 {
-			b.Fatal("want at least 5 chunks")
+		if len(Render(in)) < 4 {
+			b.Fatal("want at least 4 chunks")
 		}
 	}
 }

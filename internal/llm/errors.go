@@ -150,7 +150,8 @@ var anthropicErrorStatus = map[string]int{
 // embeddedErrors is an SDK middleware (both SDKs share the signature) that
 // turns a 200 response whose body is an error into the HTTP error it
 // stands for, so the SDK retries it when it is 429 or 5xx and reports it as
-// an error otherwise. It runs once per attempt.
+// an error otherwise. It runs once per attempt and reads the whole body, so
+// it suits the adapters, which do not stream.
 func embeddedErrors(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	res, err := next(req)
 	if err != nil || res == nil || res.StatusCode != http.StatusOK || res.Body == nil {
@@ -168,43 +169,4 @@ func embeddedErrors(req *http.Request, next func(*http.Request) (*http.Response,
 		res.Status = fmt.Sprintf("%d %s", status, http.StatusText(status))
 	}
 	return res, nil
-}
-
-// supportedImage reports whether both providers accept images of this type.
-func supportedImage(img *Image) bool {
-	if img == nil || len(img.Data) == 0 {
-		return false
-	}
-	switch img.MIMEType {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return true
-	}
-	return false
-}
-
-// imageNote stands in for an image the provider cannot take.
-func imageNote(img *Image) string {
-	if img == nil || len(img.Data) == 0 {
-		return "[image not available]"
-	}
-	return fmt.Sprintf("[image of type %q omitted: the model accepts PNG, JPEG, GIF and WebP]", img.MIMEType)
-}
-
-// toolArguments returns a call's arguments as a JSON object for the wire.
-func toolArguments(args json.RawMessage) json.RawMessage {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || args[0] != '{' || !json.Valid(args) {
-		return json.RawMessage(`{}`)
-	}
-	return args
-}
-
-// emptySchema is what a tool without a schema sends.
-var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
-
-func schemaOf(t Tool) json.RawMessage {
-	if len(bytes.TrimSpace(t.Schema)) == 0 {
-		return emptySchema
-	}
-	return t.Schema
 }

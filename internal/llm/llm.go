@@ -106,8 +106,9 @@ type Response struct {
 	Text      string
 	ToolCalls []ToolCall
 	Usage     Usage
-	// StopReason is the provider's reason, normalised: "end", "tool_use",
-	// "max_tokens", or the provider's own word.
+	// StopReason is the provider's reason, normalised: StopEnd, StopToolUse,
+	// StopMaxTokens, or the provider's own word. Tool calls always come
+	// with StopToolUse, whatever the server said (Ollama says "stop").
 	StopReason string
 }
 

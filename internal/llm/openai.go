@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -270,7 +271,7 @@ func openAIUser(msg Message) []openai.ChatCompletionMessageParamUnion {
 			}
 		}
 	}
-	parts := append(images, own...)
+	parts := slices.Concat(images, own)
 	switch {
 	case len(parts) == 0:
 	case len(images) == 0 && !ownImg:

@@ -325,7 +325,7 @@ func TestOpenAIUnauthorized(t *testing.T) {
 	}
 }
 
-func TestOpenAIErrorInOKBody(t *testing.T) {
+func TestOpenAIErrorBodies(t *testing.T) {
 	tests := []struct {
 		name    string
 		replies []llmtest.Reply
@@ -358,6 +358,18 @@ func TestOpenAIErrorInOKBody(t *testing.T) {
 		replies: []llmtest.Reply{llmtest.Raw(200, `{"choices":[{"finish_reason":"error","error":{"message":"upstream timeout","code":504},"message":{"content":""}}]}`)},
 		status:  504,
 		message: "upstream timeout",
+		calls:   1,
+	}, {
+		name:    "ollama 404",
+		replies: []llmtest.Reply{llmtest.Raw(404, `{"error":"model \"llama9\" not found, try pulling it first"}`)},
+		status:  404,
+		message: `model "llama9" not found, try pulling it first`,
+		calls:   1,
+	}, {
+		name:    "html from a proxy",
+		replies: []llmtest.Reply{llmtest.Raw(403, `<html><body>Forbidden by proxy</body></html>`)},
+		status:  403,
+		message: "Forbidden",
 		calls:   1,
 	}, {
 		name:    "no choices",

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/redact"
+)
+
+func TestMain(m *testing.M) {
+	fakemcp.MainIfRequested()
+	os.Exit(m.Run())
+}
+
+var _ mcpclient.Environment = (*redact.EnvFilter)(nil)
+var _ mcpclient.Redactor = (*redact.Registry)(nil)
+
+// writeSettings writes an agent dir whose settings.json names the fake
+// server in each of the given mode sets, and returns the dir.
+func writeSettings(t *testing.T, servers map[string][]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries := map[string]any{}
+	for name, modes := range servers {
+		l := fakemcp.Command(modes...)
+		entries[name] = map[string]any{"command": l.Command, "env": l.Env, "startupTimeoutSeconds": 5}
+	}
+	b, err := json.Marshal(map[string]any{"mcpServers": entries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func baseEnviron(t *testing.T, agentDir string) []string {
+	return []string{
+		"HOME=" + t.TempDir(),
+		"PATH=" + os.Getenv("PATH"),
+		"VOLCANIC_AGENT_DIR=" + agentDir,
+		"VOLCANIC_DATA_DIR=" + t.TempDir(),
+		"LOG_FORMAT=json",
+	}
+}
+
+func TestCheckPrintsTools(t *testing.T) {
+	dir := writeSettings(t, map[string][]string{"fake": {fakemcp.ModeNormal}})
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check"}, &out, &errOut, baseEnviron(t, dir))
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"configuration: ok", "SERVER", "fake", "ok", "~TOKENS", "echo", "weird_name_x", "tools offered to the model"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestCheckFailsOnABrokenServer(t *testing.T) {
+	dir := writeSettings(t, map[string][]string{
+		"good":   {fakemcp.ModeNormal},
+		"broken": {fakemcp.ModeCrashOnStart},
+	})
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check"}, &out, &errOut, baseEnviron(t, dir))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, out.String())
+	}
+	for _, want := range []string{"broken", "failed", "exited (1) during start-up", "Traceback", "good"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestCheckFailsOnInvalidConfig(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"mcpServers":{"x":{"command":"npx","toolPrefx":"a_"}}}`), 0o600)
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check"}, &out, &errOut, baseEnviron(t, dir))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if !strings.Contains(out.String(), "configuration: invalid") || !strings.Contains(out.String(), `toolPrefx`) {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+func TestCheckKeepsSecretsOutOfTheOutput(t *testing.T) {
+	dir := writeSettings(t, map[string][]string{"broken": {fakemcp.ModeCrashOnStart}})
+	// The crash traceback includes FAKE_MCP_DIE_MESSAGE: make it a secret.
+	const secret = "sk-check-secret-0123456789"
+	b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
+	b = bytes.Replace(b, []byte(`"env":{`), []byte(`"env":{"FAKE_MCP_DIE_MESSAGE":"key `+secret+`",`), 1)
+	os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600)
+	env := append(baseEnviron(t, dir), "OPENAI_API_KEY="+secret)
+	var out, errOut bytes.Buffer
+	run(context.Background(), []string{"check"}, &out, &errOut, env)
+	if strings.Contains(out.String()+errOut.String(), secret) {
+		t.Errorf("the secret leaked:\n%s\n%s", out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "[REDACTED]") {
+		t.Errorf("no redaction marker:\n%s", out.String())
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"frobnicate"}, &out, &errOut, nil); code != 2 {
+		t.Errorf("unknown command: exit %d", code)
+	}
+	if code := run(context.Background(), []string{"version"}, &out, &errOut, nil); code != 0 || !strings.Contains(out.String(), "volcanicbot") {
+		t.Errorf("version: exit %d, %q", code, out.String())
+	}
+}

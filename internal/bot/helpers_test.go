@@ -1,0 +1,275 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/session"
+)
+
+var (
+	_ Sessions     = (*session.Manager)(nil)
+	_ session.Chat = (*Chat)(nil)
+)
+
+const waitLong = 5 * time.Second
+
+// fakeSessions records the calls the bot makes.
+type fakeSessions struct {
+	mu      sync.Mutex
+	calls   []string // "deliver 5 hello", "reset 5", "stop 5", "mcp 5 name", "restart 5 name"
+	changed chan struct{}
+
+	servers  []string
+	running  bool                                                                 // what Stop reports
+	onCall   func(ctx context.Context, call string)                               // runs before the call returns (may block or panic)
+	mcpText  func(ctx context.Context, chatID int64, name string) (string, error) // nil: "status of <name>"
+	resetErr error
+}
+
+func newFakeSessions() *fakeSessions {
+	return &fakeSessions{changed: make(chan struct{}), servers: []string{"playwright", "fetch"}}
+}
+
+func (s *fakeSessions) record(ctx context.Context, call string) {
+	s.mu.Lock()
+	s.calls = append(s.calls, call)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	hook := s.onCall
+	s.mu.Unlock()
+	if hook != nil {
+		hook(ctx, call)
+	}
+}
+
+func (s *fakeSessions) Deliver(chatID int64, text string) error {
+	s.record(context.Background(), fmt.Sprintf("deliver %d %s", chatID, text))
+	return nil
+}
+
+func (s *fakeSessions) Stop(chatID int64) bool {
+	s.record(context.Background(), fmt.Sprintf("stop %d", chatID))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}
+
+func (s *fakeSessions) Reset(ctx context.Context, chatID int64) error {
+	s.record(ctx, fmt.Sprintf("reset %d", chatID))
+	return s.resetErr
+}
+
+func (s *fakeSessions) MCPText(ctx context.Context, chatID int64, name string) (string, error) {
+	s.record(ctx, strings.TrimSpace(fmt.Sprintf("mcp %d %s", chatID, name)))
+	if s.mcpText != nil {
+		return s.mcpText(ctx, chatID, name)
+	}
+	return "status of " + name, nil
+}
+
+func (s *fakeSessions) MCPRestart(chatID int64, name string) error {
+	s.record(context.Background(), fmt.Sprintf("restart %d %s", chatID, name))
+	return nil
+}
+
+func (s *fakeSessions) ServerNames() []string { return s.servers }
+
+func (s *fakeSessions) Calls() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// callsWith returns the calls starting with prefix.
+func (s *fakeSessions) callsWith(prefix string) []string {
+	var out []string
+	for _, c := range s.Calls() {
+		if strings.HasPrefix(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// waitCalls waits until n calls start with prefix.
+func (s *fakeSessions) waitCalls(t *testing.T, prefix string, n int) []string {
+	t.Helper()
+	deadline := time.After(waitLong)
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		got := s.callsWith(prefix)
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("%d calls %q, want %d; all calls: %q", len(got), prefix, n, s.Calls())
+		}
+	}
+}
+
+// sleeps records the retry waits and returns at once.
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+func (s *sleeps) all() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.d)
+}
+
+// logBuffer is a concurrency-safe log sink.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// clock is a settable clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Users and chats of the tests.
+const (
+	alice    = 1001 // allowed
+	bob      = 1002 // allowed
+	stranger = 6666
+	group    = int64(-1001234567890)
+)
+
+type harness struct {
+	fake   *telegramtest.Fake
+	bot    *Bot
+	sess   *fakeSessions
+	sleeps *sleeps
+	logs   *logBuffer
+	clock  *clock
+}
+
+// newBot builds a Bot against a fresh fake, without running it.
+func newBot(t *testing.T, edit func(*Options)) *harness {
+	t.Helper()
+	h := &harness{
+		fake:   telegramtest.New(t),
+		sess:   newFakeSessions(),
+		sleeps: &sleeps{},
+		logs:   &logBuffer{},
+		clock:  &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+	}
+	o := Options{
+		Token:        h.fake.Token(),
+		APIURL:       h.fake.URL(),
+		AllowedUsers: []int64{alice, bob},
+		Sessions:     h.sess,
+		Logger:       slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:          h.clock.Now,
+		Sleep:        h.sleeps.sleep,
+	}
+	if edit != nil {
+		edit(&o)
+	}
+	b, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.bot = b
+	return h
+}
+
+// startBot runs a Bot against a fresh fake until the test ends, and
+// returns once it polls.
+func startBot(t *testing.T, edit func(*Options)) *harness {
+	t.Helper()
+	h := newBot(t, edit)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.bot.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run = %v, want nil", err)
+			}
+		case <-time.After(waitLong):
+			t.Error("Run did not return after cancel")
+		}
+	})
+	// A message from another bot is ignored, but it ends the first long
+	// poll: once LastPoll is set, the bot is polling.
+	m := h.fake.NewMessage(1, 1, "ping")
+	m.From.IsBot = true
+	h.fake.Send(updateOf(m))
+	deadline := time.Now().Add(waitLong)
+	for h.bot.LastPoll().IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatalf("bot is not polling; log:\n%s", h.logs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return h
+}
+
+// texts waits until n messages were sent to chat and returns their texts.
+func (h *harness) texts(t *testing.T, chatID int64, n int) []string {
+	t.Helper()
+	msgs, err := h.fake.WaitSent(chatID, n, waitLong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+func updateOf(m *models.Message) models.Update { return models.Update{Message: m} }
