@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,8 +33,12 @@ type Config struct {
 	AgentDir string
 
 	LLM        LLMConfig
+	Agent      AgentConfig
 	Log        LogConfig
 	Playwright PlaywrightConfig
+
+	// HTTPAddr is the optional health listener (/healthz), e.g. ":8080".
+	HTTPAddr string
 
 	// MCPServers is the config-file source (mcp.servers.<name> and the
 	// MCP__SERVERS__<NAME>__<FIELD> variables), sorted with
@@ -61,6 +63,24 @@ type LLMConfig struct {
 	OpenAIBaseURL    string
 	AnthropicKey     string
 	AnthropicBaseURL string
+	// AnthropicAuthHeader is "x-api-key" (default) or "bearer", for
+	// Anthropic-compatible third parties.
+	AnthropicAuthHeader string
+	// AnthropicVersion is the anthropic-version header (default 2023-06-01).
+	AnthropicVersion string
+	// MaxTokens caps each answer; 0 is the adapter's default.
+	MaxTokens int
+	// ContextTokens bounds each request (the context budget).
+	ContextTokens int
+}
+
+// AgentConfig shapes the agent loop.
+type AgentConfig struct {
+	// SystemPrompt replaces the default system prompt when set (from
+	// SYSTEM_PROMPT, or read from SYSTEM_PROMPT_FILE).
+	SystemPrompt string
+	// MaxSteps caps model calls per turn.
+	MaxSteps int
 }
 
 // LogConfig is LOG_LEVEL and LOG_FORMAT, lower-cased; validated by Validate
@@ -90,6 +110,8 @@ const (
 	defaultAgentDir       = "~/.volcanic/agent"
 	defaultLogLevel       = "info"
 	defaultLogFormat      = logFormatText
+	defaultContextTokens  = 100_000
+	defaultMaxSteps       = 40
 )
 
 // configKey binds a config-file key (viper's dotted, case-insensitive path)
@@ -113,6 +135,14 @@ type configKey struct {
 //	llm.openai.base_url           OPENAI_BASE_URL
 //	llm.anthropic.api_key         ANTHROPIC_API_KEY
 //	llm.anthropic.base_url        ANTHROPIC_BASE_URL
+//	llm.anthropic.auth_header     ANTHROPIC_AUTH_HEADER      x-api-key | bearer
+//	llm.anthropic.version         ANTHROPIC_VERSION          2023-06-01
+//	llm.max_tokens                LLM_MAX_TOKENS             the provider adapter's default
+//	llm.context_tokens            LLM_CONTEXT_TOKENS         100000
+//	agent.system_prompt           SYSTEM_PROMPT              the built-in prompt
+//	agent.system_prompt_file      SYSTEM_PROMPT_FILE         (read at start; SYSTEM_PROMPT wins)
+//	agent.max_steps               AGENT_MAX_STEPS            40
+//	http_addr                     HTTP_ADDR                  none (no health listener)
 //	log.level                     LOG_LEVEL                  info
 //	log.format                    LOG_FORMAT                 text
 //	mcp.playwright.enabled        PLAYWRIGHT_ENABLED
@@ -139,6 +169,14 @@ var configKeys = []configKey{
 	{"llm.openai.base_url", "OPENAI_BASE_URL"},
 	{"llm.anthropic.api_key", "ANTHROPIC_API_KEY"},
 	{"llm.anthropic.base_url", "ANTHROPIC_BASE_URL"},
+	{"llm.anthropic.auth_header", "ANTHROPIC_AUTH_HEADER"},
+	{"llm.anthropic.version", "ANTHROPIC_VERSION"},
+	{"llm.max_tokens", "LLM_MAX_TOKENS"},
+	{"llm.context_tokens", "LLM_CONTEXT_TOKENS"},
+	{"agent.system_prompt", "SYSTEM_PROMPT"},
+	{"agent.system_prompt_file", "SYSTEM_PROMPT_FILE"},
+	{"agent.max_steps", "AGENT_MAX_STEPS"},
+	{"http_addr", "HTTP_ADDR"},
 	{"log.level", "LOG_LEVEL"},
 	{"log.format", "LOG_FORMAT"},
 	{"mcp.playwright.enabled", "PLAYWRIGHT_ENABLED"},
@@ -190,13 +228,22 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 	c.DataDir = l.dir("data_dir", defaultDataDir, lookup)
 	c.AgentDir = l.dir("agent_dir", defaultAgentDir, lookup)
 	c.LLM = LLMConfig{
-		Provider:         strings.ToLower(l.str("llm.provider")),
-		Model:            l.str("llm.model"),
-		OpenAIKey:        l.str("llm.openai.api_key"),
-		OpenAIBaseURL:    l.str("llm.openai.base_url"),
-		AnthropicKey:     l.str("llm.anthropic.api_key"),
-		AnthropicBaseURL: l.str("llm.anthropic.base_url"),
+		Provider:            strings.ToLower(l.str("llm.provider")),
+		Model:               l.str("llm.model"),
+		OpenAIKey:           l.str("llm.openai.api_key"),
+		OpenAIBaseURL:       l.str("llm.openai.base_url"),
+		AnthropicKey:        l.str("llm.anthropic.api_key"),
+		AnthropicBaseURL:    l.str("llm.anthropic.base_url"),
+		AnthropicAuthHeader: strings.ToLower(l.str("llm.anthropic.auth_header")),
+		AnthropicVersion:    l.str("llm.anthropic.version"),
+		MaxTokens:           l.positiveInt("llm.max_tokens", 0),
+		ContextTokens:       l.positiveInt("llm.context_tokens", defaultContextTokens),
 	}
+	c.Agent = AgentConfig{
+		SystemPrompt: l.systemPrompt("agent.system_prompt", "agent.system_prompt_file"),
+		MaxSteps:     l.positiveInt("agent.max_steps", defaultMaxSteps),
+	}
+	c.HTTPAddr = l.str("http_addr")
 	c.Log = LogConfig{
 		Level:  strings.ToLower(cmp.Or(l.str("log.level"), defaultLogLevel)),
 		Format: strings.ToLower(cmp.Or(l.str("log.format"), defaultLogFormat)),
@@ -229,6 +276,11 @@ func (c *Config) Validate(requireBot bool) error {
 	case "", "openai", "anthropic":
 	default:
 		errs = append(errs, fmt.Errorf("LLM_PROVIDER (llm.provider) must be openai or anthropic (got %q)", c.LLM.Provider))
+	}
+	switch c.LLM.AnthropicAuthHeader {
+	case "", "x-api-key", "bearer":
+	default:
+		errs = append(errs, fmt.Errorf("ANTHROPIC_AUTH_HEADER (llm.anthropic.auth_header) must be x-api-key or bearer (got %q)", c.LLM.AnthropicAuthHeader))
 	}
 	if _, err := parseLogLevel(c.Log.Level); err != nil {
 		errs = append(errs, err)
@@ -357,6 +409,59 @@ func (l *configLoader) boolean(key string) *bool {
 		l.errorf(key, "must be true or false")
 		return nil
 	}
+}
+
+// positiveInt reads a positive integer; def when unset.
+func (l *configLoader) positiveInt(key string, def int) int {
+	var n int
+	switch v := l.v.Get(key).(type) {
+	case nil:
+		return def
+	case int:
+		n = v
+	case int64:
+		n = int(v)
+	case float64:
+		n = int(v)
+		if float64(n) != v {
+			l.errorf(key, "must be a whole number (got %v)", v)
+			return def
+		}
+	case string:
+		var err error
+		if n, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
+			l.errorf(key, "must be a whole number (got %q)", v)
+			return def
+		}
+	default:
+		l.errorf(key, "must be a whole number")
+		return def
+	}
+	if n <= 0 {
+		l.errorf(key, "must be positive (got %d)", n)
+		return def
+	}
+	return n
+}
+
+// systemPrompt reads the prompt text, or the file named by fileKey.
+func (l *configLoader) systemPrompt(key, fileKey string) string {
+	if s := l.str(key); s != "" {
+		return s
+	}
+	path := l.str(fileKey)
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		l.errorf(fileKey, "%v", err)
+		return ""
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		l.errorf(fileKey, "%s is empty", path)
+	}
+	return string(b)
 }
 
 // userIDs reads a list of positive Telegram user ids: a list in the file,
@@ -514,297 +619,4 @@ func splitShellWords(s string) ([]string, error) {
 		words = append(words, cur.String())
 	}
 	return words, nil
-}
-
-// servers builds the config-file source: mcp.servers.<name> read from the
-// raw file, where names keep their case (viper would lower-case them, and
-// its dotted paths would split a name such as "my.server"), with the
-// MCP__SERVERS__<NAME>__<FIELD> variables applied over each entry field by
-// field (and env variable by variable). Names compare ordinally; a
-// variable's NAME is lower-cased, unless it matches the name of a file
-// server ignoring case, which it then addresses.
-func (l *configLoader) servers(raw map[string]any, environ []string) []mcpclient.ServerConfig {
-	fields := entryFieldTypes()
-	fileOrigin := "config " + l.file
-	entries, refused := l.fileServers(raw, fields, fileOrigin)
-	origins := map[string]string{}
-	for name := range entries {
-		origins[name] = fileOrigin
-	}
-	vars, names := l.envServers(environ, fields, entries)
-	for _, name := range names {
-		e, inFile := entries[name]
-		switch {
-		case refused[name]:
-			continue
-		case inFile:
-			origins[name] = fileOrigin + " + environment"
-		default:
-			e = map[string]any{}
-			entries[name] = e
-			origins[name] = "environment"
-		}
-		for f, v := range vars[name] {
-			if f == "env" {
-				merged, _ := e["env"].(map[string]any)
-				merged = maps.Clone(merged)
-				if merged == nil {
-					merged = map[string]any{}
-				}
-				maps.Copy(merged, v.(map[string]any))
-				v = merged
-			}
-			e[f] = v
-		}
-	}
-
-	var out []mcpclient.ServerConfig
-	for _, name := range slices.Sorted(maps.Keys(entries)) {
-		data, err := json.Marshal(entries[name])
-		if err != nil {
-			l.errs = append(l.errs, &mcpclient.ConfigError{Origin: origins[name], Server: name, Msg: "invalid entry: " + err.Error()})
-			continue
-		}
-		c, err := mcpclient.ParseServerEntry(name, data, mcpclient.SourceConfig, origins[name])
-		if err != nil {
-			l.errs = append(l.errs, err)
-			continue
-		}
-		out = append(out, c)
-	}
-	mcpclient.SortServers(out)
-	return out
-}
-
-// fileServers returns the config file's server entries with canonical
-// field names, and the names of the entries refused outright.
-func (l *configLoader) fileServers(raw map[string]any, fields map[string]reflect.Type, origin string) (map[string]map[string]any, map[string]bool) {
-	entries, refused := map[string]map[string]any{}, map[string]bool{}
-	mcp, _ := lookupFold(raw, "mcp").(map[string]any)
-	switch servers := lookupFold(mcp, "servers").(type) {
-	case nil:
-	case map[string]any:
-		for _, name := range slices.Sorted(maps.Keys(servers)) {
-			e, msg := fileEntry(servers[name], fields)
-			if msg != "" {
-				l.errs = append(l.errs, &mcpclient.ConfigError{Origin: origin, Server: name, Msg: msg})
-				refused[name] = true
-				continue
-			}
-			entries[name] = e
-		}
-	default:
-		l.errs = append(l.errs, fmt.Errorf("%s: mcp.servers must be a mapping of server names to entries", origin))
-	}
-	return entries, refused
-}
-
-// envServers reads the MCP__SERVERS__<NAME>__<FIELD> variables into entries
-// with canonical field names (JSON values), and the server names in the
-// order first seen. <NAME>__ENV__<VARIABLE> sets one env variable and wins
-// over the same variable in a JSON object given as <NAME>__ENV.
-func (l *configLoader) envServers(environ []string, fields map[string]reflect.Type, file map[string]map[string]any) (map[string]map[string]any, []string) {
-	vars := map[string]map[string]any{}
-	var names []string
-	for _, kv := range environ {
-		k, val, _ := strings.Cut(kv, "=")
-		n := len(mcpServersEnvPrefix)
-		if val == "" || len(k) < n || !strings.EqualFold(k[:n], mcpServersEnvPrefix) {
-			continue
-		}
-		parts := strings.Split(k[n:], "__")
-		if len(parts) < 2 {
-			l.errs = append(l.errs, &mcpclient.ConfigError{Origin: "environment",
-				Msg: fmt.Sprintf("%s: expected %s<NAME>__<FIELD>", k, mcpServersEnvPrefix)})
-			continue
-		}
-		name := envServerName(strings.ToLower(parts[0]), file)
-		field, ok := canonicalField(parts[1], fields)
-		refuse := func(format string, args ...any) {
-			l.errs = append(l.errs, &mcpclient.ConfigError{Origin: "environment", Server: name,
-				Field: cmp.Or(field, parts[1]), Msg: k + ": " + fmt.Sprintf(format, args...)})
-		}
-		switch {
-		case !ok:
-			refuse("unknown field %q", parts[1])
-			continue
-		case len(parts) > 2 && field != "env":
-			refuse("unexpected %q after the field name", "__"+strings.Join(parts[2:], "__"))
-			continue
-		}
-		var v any
-		if field != "env" || len(parts) == 2 {
-			var want string
-			if v, want = envFieldValue(fields[field], val); want != "" {
-				refuse("%s must be %s (got %q)", field, want, val)
-				continue
-			}
-		}
-		e := vars[name]
-		if e == nil {
-			e = map[string]any{}
-			vars[name] = e
-			names = append(names, name)
-		}
-		if field != "env" {
-			e[field] = v
-			continue
-		}
-		env, _ := e["env"].(map[string]any)
-		if env == nil {
-			env = map[string]any{}
-			e["env"] = env
-		}
-		if len(parts) > 2 {
-			env[strings.Join(parts[2:], "__")] = val
-			continue
-		}
-		for variable, x := range v.(map[string]any) {
-			if _, set := env[variable]; !set {
-				env[variable] = x
-			}
-		}
-	}
-	return vars, names
-}
-
-// envServerName maps the lower-cased NAME of a variable to a server: a file
-// server whose name equals it ignoring case, or the name itself.
-func envServerName(name string, file map[string]map[string]any) string {
-	if _, ok := file[name]; ok {
-		return name
-	}
-	var match []string
-	for n := range file {
-		if strings.EqualFold(n, name) {
-			match = append(match, n)
-		}
-	}
-	if len(match) == 1 {
-		return match[0]
-	}
-	return name
-}
-
-// fileEntry canonicalises the field names of one config-file entry. An
-// unknown field is kept as is for mcpclient to refuse. It returns a
-// message when the entry cannot be used at all.
-func fileEntry(v any, fields map[string]reflect.Type) (map[string]any, string) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Sprintf("entry must be a mapping of fields (got %s)", describeValue(v))
-	}
-	out := make(map[string]any, len(m))
-	given := map[string]string{}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		f, ok := canonicalField(k, fields)
-		if !ok {
-			f = k
-		}
-		if prev, dup := given[f]; dup {
-			return nil, fmt.Sprintf("field %s is given twice (as %q and %q)", f, prev, k)
-		}
-		given[f] = k
-		out[f] = m[k]
-	}
-	return out, ""
-}
-
-func describeValue(v any) string {
-	switch v.(type) {
-	case nil:
-		return "nothing"
-	case string:
-		return "a string"
-	case []any:
-		return "a list"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// entryFieldTypes maps the JSON names of mcpclient.ServerEntry's fields to
-// their types, so the variables follow the entry shape as it grows.
-func entryFieldTypes() map[string]reflect.Type {
-	t := reflect.TypeFor[mcpclient.ServerEntry]()
-	m := make(map[string]reflect.Type, t.NumField())
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			m[name] = f.Type
-		}
-	}
-	return m
-}
-
-// canonicalField finds the entry field named k, ignoring case and
-// underscores: TOOLPREFIX, toolprefix and tool_prefix are toolPrefix.
-func canonicalField(k string, fields map[string]reflect.Type) (string, bool) {
-	norm := strings.ToLower(strings.ReplaceAll(k, "_", ""))
-	for name := range fields {
-		if strings.ToLower(name) == norm {
-			return name, true
-		}
-	}
-	return "", false
-}
-
-// envFieldValue converts a variable's text to the JSON value of a field of
-// type t, or returns what was expected.
-func envFieldValue(t reflect.Type, s string) (any, string) {
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return s, ""
-	case reflect.Bool:
-		b, err := strconv.ParseBool(strings.TrimSpace(s))
-		if err != nil {
-			return nil, "true or false"
-		}
-		return b, ""
-	case reflect.Float64, reflect.Float32, reflect.Int, reflect.Int64:
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			return nil, "a number"
-		}
-		return f, ""
-	case reflect.Slice:
-		if strings.HasPrefix(strings.TrimSpace(s), "[") {
-			var list []string
-			if json.Unmarshal([]byte(s), &list) != nil {
-				return nil, "a JSON array of strings or a comma-separated list"
-			}
-			return list, ""
-		}
-		var list []string
-		for _, item := range strings.Split(s, ",") {
-			if item = strings.TrimSpace(item); item != "" {
-				list = append(list, item)
-			}
-		}
-		return list, ""
-	case reflect.Map:
-		var m map[string]any
-		if json.Unmarshal([]byte(s), &m) != nil {
-			return nil, "a JSON object (or use " + mcpServersEnvPrefix + "<NAME>__ENV__<VARIABLE>)"
-		}
-		return m, ""
-	}
-	return nil, "of type " + t.String()
-}
-
-// lookupFold returns the value of m's key equal to key ignoring case,
-// preferring an exact match, then the first in sorted order.
-func lookupFold(m map[string]any, key string) any {
-	if v, ok := m[key]; ok {
-		return v
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if strings.EqualFold(k, key) {
-			return m[k]
-		}
-	}
-	return nil
 }

@@ -69,6 +69,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		Telegram: TelegramConfig{APIURL: "https://api.telegram.org"},
 		DataDir:  "data",
 		AgentDir: "/home/u/.volcanic/agent",
+		LLM:      LLMConfig{ContextTokens: 100_000},
+		Agent:    AgentConfig{MaxSteps: 40},
 		Log:      LogConfig{Level: "info", Format: "text"},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -101,14 +103,24 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		"PLAYWRIGHT_EXTRA_ARGS":  `--no-sandbox --device "iPhone 15"`,
 		"PLAYWRIGHT_COMMAND":     "playwright-mcp",
 		"PLAYWRIGHT_PACKAGE":     "@playwright/mcp@0.0.83",
+		"ANTHROPIC_AUTH_HEADER":  "Bearer",
+		"ANTHROPIC_VERSION":      "2023-06-01",
+		"LLM_MAX_TOKENS":         "4096",
+		"LLM_CONTEXT_TOKENS":     "32000",
+		"SYSTEM_PROMPT":          "be brief",
+		"AGENT_MAX_STEPS":        "12",
+		"HTTP_ADDR":              ":8080",
 	})
 	want := &Config{
 		Telegram: TelegramConfig{Token: "123:abc", AllowedUsers: []int64{1, 22, 333}, APIURL: "http://localhost:8081"},
 		DataDir:  "/data",
 		AgentDir: "/home/u/agent",
 		LLM: LLMConfig{Provider: "anthropic", Model: "claude", OpenAIKey: "sk-o", OpenAIBaseURL: "http://ollama:11434/v1",
-			AnthropicKey: "sk-a", AnthropicBaseURL: "https://api.anthropic.com"},
-		Log: LogConfig{Level: "debug", Format: "json"},
+			AnthropicKey: "sk-a", AnthropicBaseURL: "https://api.anthropic.com", AnthropicAuthHeader: "bearer",
+			AnthropicVersion: "2023-06-01", MaxTokens: 4096, ContextTokens: 32000},
+		Agent:    AgentConfig{SystemPrompt: "be brief", MaxSteps: 12},
+		HTTPAddr: ":8080",
+		Log:      LogConfig{Level: "debug", Format: "json"},
 		Playwright: PlaywrightConfig{Enabled: new(true), Headless: new(false), Browser: "firefox",
 			ExtraArgs: []string{"--no-sandbox", "--device", "iPhone 15"}, Command: "playwright-mcp", Package: "@playwright/mcp@0.0.83"},
 	}
@@ -547,5 +559,24 @@ func TestConfigKeysUnique(t *testing.T) {
 		if k.key != strings.ToLower(k.key) {
 			t.Errorf("%q: viper keys are lower-case", k.key)
 		}
+	}
+}
+
+func TestSystemPromptFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prompt.md")
+	if err := os.WriteFile(path, []byte("You are a pirate."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := loadOK(t, testEnv{"HOME": "/home/u", "SYSTEM_PROMPT_FILE": path})
+	if c.Agent.SystemPrompt != "You are a pirate." {
+		t.Errorf("prompt = %q", c.Agent.SystemPrompt)
+	}
+	_, err := LoadConfig(testEnv{"HOME": "/home/u", "SYSTEM_PROMPT_FILE": path + ".missing"}.get, nil)
+	if err == nil || !strings.Contains(err.Error(), "SYSTEM_PROMPT_FILE") {
+		t.Errorf("missing prompt file: %v", err)
+	}
+	_, err = LoadConfig(testEnv{"HOME": "/home/u", "AGENT_MAX_STEPS": "zero"}.get, nil)
+	if err == nil || !strings.Contains(err.Error(), "AGENT_MAX_STEPS") {
+		t.Errorf("bad max steps: %v", err)
 	}
 }

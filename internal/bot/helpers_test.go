@@ -273,3 +273,8 @@ func (h *harness) texts(t *testing.T, chatID int64, n int) []string {
 }
 
 func updateOf(m *models.Message) models.Update { return models.Update{Message: m} }
+
+// replacer is a Redactor that replaces fixed strings.
+type replacer struct{ r *strings.Replacer }
+
+func (r replacer) Redact(s string) string { return r.r.Replace(s) }

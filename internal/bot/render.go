@@ -156,7 +156,7 @@ func buildDoc(markdown string) *doc {
 	}
 	src := []byte(sanitize(markdown))
 	root := markdownParser().Parse(text.NewReader(src))
-	b := &builder{src: src, d: &doc{vis: make([]byte, 0, len(src)+len(src)/8)}}
+	b := &builder{src: src, d: &doc{vis: make([]byte, 0, len(src)+len(src)/8), runs: make([]run, 0, 32)}}
 	b.blocks(root, sepBlock, penBlock)
 	if len(bytes.TrimSpace(b.d.vis)) == 0 {
 		return nil
@@ -342,7 +342,7 @@ func (b *builder) inline(n ast.Node) {
 		if !n.IsRaw() {
 			v = unescape(v)
 		}
-		b.write(string(v), b.textKind(), b.cur)
+		b.write(util.BytesToReadOnlyString(v), b.textKind(), b.cur) // write copies it
 		if n.SoftLineBreak() || n.HardLineBreak() {
 			b.write("\n", b.textKind(), b.cur)
 		}
@@ -351,7 +351,7 @@ func (b *builder) inline(n ast.Node) {
 		if !n.IsCode() && !n.IsRaw() {
 			v = unescape(v)
 		}
-		b.write(string(v), b.textKind(), b.cur)
+		b.write(util.BytesToReadOnlyString(v), b.textKind(), b.cur) // write copies it
 	case *ast.CodeSpan:
 		code := codeSpanText(n, b.src)
 		if b.inLink {

@@ -217,7 +217,8 @@ func TestAnthropicMaxTokens(t *testing.T) {
 }
 
 func TestAnthropicRetryAfter(t *testing.T) {
-	// retry-after-ms: 10 beats the SDK's own first backoff of 0.375–0.5 s.
+	// retry-after-ms: 10 beats the SDK's own backoff: 0.375–0.5 s, then
+	// 0.75–1 s.
 	srv := llmtest.NewAnthropic(t,
 		llmtest.Status(429, "retry-after-ms", "10"),
 		llmtest.Status(529, "retry-after-ms", "10"),
@@ -230,7 +231,7 @@ func TestAnthropicRetryAfter(t *testing.T) {
 	if resp.Text != "ok" || len(srv.Requests()) != 3 {
 		t.Errorf("text = %q after %d requests", resp.Text, len(srv.Requests()))
 	}
-	if d := time.Since(start); d > 300*time.Millisecond {
+	if d := time.Since(start); d > 700*time.Millisecond {
 		t.Errorf("took %v: retry-after-ms not honoured", d)
 	}
 }

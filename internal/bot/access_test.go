@@ -1,0 +1,103 @@
+package bot
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStrangerIsRefusedOncePerTenMinutes(t *testing.T) {
+	h := startBot(t, nil)
+	want := refusalText(stranger)
+	if !strings.Contains(want, "6666") || !strings.Contains(want, "TELEGRAM_ALLOWED_USERS") {
+		t.Fatalf("refusal %q", want)
+	}
+	at := "@" + h.fake.Me().Username + " "
+	// Alice's messages in the same chat come after the stranger's: once
+	// one is delivered, every earlier message was handled.
+	syncs := 0
+	sync := func() {
+		syncs++
+		h.fake.Message(group, alice, at+"sync")
+		h.sess.waitCalls(t, "deliver", syncs)
+	}
+	h.fake.Message(stranger, stranger, "hello")
+	h.fake.Message(stranger, stranger, "/start")
+	if got := h.texts(t, stranger, 1); got[0] != want {
+		t.Errorf("private chat got %q", got)
+	}
+	h.fake.Message(group, stranger, at+"are you there?")
+	sync()
+	h.clock.Add(9 * time.Minute)
+	h.fake.Message(group, stranger, at+"still no?")
+	sync()
+	h.clock.Add(2 * time.Minute) // 11 minutes after the refusal
+	h.fake.Message(group, stranger, at+"please")
+	h.fake.Message(group, stranger, at+"please please")
+	sync()
+	if got := h.fake.Texts(stranger); len(got) != 1 {
+		t.Errorf("private chat got %q, want one refusal", got)
+	}
+	if got := h.fake.Texts(group); len(got) != 1 || got[0] != want {
+		t.Errorf("group got %q, want one refusal", got)
+	}
+	if calls := h.sess.callsWith("deliver"); len(calls) != syncs || slices.ContainsFunc(calls, func(c string) bool { return !strings.HasSuffix(c, " sync") }) {
+		t.Errorf("sessions were called for a stranger: %q", calls)
+	}
+	if len(h.sess.Calls()) != syncs {
+		t.Errorf("calls %q", h.sess.Calls())
+	}
+}
+
+func TestRefusalLimit(t *testing.T) {
+	c := &clock{now: time.Unix(1000, 0)}
+	a := newAccess([]int64{alice}, c.Now)
+	steps := []struct {
+		advance time.Duration
+		user    int64
+		want    bool
+	}{
+		{0, stranger, true},
+		{0, stranger, false},
+		{0, stranger + 1, true},
+		{9*time.Minute + 59*time.Second, stranger, false},
+		{time.Second, stranger, true},
+		{time.Minute, stranger, false},
+	}
+	for i, s := range steps {
+		c.Add(s.advance)
+		if got := a.shouldRefuse(s.user); got != s.want {
+			t.Errorf("step %d: shouldRefuse(%d) = %v, want %v", i, s.user, got, s.want)
+		}
+	}
+	if !a.allows(alice) || a.allows(stranger) || newAccess(nil, c.Now).allows(0) {
+		t.Error("allows is wrong")
+	}
+}
+
+func TestStrangerInGroup(t *testing.T) {
+	h := startBot(t, nil)
+	h.fake.Message(group, stranger, "chatter the bot ignores")
+	h.fake.Message(group, stranger, "@"+h.fake.Me().Username+" hi")
+	h.fake.Message(group, stranger, "/new")
+	h.fake.Message(group, alice, "@"+h.fake.Me().Username+" hi from alice")
+	h.sess.waitCalls(t, "deliver", 1)
+	if got := h.fake.Texts(group); len(got) != 1 || got[0] != refusalText(stranger) {
+		t.Errorf("sent %q, want one refusal", got)
+	}
+	if calls := h.sess.Calls(); len(calls) != 1 || calls[0] != "deliver -1001234567890 hi from alice" {
+		t.Errorf("calls %q", calls)
+	}
+}
+
+func TestEmptyAllowlistIsLogged(t *testing.T) {
+	h := startBot(t, func(o *Options) { o.AllowedUsers = nil })
+	if !strings.Contains(h.logs.String(), "TELEGRAM_ALLOWED_USERS is empty") {
+		t.Errorf("log lacks the empty allowlist warning:\n%s", h.logs)
+	}
+	h.fake.Message(alice, alice, "hi")
+	if got := h.texts(t, alice, 1); got[0] != refusalText(alice) {
+		t.Errorf("sent %q", got)
+	}
+}

@@ -1,0 +1,235 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+)
+
+func TestSendTextHTML(t *testing.T) {
+	h := newBot(t, nil)
+	if err := h.bot.Chat().SendText(context.Background(), alice, "**bold** and `code` https://example.com"); err != nil {
+		t.Fatal(err)
+	}
+	sent := h.fake.Sent(alice)
+	if len(sent) != 1 || sent[0].ParseMode != "HTML" || !sent[0].NoPreview || !strings.Contains(sent[0].Text, "<b>bold</b>") {
+		t.Errorf("sent %+v", sent)
+	}
+}
+
+func TestSendTextLongIsSplit(t *testing.T) {
+	h := newBot(t, nil)
+	para := strings.Repeat("word ", 199) + "end.\n\n" // 1000 characters
+	if err := h.bot.Chat().SendText(context.Background(), alice, strings.Repeat(para, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if sent := h.fake.Sent(alice); len(sent) < 3 {
+		t.Errorf("%d messages for 10000 characters", len(sent))
+	}
+}
+
+func TestSendTextFallsBackToPlain(t *testing.T) {
+	h := newBot(t, nil)
+	h.fake.FailNext("sendMessage", http.StatusBadRequest, "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 3", 0)
+	if err := h.bot.Chat().SendText(context.Background(), alice, "some **bold** text"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.fake.RequestsFor("sendMessage")
+	if len(reqs) != 2 || reqs[0].Params["parse_mode"] != "HTML" || reqs[1].Params["parse_mode"] != "" {
+		t.Fatalf("requests %+v", reqs)
+	}
+	sent := h.fake.Sent(alice)
+	if len(sent) != 1 || sent[0].Text != "some bold text" || sent[0].ParseMode != "" || !sent[0].NoPreview {
+		t.Errorf("sent %+v", sent)
+	}
+	if len(h.sleeps.all()) != 0 {
+		t.Errorf("a 400 was retried: sleeps %v", h.sleeps.all())
+	}
+}
+
+func TestRetry(t *testing.T) {
+	tests := []struct {
+		name   string
+		fail   [][2]int // status, retry_after
+		sleeps []time.Duration
+		ok     bool
+	}{
+		{"429 honours retry_after", [][2]int{{429, 1}}, []time.Duration{time.Second}, true},
+		{"429 twice", [][2]int{{429, 3}, {429, 1}}, []time.Duration{3 * time.Second, time.Second}, true},
+		{"5xx backs off", [][2]int{{500, 0}, {502, 0}, {503, 0}}, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}, true},
+		{"gives up after 5 tries", [][2]int{{500, 0}, {500, 0}, {500, 0}, {500, 0}, {500, 0}},
+			[]time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}, false},
+		{"403 is final", [][2]int{{403, 0}}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newBot(t, nil)
+			for _, f := range tt.fail {
+				h.fake.FailNext("sendMessage", f[0], "", f[1])
+			}
+			err := h.bot.Chat().SendText(context.Background(), alice, "hello")
+			if (err == nil) != tt.ok {
+				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
+			}
+			if got := h.sleeps.all(); !slices.Equal(got, tt.sleeps) {
+				t.Errorf("sleeps %v, want %v", got, tt.sleeps)
+			}
+			if got := len(h.fake.Texts(alice)); got != map[bool]int{true: 1, false: 0}[tt.ok] {
+				t.Errorf("%d messages sent", got)
+			}
+			if !tt.ok && !strings.Contains(h.logs.String(), "message not delivered") || !tt.ok && !strings.Contains(h.logs.String(), "chat=1001") {
+				t.Errorf("final failure not logged with the chat id:\n%s", h.logs)
+			}
+		})
+	}
+}
+
+func TestBackoffClassifiesWrappedErrors(t *testing.T) {
+	r := &retrier{base: 500 * time.Millisecond, max: 8 * time.Second}
+	tooMany := &tgbot.TooManyRequestsError{Message: "too many requests", RetryAfter: 3}
+	tests := []struct {
+		name  string
+		err   error
+		try   int
+		wait  time.Duration
+		retry bool
+	}{
+		{"429", tooMany, 1, 3 * time.Second, true},
+		{"wrapped 429", fmt.Errorf("send: %w", tooMany), 1, 3 * time.Second, true},
+		{"429 without retry_after", &tgbot.TooManyRequestsError{}, 1, time.Second, true},
+		{"400", fmt.Errorf("%w, Bad Request: x", tgbot.ErrorBadRequest), 1, 0, false},
+		{"403", fmt.Errorf("%w, Forbidden", tgbot.ErrorForbidden), 1, 0, false},
+		{"500", errors.New("error response from telegram for method sendMessage, 500 Internal Server Error"), 2, time.Second, true},
+		{"network", errors.New("error do request for method sendMessage, dial tcp: connection refused"), 3, 2 * time.Second, true},
+		{"capped", errors.New("eof"), 10, 8 * time.Second, true},
+		{"cancelled", fmt.Errorf("x: %w", context.Canceled), 1, 0, false},
+	}
+	for _, tt := range tests {
+		wait, retry := r.backoff(tt.err, tt.try)
+		if wait != tt.wait || retry != tt.retry {
+			t.Errorf("%s: backoff = %v, %v; want %v, %v", tt.name, wait, retry, tt.wait, tt.retry)
+		}
+	}
+}
+
+func writePNG(t *testing.T, dir, name string, w, h int) (string, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, buf.Bytes()
+}
+
+func TestSendFile(t *testing.T) {
+	dir := t.TempDir()
+	shot, shotPNG := writePNG(t, dir, "page.png", 64, 48)
+	strip, _ := writePNG(t, dir, "strip.png", 1, 300)
+	big := filepath.Join(dir, "huge.png")
+	if err := os.WriteFile(big, append(append([]byte(nil), shotPNG...), make([]byte, 11<<20)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("just text"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		path    string
+		caption string
+		fail    string   // FailNext("sendPhoto", 400, fail)
+		methods []string // requests, in order
+		final   string   // the method of the stored message
+	}{
+		{"png photo", shot, "a screenshot", "", []string{"sendPhoto"}, "sendPhoto"},
+		{"refused dimensions", shot, "", "Bad Request: PHOTO_INVALID_DIMENSIONS", []string{"sendPhoto", "sendDocument"}, "sendDocument"},
+		{"image process failed", shot, "", "Bad Request: IMAGE_PROCESS_FAILED", []string{"sendPhoto", "sendDocument"}, "sendDocument"},
+		{"real bad dimensions", strip, "", "", []string{"sendPhoto", "sendDocument"}, "sendDocument"},
+		{"over 10 MB", big, "", "", []string{"sendDocument"}, "sendDocument"},
+		{"text file", notes, "notes", "", []string{"sendDocument"}, "sendDocument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newBot(t, nil)
+			if tt.fail != "" {
+				h.fake.FailNext("sendPhoto", http.StatusBadRequest, tt.fail, 0)
+			}
+			if err := h.bot.Chat().SendFile(context.Background(), alice, tt.path, tt.caption); err != nil {
+				t.Fatal(err)
+			}
+			var methods []string
+			for _, r := range h.fake.Requests() {
+				methods = append(methods, r.Method)
+			}
+			if !slices.Equal(methods, tt.methods) {
+				t.Errorf("requests %v, want %v", methods, tt.methods)
+			}
+			sent := h.fake.Sent(alice)
+			if len(sent) != 1 || sent[0].Method != tt.final || sent[0].File == nil || sent[0].Text != tt.caption {
+				t.Fatalf("sent %+v", sent)
+			}
+			want, _ := os.ReadFile(tt.path)
+			if f := sent[0].File; f.Filename != filepath.Base(tt.path) || !bytes.Equal(f.Data, want) {
+				t.Errorf("uploaded %s (%d bytes), want %s (%d bytes)", f.Filename, len(f.Data), filepath.Base(tt.path), len(want))
+			}
+		})
+	}
+	// The photo the fake received is a valid PNG.
+	h := newBot(t, nil)
+	if err := h.bot.Chat().SendFile(context.Background(), alice, shot, ""); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.fake.RequestsFor("sendPhoto")
+	img, err := png.Decode(bytes.NewReader(reqs[0].Files["photo"].Data))
+	if err != nil || img.Bounds().Dx() != 64 || reqs[0].ChatID() != alice {
+		t.Errorf("received photo: %v, %v", img, err)
+	}
+}
+
+func TestSendFileRetriesUpload(t *testing.T) {
+	h := newBot(t, nil)
+	shot, data := writePNG(t, t.TempDir(), "page.png", 10, 10)
+	h.fake.FailNext("sendPhoto", http.StatusTooManyRequests, "", 2)
+	if err := h.bot.Chat().SendFile(context.Background(), alice, shot, ""); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.fake.RequestsFor("sendPhoto")
+	if len(reqs) != 2 || !bytes.Equal(reqs[1].Files["photo"].Data, data) {
+		t.Errorf("the retried upload lost its body: %d requests", len(reqs))
+	}
+	if got := h.sleeps.all(); !slices.Equal(got, []time.Duration{2 * time.Second}) {
+		t.Errorf("sleeps %v", got)
+	}
+}
+
+func TestSendFileLongCaption(t *testing.T) {
+	h := newBot(t, nil)
+	notes := filepath.Join(t.TempDir(), "a.txt")
+	if err := os.WriteFile(notes, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	caption := strings.Repeat("c", 1500)
+	if err := h.bot.Chat().SendFile(context.Background(), alice, notes, caption); err != nil {
+		t.Fatal(err)
+	}
+	sent := h.fake.Sent(alice)
+	if len(sent) != 2 || sent[0].Text != "" || sent[1].Text != caption {
+		t.Errorf("sent %+v", sent)
+	}
+}

@@ -1,0 +1,97 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCommands(t *testing.T) {
+	tests := []struct {
+		name  string
+		text  string
+		setup func(*fakeSessions)
+		calls []string
+		reply string // "" for none; a prefix of the (only) reply otherwise
+	}{
+		{"new", "/new", nil, []string{"reset 1001"}, "New conversation started."},
+		{"new fails", "/new", func(s *fakeSessions) { s.resetErr = errors.New("disk full") }, []string{"reset 1001"}, "Sorry, I could not start a new conversation."},
+		{"stop idle", "/stop", nil, []string{"stop 1001"}, "Nothing is running."},
+		{"stop running", "/stop", func(s *fakeSessions) { s.running = true }, []string{"stop 1001"}, ""},
+		{"mcp", "/mcp", nil, []string{"mcp 1001"}, "status of "},
+		{"mcp name", "/mcp fetch", nil, []string{"mcp 1001 fetch"}, "<pre>status of fetch</pre>"},
+		{"mcp unknown name", "/mcp nope", func(s *fakeSessions) {
+			s.mcpText = func(context.Context, int64, string) (string, error) {
+				return "", errors.New(`no MCP server named "nope" (configured: fetch)`)
+			}
+		}, []string{"mcp 1001 nope"}, `Sorry: no MCP server named "nope" (configured: fetch)`},
+		{"mcp restart", "/mcp restart fetch", nil, []string{"restart 1001 fetch"}, "fetch restarted: the next call starts a fresh process."},
+		{"mcp restart no name", "/mcp restart", nil, nil, "Usage: /mcp restart <name>"},
+		{"mcp too many", "/mcp a b c", nil, nil, "Usage: /mcp"},
+		{"unknown", "/weather", nil, nil, "Unknown command /weather. Send /help"},
+		{"to us", "/new@volcanic_test_bot", nil, []string{"reset 1001"}, "New conversation started."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startBot(t, nil)
+			if tt.setup != nil {
+				tt.setup(h.sess)
+			}
+			h.fake.Message(alice, alice, tt.text)
+			h.fake.Message(alice, alice, "sync") // handled after the command
+			h.sess.waitCalls(t, "deliver", 1)
+			if got := h.sess.Calls(); !slices.Equal(got[:len(got)-1], tt.calls) {
+				t.Errorf("calls %q, want %q", got[:len(got)-1], tt.calls)
+			}
+			sent := h.fake.Sent(alice)
+			switch {
+			case tt.reply == "" && len(sent) != 0:
+				t.Errorf("sent %+v, want nothing", sent)
+			case tt.reply != "" && (len(sent) != 1 || !strings.HasPrefix(sent[0].Text, tt.reply)):
+				t.Errorf("sent %+v, want one reply starting %q", sent, tt.reply)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	h := startBot(t, nil)
+	h.fake.Message(alice, alice, "/start")
+	h.fake.Message(group, alice, "/help@"+h.fake.Me().Username)
+	private := h.texts(t, alice, 1)[0]
+	for _, want := range []string{"playwright, fetch", "/new", "/stop", "/mcp restart <name>", "/help"} {
+		if !strings.Contains(private, want) {
+			t.Errorf("help lacks %q:\n%s", want, private)
+		}
+	}
+	if strings.Contains(private, "mention me") {
+		t.Errorf("private help talks about groups:\n%s", private)
+	}
+	if g := h.texts(t, group, 1)[0]; !strings.Contains(g, "mention me (@volcanic_test_bot)") {
+		t.Errorf("group help:\n%s", g)
+	}
+	if cmds := h.fake.Commands(); len(cmds) != 5 {
+		t.Errorf("setMyCommands %+v", cmds)
+	}
+}
+
+func TestMCPTextIsRedactedAndEscaped(t *testing.T) {
+	h := startBot(t, func(o *Options) { o.Redactor = replacer{strings.NewReplacer("hunter2", "[redacted]")} })
+	h.sess.mcpText = func(_ context.Context, _ int64, name string) (string, error) {
+		if name == "" {
+			return "• fetch: failed: password hunter2", nil
+		}
+		return "fetch: <running> & well\nkey: hunter2", nil
+	}
+	h.fake.Message(alice, alice, "/mcp")
+	h.fake.Message(alice, alice, "/mcp fetch")
+	got := h.texts(t, alice, 2)
+	if got[0] != "• fetch: failed: password [redacted]" {
+		t.Errorf("/mcp sent %q", got[0])
+	}
+	if got[1] != "<pre>fetch: &lt;running&gt; &amp; well\nkey: [redacted]</pre>" {
+		t.Errorf("/mcp fetch sent %q", got[1])
+	}
+}

@@ -1,0 +1,129 @@
+package bot
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+)
+
+func TestTextIsDelivered(t *testing.T) {
+	h := startBot(t, nil)
+	h.fake.Message(alice, alice, "hello")
+	h.fake.Message(alice, alice, "world")
+	got := h.sess.waitCalls(t, "deliver", 2)
+	if want := []string{"deliver 1001 hello", "deliver 1001 world"}; !slices.Equal(got, want) {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+}
+
+func TestGroupRules(t *testing.T) {
+	h := startBot(t, nil)
+	name := h.fake.Me().Username
+	h.fake.Message(group, alice, "just chatting")
+	h.fake.Message(group, alice, "@"+name+" first question")
+	h.fake.Message(group, bob, "/roll") // another bot's command
+	h.fake.Message(group, bob, "/help@other_bot")
+	h.fake.Message(group, bob, "/mcp@"+name)
+	h.texts(t, group, 1) // the /mcp answer
+	answer := h.fake.Sent(group)[0].ID
+	h.fake.Reply(group, alice, "a reply to the bot", answer)
+	h.fake.Reply(group, alice, "a reply to bob", answer+1000)
+	h.fake.Message(group, alice, "/stop")
+	h.sess.waitCalls(t, "stop", 1)
+	want := []string{
+		"deliver -1001234567890 first question",
+		"mcp -1001234567890",
+		"deliver -1001234567890 a reply to the bot",
+		"stop -1001234567890",
+	}
+	if got := h.sess.Calls(); !slices.Equal(got, want) {
+		t.Errorf("calls\n%q\nwant\n%q", got, want)
+	}
+}
+
+// A chat whose command is slow does not delay another chat, and its own
+// later messages wait for it, in order.
+func TestPerChatOrder(t *testing.T) {
+	release := make(chan struct{})
+	h := startBot(t, nil)
+	h.sess.mcpText = func(ctx context.Context, chatID int64, name string) (string, error) {
+		if chatID == alice {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return "servers", nil
+	}
+	h.fake.Message(alice, alice, "/mcp")
+	h.sess.waitCalls(t, "mcp 1001", 1)
+	h.fake.Message(alice, alice, "a1")
+	h.fake.Message(alice, alice, "a2")
+	for i := range 3 {
+		h.fake.Message(bob, bob, "b"+string(rune('1'+i)))
+	}
+	h.sess.waitCalls(t, "deliver 1002", 3)
+	if got := h.sess.callsWith("deliver 1001"); len(got) != 0 {
+		t.Fatalf("alice's messages overtook her /mcp: %q", got)
+	}
+	close(release)
+	got := h.sess.waitCalls(t, "deliver 1001", 2)
+	if want := []string{"deliver 1001 a1", "deliver 1001 a2"}; !slices.Equal(got, want) {
+		t.Errorf("alice: %q, want %q", got, want)
+	}
+	if want := []string{"deliver 1002 b1", "deliver 1002 b2", "deliver 1002 b3"}; !slices.Equal(h.sess.callsWith("deliver 1002"), want) {
+		t.Errorf("bob: %q, want %q", h.sess.callsWith("deliver 1002"), want)
+	}
+	if got := h.texts(t, alice, 1); got[0] != "servers" {
+		t.Errorf("alice got %q", got)
+	}
+}
+
+func TestPanicIsRecovered(t *testing.T) {
+	h := startBot(t, nil)
+	h.sess.onCall = func(_ context.Context, call string) {
+		if strings.HasSuffix(call, " boom") {
+			panic("boom in a handler")
+		}
+	}
+	h.fake.Message(alice, alice, "boom")
+	h.fake.Message(alice, alice, "after")
+	h.sess.waitCalls(t, "deliver 1001 after", 1)
+	if got := h.texts(t, alice, 1); got[0] != panicReply {
+		t.Errorf("sent %q, want the error reply", got)
+	}
+	logs := h.logs.String()
+	if !strings.Contains(logs, "panic while handling an update") || !strings.Contains(logs, "boom in a handler") {
+		t.Errorf("panic not logged:\n%s", logs)
+	}
+
+	// The middleware around go-telegram/bot's handler recovers too.
+	mw := h.bot.recoverMiddleware(func(context.Context, *tgbot.Bot, *models.Update) { panic("in the poller") })
+	mw(context.Background(), nil, &models.Update{Message: &models.Message{Chat: models.Chat{ID: bob}}})
+	if got := h.texts(t, bob, 1); got[0] != panicReply {
+		t.Errorf("bob got %q", got)
+	}
+}
+
+func TestMediaAndBareMention(t *testing.T) {
+	h := startBot(t, nil)
+	m := h.fake.NewMessage(alice, alice, "")
+	m.Photo = []models.PhotoSize{{FileID: "x", Width: 1, Height: 1}}
+	h.fake.Send(updateOf(m))
+	h.fake.Message(group, alice, "@"+h.fake.Me().Username)
+	if got := h.texts(t, alice, 1); got[0] != mediaReply {
+		t.Errorf("alice got %q", got)
+	}
+	if got := h.texts(t, group, 1); got[0] != emptyReply {
+		t.Errorf("group got %q", got)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if calls := h.sess.Calls(); len(calls) != 0 {
+		t.Errorf("calls %q", calls)
+	}
+}
