@@ -19,6 +19,7 @@ const exitNoticeWindow = 2 * time.Second
 type liveServer struct {
 	proc *process
 	rpc  *rpc
+	dir  string // the working directory, for links in results
 }
 
 type sessionDeps struct {
@@ -41,7 +42,7 @@ func openSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionDeps)
 	if err != nil {
 		return nil, err
 	}
-	s := &liveServer{proc: p, rpc: &rpc{tr: p.tr}}
+	s := &liveServer{proc: p, rpc: &rpc{tr: p.tr}, dir: sp.Dir}
 	p.tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
 		d.logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
 	})

@@ -1,0 +1,127 @@
+// Package preset holds typed shortcuts that expand into MCP server
+// configurations: today the Playwright browser.
+package preset
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+)
+
+// PlaywrightPackage is the pinned @playwright/mcp: the single source of
+// truth for its version. The Dockerfile's ARG PLAYWRIGHT_MCP_VERSION and
+// tools/npm/package.json must match it (a test checks both).
+const PlaywrightPackage = "@playwright/mcp@" + PlaywrightVersion
+
+// PlaywrightVersion is the pinned @playwright/mcp version.
+const PlaywrightVersion = "0.0.83"
+
+// PlaywrightServer is the server name the preset adds.
+const PlaywrightServer = "playwright"
+
+// PlaywrightHint is what /mcp shows for the disabled preset.
+const PlaywrightHint = "set PLAYWRIGHT_ENABLED=true"
+
+// Playwright is the preset's settings. Nil pointers and empty strings mean
+// "not set"; the caller resolves config-over-environment precedence.
+type Playwright struct {
+	Enabled   *bool
+	Headless  *bool    // default true
+	Browser   string   // default chromium
+	ExtraArgs []string // appended as given
+	Command   string   // run this binary instead of npx -y <package>
+	Package   string   // npm spec for npx; default PlaywrightPackage
+}
+
+// IsEnabled reports whether the preset is on.
+func (p Playwright) IsEnabled() bool { return p.Enabled != nil && *p.Enabled }
+
+// IsHeadless reports whether the browser runs headless (the default).
+func (p Playwright) IsHeadless() bool { return p.Headless == nil || *p.Headless }
+
+// BrowserName is the --browser value.
+func (p Playwright) BrowserName() string {
+	if p.Browser != "" {
+		return p.Browser
+	}
+	return "chromium"
+}
+
+// Server expands the preset into the playwright server entry. A disabled
+// preset gives a disabled entry, so /mcp can say how to turn it on.
+//
+//	npx -y @playwright/mcp@<pinned> [--headless] --browser <b>
+//	    --output-dir ${workspace}/browser
+//	    --user-data-dir ${workspace}/.volcanic/browser-profile <extra args>
+//
+// --user-data-dir is left out when the extra arguments contain --isolated.
+func (p Playwright) Server() mcpclient.ServerConfig {
+	cmd, args := "npx", []string{"-y", p.pkg()}
+	if p.Command != "" {
+		cmd, args = p.Command, nil
+	}
+	if p.IsHeadless() {
+		args = append(args, "--headless")
+	}
+	args = append(args, "--browser", p.BrowserName(), "--output-dir", "${workspace}/browser")
+	if !slices.Contains(p.ExtraArgs, "--isolated") {
+		args = append(args, "--user-data-dir", "${workspace}/.volcanic/browser-profile")
+	}
+	args = append(args, p.ExtraArgs...)
+	return mcpclient.ServerConfig{
+		Name:           PlaywrightServer,
+		Source:         mcpclient.SourcePreset,
+		Origin:         "preset playwright",
+		Command:        cmd,
+		Args:           args,
+		Cwd:            "${workspace}",
+		Enabled:        p.IsEnabled(),
+		StartupTimeout: 120e9,
+		CallTimeout:    120e9,
+		IdleTimeout:    mcpclient.DefaultIdleTimeout,
+		StderrLevel:    mcpclient.DefaultStderrLevel,
+		DisabledHint:   PlaywrightHint,
+	}
+}
+
+func (p Playwright) pkg() string {
+	if p.Package != "" {
+		return p.Package
+	}
+	return PlaywrightPackage
+}
+
+// StartupLine is the start-up log line.
+func (p Playwright) StartupLine() string {
+	if !p.IsEnabled() {
+		return "MCP: playwright disabled (" + PlaywrightHint + ")"
+	}
+	mode := "headless"
+	if !p.IsHeadless() {
+		mode = "headed"
+	}
+	return fmt.Sprintf("MCP: playwright enabled (%s, %s)", mode, p.BrowserName())
+}
+
+// BrowserSection is the system-prompt section for the browser tools of
+// @playwright/mcp 0.0.83. withSend says whether the send tool is offered:
+// only then does the section tell the model to deliver files with it.
+func BrowserSection(withSend bool) string {
+	var b strings.Builder
+	b.WriteString(`## Browser
+- browser_* tools drive a real browser. Use browser_snapshot (an accessibility tree with element refs) to read a page and find refs for browser_click, browser_type and browser_fill_form; it is cheaper and more reliable than screenshots. browser_navigate answers with the page's snapshot.
+- Take a screenshot (browser_take_screenshot) without ` + "`filename`" + ` only when you need to see the visual layout yourself; the image comes back to you.
+`)
+	if withSend {
+		b.WriteString(`- To give the user a screenshot, save it with ` + "`filename: \"browser/<name>.png\"`" + ` and then call ` + "`send`" + ` with that path. Files the browser saves (PDFs, downloads) are under browser/ too.
+`)
+	} else {
+		b.WriteString(`- Files the browser saves (screenshots with a filename such as browser/<name>.png, PDFs, downloads) are under browser/ in the workspace.
+`)
+	}
+	b.WriteString(`- Close the browser (browser_close) when a task is finished. Browser state may be reset after a long pause.
+- Don't enter passwords or payment details unless the user explicitly asks for that specific site.`)
+	return b.String()
+}

@@ -1,0 +1,106 @@
+package preset
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestPlaywrightServer(t *testing.T) {
+	ws := "${workspace}"
+	cases := []struct {
+		name    string
+		p       Playwright
+		command string
+		args    []string
+	}{
+		{"defaults", Playwright{Enabled: ptr(true)}, "npx",
+			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
+				"--user-data-dir", ws + "/.volcanic/browser-profile"}},
+		{"headed firefox with device", Playwright{Enabled: ptr(true), Headless: ptr(false), Browser: "firefox",
+			ExtraArgs: []string{"--device", "iPhone 15"}}, "npx",
+			[]string{"-y", PlaywrightPackage, "--browser", "firefox", "--output-dir", ws + "/browser",
+				"--user-data-dir", ws + "/.volcanic/browser-profile", "--device", "iPhone 15"}},
+		{"command drops npx -y package", Playwright{Enabled: ptr(true), Command: "playwright-mcp",
+			ExtraArgs: []string{"--no-sandbox"}}, "playwright-mcp",
+			[]string{"--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
+				"--user-data-dir", ws + "/.volcanic/browser-profile", "--no-sandbox"}},
+		{"isolated keeps no profile", Playwright{Enabled: ptr(true), ExtraArgs: []string{"--isolated"}}, "npx",
+			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser", "--isolated"}},
+		{"package override", Playwright{Enabled: ptr(true), Package: "@playwright/mcp@0.0.80"}, "npx",
+			[]string{"-y", "@playwright/mcp@0.0.80", "--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
+				"--user-data-dir", ws + "/.volcanic/browser-profile"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.p.Server()
+			if s.Command != tc.command || !slices.Equal(s.Args, tc.args) {
+				t.Errorf("argv = %s %q\nwant  %s %q", s.Command, s.Args, tc.command, tc.args)
+			}
+			if s.Name != "playwright" || s.Cwd != ws || s.ToolPrefix != "" || !s.Enabled ||
+				s.StartupTimeout != 120*time.Second || s.CallTimeout != 120*time.Second {
+				t.Errorf("server = %+v", s)
+			}
+		})
+	}
+	off := Playwright{}.Server()
+	if off.Enabled || off.DisabledHint != "set PLAYWRIGHT_ENABLED=true" {
+		t.Errorf("disabled preset = %+v", off)
+	}
+}
+
+func TestStartupLine(t *testing.T) {
+	if got := (Playwright{Enabled: ptr(true)}).StartupLine(); got != "MCP: playwright enabled (headless, chromium)" {
+		t.Errorf("enabled: %q", got)
+	}
+	if got := (Playwright{}).StartupLine(); got != "MCP: playwright disabled (set PLAYWRIGHT_ENABLED=true)" {
+		t.Errorf("disabled: %q", got)
+	}
+}
+
+func TestBrowserSection(t *testing.T) {
+	with, without := BrowserSection(true), BrowserSection(false)
+	if !strings.Contains(with, "`send`") || strings.Contains(without, "send") {
+		t.Errorf("send mentioned wrongly:\nwith:\n%s\nwithout:\n%s", with, without)
+	}
+	for _, tool := range []string{"browser_snapshot", "browser_take_screenshot", "browser_close"} {
+		if !strings.Contains(with, tool) {
+			t.Errorf("section lacks %s", tool)
+		}
+	}
+}
+
+// The pinned version appears once in code; the npm pin used by the tests
+// and the Dockerfile's build argument must equal it.
+func TestPinnedVersionEverywhere(t *testing.T) {
+	b, err := os.ReadFile("../../tools/npm/package.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	if got := pkg.Dependencies["@playwright/mcp"]; got != PlaywrightVersion {
+		t.Errorf("tools/npm/package.json pins @playwright/mcp %s, the preset %s", got, PlaywrightVersion)
+	}
+	df, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatalf("Dockerfile: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^ARG PLAYWRIGHT_MCP_VERSION=(\S+)`).FindSubmatch(df)
+	if m == nil {
+		t.Fatal("the Dockerfile has no ARG PLAYWRIGHT_MCP_VERSION=<version>")
+	}
+	if string(m[1]) != PlaywrightVersion {
+		t.Errorf("Dockerfile PLAYWRIGHT_MCP_VERSION=%s, preset %s", m[1], PlaywrightVersion)
+	}
+}
