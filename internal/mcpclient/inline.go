@@ -34,14 +34,17 @@ func inlineLinkedFiles(r *Result, base, workspace string) {
 	if workspace == "" {
 		return
 	}
-	root, err := filepath.EvalSymlinks(workspace)
-	if err != nil {
-		return
-	}
+	root := "" // resolved on the first link: most results have none
 	for i := range r.Content {
 		c := &r.Content[i]
 		if c.Type != ContentText || !strings.Contains(c.Text, "](") {
 			continue
+		}
+		if root == "" {
+			var err error
+			if root, err = filepath.EvalSymlinks(workspace); err != nil {
+				return
+			}
 		}
 		c.Text = inlineText(c.Text, base, root)
 	}

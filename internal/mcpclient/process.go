@@ -3,7 +3,6 @@ package mcpclient
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client/transport"
 )
 
 // stderrTailLines is how many stderr lines a process keeps for error
@@ -26,15 +24,15 @@ const stderrTailLines = 20
 const killGrace = 1500 * time.Millisecond
 
 // process is one running server: the child in its own process group, the
-// mcp-go stdio transport on its pipes, and the stderr reader.
+// transport on its pipes, and the stderr reader.
 //
 // The exit watcher reaps the child with Process.Wait as soon as it exits (no
-// zombie is left waiting for the next call), without closing the stdout pipe,
-// so the transport still reads every line the server wrote before it died.
+// zombie is left waiting for the next call); the pipes stay open, so the
+// transport still reads every line the server wrote before it died.
 type process struct {
 	name   string
 	cmd    *exec.Cmd
-	tr     *transport.Stdio
+	tr     *stdioTransport
 	pid    int
 	tail   *lineTail
 	exited chan struct{} // closed when the leader has exited and been reaped
@@ -56,9 +54,13 @@ type spawnOptions struct {
 	onExit      func(*process) // called once from the exit watcher
 }
 
-// startProcess starts sp in its own process group, dying with the bot, and
-// the mcp-go transport on its stdin/stdout. ctx is only used for the start
-// itself: the process outlives it.
+// startProcess starts sp in its own process group, dying with the bot, with
+// a transport on its stdin and stdout.
+//
+// The pipes are made here, not by exec: exec would start copying
+// goroutines for non-file writers and close the pipes in Wait, and the
+// transport needs the stdout *os.File itself (for read deadlines). Nothing
+// calls cmd.Wait; the exit watcher reaps the child with Process.Wait.
 func startProcess(sp Spawn, o spawnOptions) (*process, error) {
 	p := &process{
 		name:       o.name,
@@ -66,39 +68,50 @@ func startProcess(sp Spawn, o spawnOptions) (*process, error) {
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
 	}
-
-	// Our own pipe for stderr: an *os.File given to exec is inherited
-	// directly, so exec starts no copying goroutine that a grandchild
-	// holding stderr open could keep Wait blocked on.
-	stderrR, stderrW, err := os.Pipe()
+	var files []*os.File // closed on failure
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	fail := func(err error) (*process, error) {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, err
+	}
+	inR, inW, err := pipe()
 	if err != nil {
-		return nil, fmt.Errorf("stderr pipe: %w", err)
+		return fail(fmt.Errorf("stdin pipe: %w", err))
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		return fail(fmt.Errorf("stdout pipe: %w", err))
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		return fail(fmt.Errorf("stderr pipe: %w", err))
 	}
 
-	cmdFunc := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-		// Not exec.CommandContext: the process lives as long as the
-		// connection decides, not as long as some context.
-		cmd := exec.Command(command, args...)
-		cmd.Env = env // the full, filtered environment; mcp-go would append os.Environ()
-		cmd.Dir = sp.Dir
-		cmd.Stderr = stderrW
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		p.cmd = cmd
-		return cmd, nil
+	cmd := exec.Command(sp.Command, sp.Args...)
+	cmd.Env = sp.Env // the full, filtered environment, nothing appended
+	cmd.Dir = sp.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("%s: start %s: %w", o.name, sp.Command, err))
 	}
-	p.tr = transport.NewStdioWithOptions(sp.Command, sp.Env, sp.Args,
-		transport.WithCommandFunc(cmdFunc),
-		transport.WithCommandLogger(o.logger.With("server", o.name)),
-	)
-	if err := p.tr.Start(context.Background()); err != nil {
-		stderrR.Close()
-		stderrW.Close()
-		return nil, fmt.Errorf("%s: start %s: %w", o.name, sp.Command, err)
-	}
-	stderrW.Close() // the child has its copy
-	p.pid = p.cmd.Process.Pid
+	// The child has its copies.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	p.cmd = cmd
+	p.pid = cmd.Process.Pid
+	p.tr = newStdioTransport(inW, outR, o.logger.With("server", o.name))
 
-	go p.readStderr(stderrR, o)
+	go p.readStderr(errR, o)
 	go p.watch(o.onExit)
 	return p, nil
 }
@@ -193,16 +206,9 @@ func (p *process) terminate() {
 	p.closeTransport()
 }
 
-// closeTransport releases the pipes. The leader is reaped already, so the
-// transport's own Wait returns at once.
+// closeTransport releases the pipes.
 func (p *process) closeTransport() {
-	p.closeOnce.Do(func() {
-		if err := p.tr.Close(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			// Expected: "wait: no child processes" or similar, since the
-			// exit watcher reaped the child already.
-			_ = err
-		}
-	})
+	p.closeOnce.Do(func() { _ = p.tr.Close() })
 }
 
 func signalGroups(groups []int, sig syscall.Signal) {

@@ -168,11 +168,7 @@ func (c *rpc) callTool(ctx context.Context, name string, args json.RawMessage) (
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	params := struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}{name, args}
-	return c.request(ctx, "tools/call", params)
+	return c.request(ctx, "tools/call", callParams{Name: name, Arguments: args})
 }
 
 // request sends one request with its own id and returns the raw result.
