@@ -22,7 +22,6 @@ func TestStrangerIsRefusedOncePerTenMinutes(t *testing.T) {
 		h.fake.Message(group, alice, at+"sync")
 		h.sess.waitCalls(t, "deliver", syncs)
 	}
-	h.fake.Message(stranger, stranger, "hello")
 	h.fake.Message(stranger, stranger, "/start")
 	if got := h.texts(t, stranger, 1); got[0] != want {
 		t.Errorf("private chat got %q", got)

@@ -126,7 +126,11 @@ func (a *activity) loop() {
 		}
 		last = time.Now()
 		if msgID == 0 {
-			m, err := c.sendMessage(a.ctx, a.chatID, text, "")
+			// Neither /stop nor Done may cut the send short: a message
+			// sent but not seen to be sent could not be deleted.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
+			m, err := c.sendMessage(ctx, a.chatID, text, "")
+			cancel()
 			if err != nil {
 				c.log.Debug("progress message not sent", "chat", a.chatID, "err", err.Error())
 				return

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"sync/atomic"
@@ -78,6 +79,7 @@ type Bot struct {
 	access *access
 	disp   *dispatcher
 
+	client   *http.Client
 	sessions Sessions
 	me       models.User // set by Run before polling starts
 	started  atomic.Bool
@@ -93,6 +95,9 @@ func New(o Options) (*Bot, error) {
 		o.APIURL = DefaultAPIURL
 	}
 	o.APIURL = strings.TrimRight(o.APIURL, "/")
+	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("bot: TELEGRAM_API_URL %q is not an http(s) URL", o.APIURL)
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -117,6 +122,7 @@ func New(o Options) (*Bot, error) {
 		log:      logger,
 		scrub:    newScrubber(o.Token, o.Redactor),
 		access:   newAccess(o.AllowedUsers, o.Now),
+		client:   client,
 		sessions: o.Sessions,
 	}
 	tg, err := tgbot.New(o.Token,

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
 )
 
 // stderrTailLines is how many stderr lines a process keeps for error

@@ -58,7 +58,6 @@ type Fake struct {
 	messages  []*Message
 	failures  map[string][]failure
 	commands  []models.BotCommand
-	webhooks  int
 }
 
 // Request is one API call the fake received.

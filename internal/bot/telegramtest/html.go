@@ -51,38 +51,46 @@ func ValidateHTML(s string) (string, error) {
 		}
 		name := strings.ToLower(s[nameStart:i])
 		if name == "" {
-			return "", fmt.Errorf("Empty tag name at byte offset %d", start)
+			return "", parseError("Empty tag name at byte offset %d", start)
 		}
 		end := strings.IndexByte(s[i:], '>')
 		if end < 0 {
-			return "", fmt.Errorf("Unclosed start tag at byte offset %d", start)
+			return "", parseError("Unclosed start tag at byte offset %d", start)
 		}
 		attrs := s[i : i+end]
 		i += end + 1
 		if closing {
 			if len(stack) == 0 {
-				return "", fmt.Errorf("Unexpected end tag at byte offset %d", start)
+				return "", parseError("Unexpected end tag at byte offset %d", start)
 			}
 			top := stack[len(stack)-1]
 			if top != name {
-				return "", fmt.Errorf("Unmatched end tag at byte offset %d, expected \"</%s>\", found \"</%s>\"", start, top, name)
+				return "", parseError("Unmatched end tag at byte offset %d, expected \"</%s>\", found \"</%s>\"", start, top, name)
 			}
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		if !htmlTags[name] {
-			return "", fmt.Errorf("Unsupported start tag \"%s\" at byte offset %d", name, start)
+			return "", parseError("Unsupported start tag \"%s\" at byte offset %d", name, start)
 		}
 		if name == "span" && !strings.Contains(strings.ReplaceAll(attrs, "'", "\""), `class="tg-spoiler"`) {
-			return "", fmt.Errorf("Tag \"span\" must have class \"tg-spoiler\" at byte offset %d", start)
+			return "", parseError("Tag \"span\" must have class \"tg-spoiler\" at byte offset %d", start)
 		}
 		stack = append(stack, name)
 	}
 	if len(stack) > 0 {
-		return "", fmt.Errorf("Can't find end tag corresponding to start tag \"%s\"", stack[len(stack)-1])
+		return "", parseError("Can't find end tag corresponding to start tag \"%s\"", stack[len(stack)-1])
 	}
 	return out.String(), nil
 }
+
+// htmlError is one of Telegram's messages for HTML it cannot parse
+// (capitalised as Telegram writes them).
+type htmlError string
+
+func (e htmlError) Error() string { return string(e) }
+
+func parseError(format string, args ...any) error { return htmlError(fmt.Sprintf(format, args...)) }
 
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
