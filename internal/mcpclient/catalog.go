@@ -28,6 +28,7 @@ type CatalogCache struct {
 	redactor Redactor
 	logger   *slog.Logger
 	client   clientInfo
+	owner    string
 	cooldown time.Duration
 	now      func() time.Time
 
@@ -49,6 +50,8 @@ type CatalogCacheOptions struct {
 	Logger   *slog.Logger
 	// ClientName and ClientVersion are sent in the handshake.
 	ClientName, ClientVersion string
+	// Owner marks every process (see OwnerEnv); empty: no mark.
+	Owner string
 	// FailureCooldown defaults to DefaultFailureCooldown.
 	FailureCooldown time.Duration
 	// Now defaults to time.Now (tests move the clock).
@@ -62,6 +65,7 @@ func NewCatalogCache(o CatalogCacheOptions) *CatalogCache {
 		redactor: o.Redactor,
 		logger:   o.Logger,
 		client:   clientInfo{Name: o.ClientName, Version: o.ClientVersion},
+		owner:    o.Owner,
 		cooldown: o.FailureCooldown,
 		now:      o.Now,
 		entries:  map[string]*catalogEntry{},
@@ -144,7 +148,7 @@ func (c *CatalogCache) discoverOnce(cfg ServerConfig) (Catalog, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
 	defer cancel()
-	sess, err := openSession(ctx, sp, cfg, sessionDeps{logger: c.logger, redactor: c.redactor, client: c.client})
+	sess, err := openSession(ctx, sp, cfg, sessionDeps{logger: c.logger, redactor: c.redactor, client: c.client, owner: c.owner})
 	if err != nil {
 		cleanupDir()
 		return Catalog{}, err

@@ -21,6 +21,9 @@ type Options struct {
 	Builtins []string
 	// ClientName and ClientVersion are sent in the handshake.
 	ClientName, ClientVersion string
+	// Owner marks every process (see OwnerEnv and ReapOrphans); empty:
+	// no mark.
+	Owner string
 }
 
 // Client is the process-wide MCP side of the bot: the configured servers,
@@ -33,6 +36,7 @@ type Client struct {
 	logger   *slog.Logger
 	builtins []string
 	client   clientInfo
+	owner    string
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -50,6 +54,7 @@ func New(o Options) *Client {
 		logger:   o.Logger,
 		builtins: o.Builtins,
 		client:   clientInfo{Name: o.ClientName, Version: o.ClientVersion},
+		owner:    o.Owner,
 		sessions: map[*Session]struct{}{},
 	}
 	if c.logger == nil {

@@ -251,6 +251,7 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 		redactor: c.deps.redactor,
 		client:   c.deps.client,
 		onExit:   c.onExit,
+		owner:    c.deps.owner,
 	})
 	if err != nil {
 		return nil, err

@@ -51,6 +51,7 @@ type spawnOptions struct {
 	stderrLevel slog.Level
 	redactor    Redactor
 	onExit      func(*process) // called once from the exit watcher
+	owner       string         // OwnerEnv's value; empty: no mark
 }
 
 // startProcess starts sp in its own process group, dying with the bot, with
@@ -95,7 +96,10 @@ func startProcess(sp Spawn, o spawnOptions) (*process, error) {
 	}
 
 	cmd := exec.Command(sp.Command, sp.Args...)
-	cmd.Env = sp.Env // the full, filtered environment, nothing appended
+	cmd.Env = sp.Env // the full, filtered environment, nothing inherited
+	if o.owner != "" {
+		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], OwnerEnv+"="+o.owner)
+	}
 	cmd.Dir = sp.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

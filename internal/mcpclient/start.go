@@ -27,6 +27,7 @@ type sessionDeps struct {
 	redactor Redactor
 	client   clientInfo
 	onExit   func(*process)
+	owner    string
 }
 
 // openSession starts sp and negotiates the protocol under ctx (the startup
@@ -38,6 +39,7 @@ func openSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionDeps)
 		stderrLevel: cfg.StderrLevel,
 		redactor:    d.redactor,
 		onExit:      d.onExit,
+		owner:       d.owner,
 	})
 	if err != nil {
 		return nil, err
