@@ -2,28 +2,52 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"path/filepath"
+	"time"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot"
+	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
+	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
 // builtinTools are the names of the bot's own tools; an MCP tool may not
 // take one of them.
-var builtinTools = []string{"send"}
+var builtinTools = []string{session.SendToolName}
+
+// shutdownTimeout bounds the graceful shutdown: turns cancelled, MCP
+// processes stopped, transcripts closed.
+const shutdownTimeout = 8 * time.Second
 
 // Main is the wired daemon: every long-lived component, built by
-// constructors from the configuration. The only place that knows every
-// package.
+// constructors from the configuration. It is the only place that knows
+// every package; an end-to-end test runs it in-process against fakes.
 type Main struct {
-	cfg     *Config
-	logger  *slog.Logger
-	secrets *redact.Registry
-	env     *redact.EnvFilter
-	cache   *mcpclient.CatalogCache
-	mcp     *mcpclient.Client
+	cfg      *Config
+	logger   *slog.Logger
+	secrets  *redact.Registry
+	env      *redact.EnvFilter
+	preset   preset.Playwright
+	cache    *mcpclient.CatalogCache
+	mcp      *mcpclient.Client
+	owner    string
+	listener net.Listener // the health listener, when HTTP_ADDR is set
+
+	// HTTPClient, when set, is used for Telegram and the model (tests).
+	HTTPClient *http.Client
 }
 
 // NewMain loads the configuration from environ and builds the components.
@@ -51,11 +75,33 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	if err != nil {
 		return nil, err
 	}
-	servers := mcpclient.MergeServers(logger, cfg.MCPServers, nil, settings)
+	pw := preset.Playwright{
+		Enabled:   cfg.Playwright.Enabled,
+		Headless:  cfg.Playwright.Headless,
+		Browser:   cfg.Playwright.Browser,
+		ExtraArgs: cfg.Playwright.ExtraArgs,
+		Command:   cfg.Playwright.Command,
+		Package:   cfg.Playwright.Package,
+	}
+	var presets []mcpclient.ServerConfig
+	if !hasServer(cfg.MCPServers, preset.PlaywrightServer) {
+		s := pw.Server()
+		s.PromptSection = preset.BrowserSection(true) // send is always offered
+		presets = append(presets, s)
+	} else if pw.IsEnabled() {
+		logger.Warn("MCP: the playwright preset is skipped: a configured server is named playwright")
+	}
+	servers := mcpclient.MergeServers(logger, cfg.MCPServers, presets, settings)
 	for _, s := range servers {
 		// Secrets written literally into a server's env are known secrets too.
 		secrets.Add(redact.ExplicitSecrets(s.Env)...)
 	}
+
+	// The owner mark ties this bot's processes to its data dir, so the
+	// next start can end what a crash left (see mcpclient.ReapOrphans).
+	abs, _ := filepath.Abs(cfg.DataDir)
+	sum := sha256.Sum256([]byte(abs))
+	owner := hex.EncodeToString(sum[:8])
 
 	cache := mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{
 		Env:           env,
@@ -63,6 +109,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		Logger:        logger,
 		ClientName:    "volcanicbot",
 		ClientVersion: version,
+		Owner:         owner,
 	})
 	client := mcpclient.New(mcpclient.Options{
 		Servers:       servers,
@@ -73,27 +120,141 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		Builtins:      builtinTools,
 		ClientName:    "volcanicbot",
 		ClientVersion: version,
+		Owner:         owner,
 	})
-	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, cache: cache, mcp: client}, nil
+	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, cache: cache, mcp: client, owner: owner}, nil
 }
 
-// Run starts the bot's components. It returns once they run.
+func hasServer(servers []mcpclient.ServerConfig, name string) bool {
+	for _, s := range servers {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Run runs the bot until ctx ends, then shuts down gracefully: polling
+// stops, running turns are cancelled, every MCP process is stopped and the
+// transcripts are closed.
 func (m *Main) Run(ctx context.Context) error {
 	if err := m.cfg.Validate(true); err != nil {
 		return err
 	}
+	model, err := m.model()
+	if err != nil {
+		return err
+	}
+	if reaped := mcpclient.ReapOrphans(m.owner); len(reaped) > 0 {
+		m.logger.Warn("ended processes left by an earlier run", "pids", reaped)
+	}
 	if len(m.cfg.Telegram.AllowedUsers) == 0 {
 		m.logger.Warn("TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody")
 	}
-	servers := m.mcp.Servers()
-	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir, "mcp_servers", len(servers))
+	m.logger.Info(m.preset.StartupLine())
+	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,
+		"provider", m.cfg.LLM.Provider, "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
+		"allowed_users", len(m.cfg.Telegram.AllowedUsers))
+
+	b, err := bot.New(bot.Options{
+		Token:        m.cfg.Telegram.Token,
+		APIURL:       m.cfg.Telegram.APIURL,
+		AllowedUsers: m.cfg.Telegram.AllowedUsers,
+		Logger:       m.logger,
+		Redactor:     m.secrets,
+		HTTPClient:   m.HTTPClient,
+	})
+	if err != nil {
+		return err
+	}
+	sessions := session.NewManager(session.Options{
+		DataDir:       m.cfg.DataDir,
+		Model:         model,
+		MCP:           m.mcp,
+		Chat:          b.Chat(),
+		Redactor:      m.secrets,
+		Logger:        m.logger,
+		SystemPrompt:  m.cfg.Agent.SystemPrompt,
+		MaxSteps:      m.cfg.Agent.MaxSteps,
+		ContextTokens: m.cfg.LLM.ContextTokens,
+	})
+	b.SetSessions(sessions)
+
 	// The catalogue is built in the background: a slow server must not
-	// hold up the bot.
+	// hold up polling. The first turn waits for it if it is not ready.
 	go func() {
 		tools, refusals := m.mcp.Tools(ctx)
+		for _, r := range refusals {
+			m.logger.Warn("MCP tool refused", "refusal", r.String())
+		}
 		m.logger.Info("MCP catalogue ready", "tools", len(tools), "refused", len(refusals))
 	}()
+
+	g, gctx := errgroup.WithContext(ctx)
+	if m.cfg.HTTPAddr != "" {
+		srv, err := m.healthServer(b)
+		if err != nil {
+			return err
+		}
+		g.Go(func() error {
+			if err := srv.Serve(m.listener); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("health listener: %w", err)
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			return srv.Shutdown(sctx)
+		})
+	}
+	g.Go(func() error { return b.Run(gctx) })
+	runErr := g.Wait()
+
+	m.logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := sessions.Close(sctx); err != nil {
+		m.logger.Warn("shutdown", "err", err)
+	}
+	if runErr != nil && ctx.Err() == nil {
+		return runErr
+	}
 	return nil
+}
+
+// model builds the LLM adapter the configuration names. With no
+// LLM_PROVIDER, the one whose key is set is used.
+func (m *Main) model() (llm.Model, error) {
+	c := m.cfg.LLM
+	provider := c.Provider
+	if provider == "" {
+		switch {
+		case c.OpenAIKey != "" || c.OpenAIBaseURL != "":
+			provider = llm.ProviderOpenAI
+		case c.AnthropicKey != "":
+			provider = llm.ProviderAnthropic
+		default:
+			return nil, errors.New("LLM_PROVIDER is not set (openai or anthropic), and no OPENAI_API_KEY or ANTHROPIC_API_KEY either")
+		}
+	}
+	if c.Model == "" {
+		return nil, errors.New("LLM_MODEL is required: the model name, e.g. gpt-4.1-mini or claude-sonnet-4-5")
+	}
+	switch provider {
+	case llm.ProviderOpenAI:
+		return llm.NewOpenAI(llm.OpenAIOptions{APIKey: c.OpenAIKey, BaseURL: c.OpenAIBaseURL, Model: c.Model,
+			MaxTokens: c.MaxTokens, HTTPClient: m.HTTPClient}), nil
+	case llm.ProviderAnthropic:
+		if c.AnthropicKey == "" {
+			return nil, errors.New("ANTHROPIC_API_KEY is required with LLM_PROVIDER=anthropic")
+		}
+		return llm.NewAnthropic(llm.AnthropicOptions{APIKey: c.AnthropicKey, BaseURL: c.AnthropicBaseURL, Model: c.Model,
+			MaxTokens: c.MaxTokens, AuthHeader: c.AnthropicAuthHeader, Version: c.AnthropicVersion,
+			HTTPClient: m.HTTPClient}), nil
+	}
+	return nil, fmt.Errorf("LLM_PROVIDER must be openai or anthropic (got %q)", provider)
 }
 
 // Close stops every MCP process. Safe to call more than once.

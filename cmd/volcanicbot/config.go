@@ -20,7 +20,7 @@ import (
 
 // Config is the bot's configuration: the config file named by
 // VOLCANIC_CONFIG (optional) and the environment, which wins over the file
-// key by key. An empty variable counts as unset. See configKeys for the
+// key by key, except for the Playwright preset's keys, where the file wins. An empty variable counts as unset. See configKeys for the
 // mapping between the two.
 type Config struct {
 	// ConfigFile is the file that was read, "" when none.
@@ -187,6 +187,13 @@ var configKeys = []configKey{
 	{"mcp.playwright.package", "PLAYWRIGHT_PACKAGE"},
 }
 
+// fileWins reports whether the config file beats the environment for key:
+// the Playwright preset's settings, as the reference design has it
+// ("values from config win over the environment"), so a compose file that
+// passes every PLAYWRIGHT_* variable through cannot undo a configured
+// preset. For every other key the environment wins.
+func fileWins(key string) bool { return strings.HasPrefix(key, "mcp.playwright.") }
+
 // configFileVar names the config file.
 const configFileVar = "VOLCANIC_CONFIG"
 
@@ -216,6 +223,9 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 	l.checkKeys()
 	for _, k := range configKeys {
 		if val, ok := lookup(k.env); ok {
+			if fileWins(k.key) && l.v.IsSet(k.key) {
+				continue
+			}
 			l.v.Set(k.key, val)
 			l.fromEnv[k.key] = k.env
 		}

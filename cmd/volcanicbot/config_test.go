@@ -248,8 +248,9 @@ mcp:
 		"LOG_LEVEL":           "",
 		"LOG_FORMAT":          "text",
 		"VOLCANIC_DATA_DIR":   "",
-		"PLAYWRIGHT_HEADLESS": "",
-		"PLAYWRIGHT_ENABLED":  "", // unset in both: nil
+		"PLAYWRIGHT_HEADLESS": "true", // the file wins for the preset's keys
+		"PLAYWRIGHT_ENABLED":  "",     // unset in both: nil
+		"PLAYWRIGHT_BROWSER":  "firefox",
 	},
 		"MCP__SERVERS__GITHUB__ARGS=b,c",
 		"MCP__SERVERS__GITHUB__ENV__B=env",
@@ -259,7 +260,7 @@ mcp:
 	)
 	if c.Telegram.Token != "env-token" || c.Telegram.APIURL != "http://file" || c.Log.Level != "error" ||
 		c.Log.Format != "text" || c.DataDir != "/file/data" || c.Playwright.Headless == nil || *c.Playwright.Headless ||
-		c.Playwright.Enabled != nil {
+		c.Playwright.Enabled != nil || c.Playwright.Browser != "firefox" {
 		t.Errorf("scalars: %+v", c)
 	}
 	if len(c.MCPServers) != 1 {

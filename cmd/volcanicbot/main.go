@@ -27,11 +27,12 @@ func main() {
 // errUsage marks a command-line mistake: exit code 2.
 var errUsage = errors.New("usage")
 
-const usage = `usage: volcanicbot [run|check|version]
+const usage = `usage: volcanicbot [run|check|health|version]
 
   run      run the bot (the default)
   check    validate the configuration, discover every MCP server's tools and
            print them; exits 1 when the configuration is invalid or a server fails
+  health   ask the running bot's /healthz (HTTP_ADDR); exits 0 when polling is alive
   version  print the version
 
 Configuration comes from environment variables and an optional config file
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		err = runBot(ctx, stderr, environ)
 	case "check":
 		err = runCheck(ctx, stdout, stderr, environ)
+	case "health":
+		err = runHealth(ctx, stdout, environ)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "volcanicbot", version)
 	case "help", "--help", "-h":
@@ -78,18 +81,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 // errReported means the failure was already printed in full.
 var errReported = errors.New("reported")
 
-// runBot loads and validates the configuration, builds the MCP catalogue and
-// waits for a signal. The Telegram side is wired in here as it lands.
+// runBot runs the bot until ctx ends (SIGINT or SIGTERM).
 func runBot(ctx context.Context, stderr io.Writer, environ []string) error {
 	m, err := NewMain(stderr, environ)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if err := m.Run(ctx); err != nil {
-		return err
-	}
-	<-ctx.Done()
-	m.logger.Info("shutting down")
-	return nil
+	return m.Run(ctx)
 }

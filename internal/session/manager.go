@@ -20,6 +20,7 @@ const (
 	DefaultMaxSteps      = 40
 	DefaultContextTokens = 100_000
 	DefaultIdleRelease   = 10 * time.Minute
+	DefaultModelTimeout  = 5 * time.Minute
 )
 
 // ErrClosed is returned once the manager is shutting down.
@@ -46,6 +47,9 @@ type Options struct {
 	// memory after its last message (DefaultIdleRelease). MCP processes
 	// have their own idle timeout.
 	IdleRelease time.Duration
+	// ModelTimeout bounds one model call, retries included
+	// (DefaultModelTimeout).
+	ModelTimeout time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
 }
@@ -80,6 +84,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.IdleRelease <= 0 {
 		o.IdleRelease = DefaultIdleRelease
+	}
+	if o.ModelTimeout <= 0 {
+		o.ModelTimeout = DefaultModelTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -280,7 +280,9 @@ func (s *session) agent(ctx context.Context, text string, activity Activity) err
 		if err != nil {
 			return err
 		}
-		resp, err := m.o.Model.Complete(ctx, llm.Request{System: system, Messages: mergeAdjacent(repairToolCalls(msgs)), Tools: tools.specs})
+		callCtx, cancel := context.WithTimeout(ctx, m.o.ModelTimeout)
+		resp, err := m.o.Model.Complete(callCtx, llm.Request{System: system, Messages: mergeAdjacent(repairToolCalls(msgs)), Tools: tools.specs})
+		cancel()
 		if err != nil {
 			return err
 		}

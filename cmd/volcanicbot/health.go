@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot"
+)
+
+// healthMaxAge is how old the last successful getUpdates may be while the
+// bot counts as healthy. A long poll returns at least every ~60 s.
+const healthMaxAge = 150 * time.Second
+
+// healthServer listens on HTTP_ADDR and answers /healthz: 200 while
+// polling is alive, 503 before the first poll and when it stalled.
+func (m *Main) healthServer(b *bot.Bot) (*http.Server, error) {
+	ln, err := net.Listen("tcp", m.cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP_ADDR %s: %w", m.cfg.HTTPAddr, err)
+	}
+	m.listener = ln
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		last := b.LastPoll()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		switch {
+		case last.IsZero():
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "starting: no successful getUpdates yet")
+		case time.Since(last) > healthMaxAge:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "stalled: last successful getUpdates %s ago\n", time.Since(last).Round(time.Second))
+		default:
+			fmt.Fprintf(w, "ok: last successful getUpdates %s ago\n", time.Since(last).Round(time.Second))
+		}
+	})
+	m.logger.Info("health listener", "addr", ln.Addr().String())
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, nil
+}
+
+// runHealth is `volcanicbot health`, the container's health check: it asks
+// the running bot's /healthz on HTTP_ADDR and exits 0 only on 200.
+func runHealth(ctx context.Context, stdout io.Writer, environ []string) error {
+	addr, ok := lookupIn(environ)("HTTP_ADDR")
+	if !ok || addr == "" {
+		return errors.New("HTTP_ADDR is not set: the health listener is off")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("HTTP_ADDR %q: %w", addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	fmt.Fprint(stdout, strings.TrimSpace(string(body))+"\n")
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("health: %s", resp.Status)
+	}
+	return nil
+}

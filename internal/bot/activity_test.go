@@ -1,0 +1,162 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestChatDefaults(t *testing.T) {
+	h := newBot(t, nil)
+	c := h.bot.Chat()
+	if c.progressEvery != time.Second || c.typingEvery != 4*time.Second {
+		t.Errorf("progress every %v, typing every %v", c.progressEvery, c.typingEvery)
+	}
+}
+
+func TestProgressMessage(t *testing.T) {
+	const every = 300 * time.Millisecond
+	h := newBot(t, func(o *Options) { o.Redactor = replacer{strings.NewReplacer("s3cret", "[redacted]")} })
+	c := h.bot.Chat()
+	c.progressEvery, c.typingEvery = every, 100*time.Millisecond
+	a := c.StartActivity(context.Background(), alice)
+	if _, err := h.fake.WaitFor("sendChatAction", 1, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.fake.Sent(alice)) != 0 {
+		t.Fatal("a progress message before any tool call")
+	}
+
+	a.ToolCall("browser_navigate", json.RawMessage(`{"url":"https://example.com/docs/?token=s3cret"}`))
+	msgs, err := h.fake.WaitSent(alice, 1, waitLong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs[0].Text != "🌐 browser_navigate example.com/docs?…" {
+		t.Errorf("progress %q", msgs[0].Text)
+	}
+	// A burst of calls makes one edit, not one per call.
+	a.ToolCall("echo", json.RawMessage(`{"message":"hi"}`))
+	a.ToolCall("read_file", json.RawMessage(`{"path":"notes/s3cret.txt"}`))
+	a.ToolCall("brave_web_search", json.RawMessage(`{"query":"volcanoes"}`))
+	if _, err := h.fake.WaitFor("editMessageText", 1, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(every / 2)
+	a.ToolCall("send", json.RawMessage(`{"path":"page.png"}`))
+	if _, err := h.fake.WaitFor("editMessageText", 2, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	a.Done()
+
+	want := strings.Join([]string{
+		"🌐 browser_navigate example.com/docs?…",
+		"🔧 echo",
+		"📄 read_file notes/[redacted].txt",
+		"🔍 brave_web_search volcanoes",
+		"📤 send page.png",
+	}, "\n")
+	sent := h.fake.Sent(alice)
+	if len(sent) != 1 || !sent[0].Deleted || sent[0].Text != want || sent[0].Edits() != 2 {
+		t.Errorf("progress message %+v, want deleted, 2 edits, text\n%s", sent, want)
+	}
+	// Edits are at least `every` apart, the first one from the send.
+	var times []time.Time
+	for _, r := range h.fake.Requests() {
+		if r.Method == "sendMessage" || r.Method == "editMessageText" {
+			times = append(times, r.Time)
+		}
+	}
+	const slack = 30 * time.Millisecond // the send's clock starts just before its request
+	for i := 1; i < len(times); i++ {
+		if gap := times[i].Sub(times[i-1]); gap < every-slack {
+			t.Errorf("update %d came %v after the previous one, want >= %v", i, gap, every)
+		}
+	}
+	if n := len(h.fake.RequestsFor("deleteMessage")); n != 1 {
+		t.Errorf("%d deleteMessage requests", n)
+	}
+	if n := len(h.fake.RequestsFor("sendChatAction")); n < 2 {
+		t.Errorf("typing sent %d times, want it renewed", n)
+	}
+	if r := h.fake.RequestsFor("sendChatAction")[0]; r.Params["action"] != "typing" || r.ChatID() != alice {
+		t.Errorf("chat action %+v", r.Params)
+	}
+	// Nothing after Done.
+	n := len(h.fake.Requests())
+	a.ToolCall("late", nil)
+	a.Done()
+	time.Sleep(250 * time.Millisecond)
+	if m := len(h.fake.Requests()); m != n {
+		t.Errorf("%d requests after Done", m-n)
+	}
+}
+
+func TestNoToolNoProgress(t *testing.T) {
+	h := newBot(t, nil)
+	a := h.bot.Chat().StartActivity(context.Background(), alice)
+	if _, err := h.fake.WaitFor("sendChatAction", 1, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	a.Done()
+	for _, r := range h.fake.Requests() {
+		if r.Method != "sendChatAction" {
+			t.Errorf("unexpected %s", r.Method)
+		}
+	}
+}
+
+func TestStoppedTurnStillDeletesProgress(t *testing.T) {
+	h := newBot(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	a := h.bot.Chat().StartActivity(ctx, alice)
+	a.ToolCall("browser_click", json.RawMessage(`{"element":"Login button"}`))
+	if _, err := h.fake.WaitSent(alice, 1, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // /stop
+	time.Sleep(20 * time.Millisecond)
+	a.ToolCall("browser_type", json.RawMessage(`{"text":"ignored"}`))
+	a.Done()
+	sent := h.fake.Sent(alice)
+	if len(sent) != 1 || !sent[0].Deleted || sent[0].Text != "🌐 browser_click Login button" {
+		t.Errorf("sent %+v", sent)
+	}
+}
+
+func TestToolLine(t *testing.T) {
+	scrub := replacer{strings.NewReplacer("hunter2", "[redacted]")}.Redact
+	tests := []struct {
+		name, args, want string
+	}{
+		{"browser_navigate", `{"url":"https://user:pw@example.com/a/b/"}`, "🌐 browser_navigate example.com/a/b"},
+		{"pw_browser_take_screenshot", `{"filename":"shot.png"}`, "🌐 pw_browser_take_screenshot shot.png"},
+		{"fetch", `{"url":"http://x.org"}`, "🔗 fetch x.org"},
+		{"run_shell", `{"command":"ls -la\n/tmp"}`, "💻 run_shell ls -la /tmp"},
+		{"write_file", `{"path":"a.txt","content":"hunter2"}`, "📄 write_file a.txt"},
+		{"browser_type", `{"element":"password","text":"hunter2"}`, "🌐 browser_type password"},
+		{"search", `{"query":"my password is hunter2"}`, "🔍 search my password is [redacted]"},
+		{"echo", `{"message":"hi"}`, "🔧 echo"},
+		{"echo", `not json`, "🔧 echo"},
+		{"echo", ``, "🔧 echo"},
+		{"search", `{"query":"` + strings.Repeat("a", 100) + `"}`, "🔍 search " + strings.Repeat("a", 59) + "…"},
+	}
+	for _, tt := range tests {
+		if got := toolLine(tt.name, json.RawMessage(tt.args), scrub); got != tt.want {
+			t.Errorf("toolLine(%s, %s) = %q, want %q", tt.name, tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestProgressKeepsLatestLines(t *testing.T) {
+	a := &activity{c: &Chat{scrub: func(s string) string { return s }}, wake: make(chan struct{}, 1)}
+	for i := range maxProgressLines + 5 {
+		a.ToolCall("tool_"+string(rune('a'+i)), nil)
+	}
+	lines := strings.Split(a.text(), "\n")
+	if len(lines) != maxProgressLines+1 || lines[0] != "… 5 earlier" || lines[1] != "🔧 tool_f" {
+		t.Errorf("progress text:\n%s", a.text())
+	}
+}

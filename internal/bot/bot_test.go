@@ -1,0 +1,190 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+)
+
+func TestNewDoesNoIO(t *testing.T) {
+	h := newBot(t, nil)
+	if reqs := h.fake.Requests(); len(reqs) != 0 {
+		t.Errorf("New made %d requests", len(reqs))
+	}
+	if !h.bot.LastPoll().IsZero() {
+		t.Error("LastPoll is set before any poll")
+	}
+	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "TELEGRAM_BOT_TOKEN") {
+		t.Errorf("New without a token: %v", err)
+	}
+	for _, u := range []string{"http://bad host", "api.telegram.org", "ftp://x"} {
+		if _, err := New(Options{Token: "1:x", APIURL: u}); err == nil || !strings.Contains(err.Error(), "TELEGRAM_API_URL") {
+			t.Errorf("New with API URL %q: %v", u, err)
+		}
+	}
+}
+
+func TestHTTPClientTimeout(t *testing.T) {
+	tests := []struct {
+		client *http.Client
+		want   time.Duration
+	}{
+		{nil, DefaultHTTPTimeout},
+		{&http.Client{}, DefaultHTTPTimeout},
+		{&http.Client{Timeout: 60 * time.Second}, DefaultHTTPTimeout}, // cut the 59 s poll
+		{&http.Client{Timeout: 120 * time.Second}, 120 * time.Second},
+	}
+	for _, tt := range tests {
+		b, err := New(Options{Token: "1:x", HTTPClient: tt.client})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.client.Timeout; got != tt.want {
+			t.Errorf("timeout %v, want %v", got, tt.want)
+		}
+		if tt.client != nil && tt.client.Timeout != 0 && tt.client.Timeout != 60*time.Second && tt.client.Timeout != 120*time.Second {
+			t.Error("the caller's client was modified")
+		}
+	}
+}
+
+func TestRunStartsAndStops(t *testing.T) {
+	h := newBot(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.bot.Run(ctx) }()
+	if _, err := h.fake.WaitFor("getUpdates", 1, waitLong); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, r := range h.fake.Requests() {
+		order = append(order, r.Method)
+	}
+	if strings.Join(order, " ") != "getMe deleteWebhook setMyCommands getUpdates" {
+		t.Errorf("requests %v", order)
+	}
+	if gu := h.fake.RequestsFor("getUpdates")[0]; gu.Params["timeout"] != "59" || !strings.Contains(gu.Params["allowed_updates"], "message") {
+		t.Errorf("getUpdates params %v", gu.Params)
+	}
+	if !h.bot.LastPoll().IsZero() {
+		t.Error("LastPoll set while the first poll is pending")
+	}
+	before := time.Now()
+	h.fake.Message(alice, alice, "hi")
+	h.sess.waitCalls(t, "deliver", 1)
+	if lp := h.bot.LastPoll(); lp.Before(before) {
+		t.Errorf("LastPoll %v, want after %v", lp, before)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
+	case <-time.After(waitLong):
+		t.Fatal("Run did not return")
+	}
+	if err := h.bot.Run(context.Background()); err == nil {
+		t.Error("a second Run did not fail")
+	}
+}
+
+func TestRunRetriesStartup(t *testing.T) {
+	h := newBot(t, nil)
+	h.fake.FailNext("getMe", http.StatusBadGateway, "", 0)
+	h.fake.FailNext("deleteWebhook", http.StatusTooManyRequests, "", 1)
+	h.fake.FailNext("setMyCommands", http.StatusBadRequest, "Bad Request: BOT_COMMAND_INVALID", 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- h.bot.Run(ctx) }()
+	if _, err := h.fake.WaitFor("getUpdates", 1, waitLong); err != nil {
+		t.Fatalf("%v; log:\n%s", err, h.logs)
+	}
+	if !strings.Contains(h.logs.String(), "could not publish the command list") {
+		t.Errorf("setMyCommands failure not logged:\n%s", h.logs)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+}
+
+func TestRunRefusedToken(t *testing.T) {
+	fake := telegramtest.New(t)
+	token := "987654321:AAThisIsTheWrongTokenXYZ"
+	logs := &logBuffer{}
+	b, err := New(Options{Token: token, APIURL: fake.URL(), Sessions: newFakeSessions(),
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Sleep: (&sleeps{}).sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "TELEGRAM_BOT_TOKEN") {
+		t.Fatalf("Run = %v, want the token refused", err)
+	}
+	if strings.Contains(err.Error(), "ThisIsTheWrongToken") || strings.Contains(logs.String(), "ThisIsTheWrongToken") {
+		t.Errorf("the token leaked: %v\n%s", err, logs)
+	}
+	if len(fake.RequestsFor("getMe")) != 1 {
+		t.Error("a 401 was retried")
+	}
+}
+
+func TestRunWithoutSessions(t *testing.T) {
+	h := newBot(t, func(o *Options) { o.Sessions = nil })
+	if err := h.bot.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "Sessions") {
+		t.Errorf("Run = %v", err)
+	}
+	h2 := newBot(t, func(o *Options) { o.Sessions = nil })
+	h2.bot.SetSessions(h2.sess)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h2.bot.Run(ctx) }()
+	h2.fake.Message(alice, alice, "hi")
+	h2.sess.waitCalls(t, "deliver", 1)
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+}
+
+func TestTokenNeverLogged(t *testing.T) {
+	const token = "555:AASecretPartOfTheTokenQQQ"
+	for _, apiURL := range []string{"http://127.0.0.1:1"} {
+		logs := &logBuffer{}
+		b, err := New(Options{Token: token, APIURL: apiURL, Sessions: newFakeSessions(),
+			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Sleep: (&sleeps{}).sleep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sendErr := b.Chat().SendText(context.Background(), alice, "hello")
+		runErr := b.Run(context.Background())
+		all := logs.String() + "\n" + sendErr.Error() + "\n" + runErr.Error()
+		if strings.Contains(all, "SecretPartOfTheToken") {
+			t.Errorf("%s: the token leaked:\n%s", apiURL, all)
+		}
+		if !strings.Contains(logs.String(), "message not delivered") || !strings.Contains(logs.String(), "chat=1001") {
+			t.Errorf("%s: failure not logged:\n%s", apiURL, logs)
+		}
+	}
+}
+
+func TestScrubber(t *testing.T) {
+	const token = "555:AASecretPartOfTheTokenQQQ"
+	scrub := newScrubber(token, replacer{strings.NewReplacer("hunter2", "[redacted]")})
+	in := `parse "http://x/bot555:AASecretPartOfTheTokenQQQ/getMe": bad; half AASecretPartOfTheTokenQQQ; hunter2`
+	if got := scrub(in); strings.Contains(got, "SecretPart") || strings.Contains(got, "hunter2") {
+		t.Errorf("scrub = %q", got)
+	}
+	err := &callError{method: "getMe", msg: scrub(in), err: errors.New(in)}
+	if strings.Contains(err.Error(), "SecretPart") {
+		t.Errorf("callError = %q", err)
+	}
+}
