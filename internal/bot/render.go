@@ -71,16 +71,16 @@ const (
 	elPre   // attr is the language, possibly empty
 )
 
-// elem is one open element; elements form a tree through parent, and a run of text names its innermost element.
-// Identity matters: two runs inside the same bold span share its *elem, so the serializer keeps it open.
-type elem struct {
+// htmlElem is one open element; elements form a tree through parent, and a run names its innermost element.
+// Identity matters: two runs inside the same bold span share its *htmlElem, so the serializer keeps it open.
+type htmlElem struct {
 	kind   elemKind
 	depth  int
 	attr   string
-	parent *elem
+	parent *htmlElem
 }
 
-func (e *elem) has(k elemKind) bool {
+func (e *htmlElem) has(k elemKind) bool {
 	for ; e != nil; e = e.parent {
 		if e.kind == k {
 			return true
@@ -99,18 +99,18 @@ const (
 	runSep                   // the separator between two blocks: the best place to split, dropped when split there
 )
 
-// run is a range of doc.vis with its formatting and splitting rules.
-type run struct {
+// textRun is a range of renderedDoc.vis with its formatting and splitting rules.
+type textRun struct {
 	start, end int
-	el         *elem
+	el         *htmlElem
 	kind       runKind
 	pen        uint8 // runSep only: the penalty of splitting here
 }
 
-// doc is the rendered document: all visible text in one buffer, partitioned into runs.
-type doc struct {
+// renderedDoc is the rendered document: all visible text in one buffer, partitioned into runs.
+type renderedDoc struct {
 	vis  []byte
-	runs []run
+	runs []textRun
 }
 
 type sepKind uint8
@@ -134,29 +134,29 @@ const (
 	penGlyph   = 20 // inside what displays as one character (combining marks, ZWJ sequences)
 )
 
-type builder struct {
+type docBuilder struct {
 	src  []byte
-	d    *doc
-	cur  *elem // innermost open element (the blockquote, if any, at block level)
-	quot *elem // the open blockquote; nested quotes are flattened into it (Telegram does not nest them)
+	d    *renderedDoc
+	cur  *htmlElem // innermost open element (the blockquote, if any, at block level)
+	quot *htmlElem // the open blockquote; nested quotes are flattened into it (Telegram does not nest them)
 
 	indent []byte // indentation of continuation lines inside list items
 
 	sep       sepKind // separator owed before the next content
 	sepPen    uint8
-	started   bool  // some content was emitted
-	lastQuote *elem // blockquote of the last content
+	started   bool      // some content was emitted
+	lastQuote *htmlElem // blockquote of the last content
 	inLink    bool
 }
 
-// buildDoc parses markdown and renders it into a doc, or returns nil if nothing would be visible.
-func buildDoc(markdown string) *doc {
+// buildDoc parses markdown and renders it into a renderedDoc, or returns nil if nothing would be visible.
+func buildDoc(markdown string) *renderedDoc {
 	if strings.TrimSpace(markdown) == "" {
 		return nil
 	}
-	src := []byte(sanitize(markdown))
+	src := []byte(sanitizeMarkdown(markdown))
 	root := markdownParser().Parse(text.NewReader(src))
-	b := &builder{src: src, d: &doc{vis: make([]byte, 0, len(src)+len(src)/8), runs: make([]run, 0, 32)}}
+	b := &docBuilder{src: src, d: &renderedDoc{vis: make([]byte, 0, len(src)+len(src)/8), runs: make([]textRun, 0, 32)}}
 	b.blocks(root, sepBlock, penBlock)
 	if len(bytes.TrimSpace(b.d.vis)) == 0 {
 		return nil
@@ -164,8 +164,8 @@ func buildDoc(markdown string) *doc {
 	return b.d
 }
 
-// sanitize makes the input valid UTF-8 without NUL, with "\n" line endings.
-func sanitize(s string) string {
+// sanitizeMarkdown makes the input valid UTF-8 without NUL, with "\n" line endings.
+func sanitizeMarkdown(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if strings.IndexByte(s, 0) >= 0 {
 		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
@@ -178,7 +178,7 @@ func sanitize(s string) string {
 }
 
 // blocks renders the block children of parent, separated by sep.
-func (b *builder) blocks(parent ast.Node, sep sepKind, pen uint8) {
+func (b *docBuilder) blocks(parent ast.Node, sep sepKind, pen uint8) {
 	for c := parent.FirstChild(); c != nil; c = c.NextSibling() {
 		if prev := c.PreviousSibling(); prev != nil {
 			p := pen
@@ -191,7 +191,7 @@ func (b *builder) blocks(parent ast.Node, sep sepKind, pen uint8) {
 	}
 }
 
-func (b *builder) block(n ast.Node) {
+func (b *docBuilder) block(n ast.Node) {
 	switch n := n.(type) {
 	case *ast.Paragraph, *ast.TextBlock:
 		b.inlines(n)
@@ -204,7 +204,7 @@ func (b *builder) block(n ast.Node) {
 	case *ast.CodeBlock:
 		b.codeBlock(n, "")
 	case *ast.FencedCodeBlock:
-		b.codeBlock(n, language(n.Language(b.src)))
+		b.codeBlock(n, fenceLanguage(n.Language(b.src)))
 	case *ast.HTMLBlock:
 		var buf []byte
 		lines := n.Lines()
@@ -217,13 +217,15 @@ func (b *builder) block(n ast.Node) {
 		}
 		b.write(strings.TrimRight(string(buf), "\n"), runText, b.cur)
 	case *ast.Blockquote:
-		savedQuote, savedCur := b.quot, b.cur
+		// A blockquote is a box of its own: a list item's indentation does not continue inside it.
+		savedQuote, savedCur, savedIndent := b.quot, b.cur, b.indent
 		if b.quot == nil {
-			b.quot = &elem{kind: elQuote, depth: 1}
+			b.quot = &htmlElem{kind: elQuote, depth: 1}
 			b.cur = b.quot
 		}
+		b.indent = nil
 		b.blocks(n, sepBlock, penBlock)
-		b.quot, b.cur = savedQuote, savedCur
+		b.quot, b.cur, b.indent = savedQuote, savedCur, savedIndent
 	case *ast.List:
 		b.list(n)
 	case *east.Table:
@@ -238,9 +240,9 @@ func (b *builder) block(n ast.Node) {
 	}
 }
 
-var bullets = [...]string{"• ", "◦ ", "▪ "}
+var listBullets = [...]string{"• ", "◦ ", "▪ "}
 
-func (b *builder) list(n *ast.List) {
+func (b *docBuilder) list(n *ast.List) {
 	depth := 0
 	for p := n.Parent(); p != nil; p = p.Parent() {
 		if _, ok := p.(*ast.List); ok {
@@ -261,7 +263,7 @@ func (b *builder) list(n *ast.List) {
 			marker = strconv.Itoa(num) + ". "
 			num++
 		} else {
-			marker = bullets[depth%len(bullets)]
+			marker = listBullets[depth%len(listBullets)]
 		}
 		b.write(marker, runAtomic, b.quot)
 		saved := b.indent
@@ -271,7 +273,7 @@ func (b *builder) list(n *ast.List) {
 	}
 }
 
-func (b *builder) codeBlock(n ast.Node, lang string) {
+func (b *docBuilder) codeBlock(n ast.Node, lang string) {
 	var buf []byte
 	lines := n.Lines()
 	for i := range lines.Len() {
@@ -285,19 +287,19 @@ func (b *builder) codeBlock(n ast.Node, lang string) {
 	b.write(code, runCode, b.preElem(lang))
 }
 
-func (b *builder) preElem(lang string) *elem {
-	return &elem{kind: elPre, attr: lang, parent: b.quot, depth: depthOf(b.quot) + 1}
+func (b *docBuilder) preElem(lang string) *htmlElem {
+	return &htmlElem{kind: elPre, attr: lang, parent: b.quot, depth: depthOf(b.quot) + 1}
 }
 
-func depthOf(e *elem) int {
+func depthOf(e *htmlElem) int {
 	if e == nil {
 		return 0
 	}
 	return e.depth
 }
 
-// language keeps a fence's language only when it looks like one.
-func language(info []byte) string {
+// fenceLanguage keeps a fence's language only when it looks like one.
+func fenceLanguage(info []byte) string {
 	if len(info) == 0 || len(info) > 32 {
 		return ""
 	}
@@ -313,34 +315,34 @@ func language(info []byte) string {
 
 // push opens an inline element and returns the element to restore afterwards. Bold inside bold (and the like)
 // is not nested again: Telegram rejects nested entities of one type.
-func (b *builder) push(k elemKind, attr string) *elem {
+func (b *docBuilder) push(k elemKind, attr string) *htmlElem {
 	saved := b.cur
 	if (k == elBold || k == elItalic || k == elStrike || k == elLink) && b.cur.has(k) {
 		return saved
 	}
-	b.cur = &elem{kind: k, attr: attr, parent: b.cur, depth: depthOf(b.cur) + 1}
+	b.cur = &htmlElem{kind: k, attr: attr, parent: b.cur, depth: depthOf(b.cur) + 1}
 	return saved
 }
 
-func (b *builder) inlines(n ast.Node) {
+func (b *docBuilder) inlines(n ast.Node) {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		b.inline(c)
 	}
 }
 
-func (b *builder) textKind() runKind {
+func (b *docBuilder) textKind() runKind {
 	if b.inLink {
 		return runAtomic
 	}
 	return runText
 }
 
-func (b *builder) inline(n ast.Node) {
+func (b *docBuilder) inline(n ast.Node) {
 	switch n := n.(type) {
 	case *ast.Text:
 		v := n.Value(b.src)
 		if !n.IsRaw() {
-			v = unescape(v)
+			v = unescapeMarkdown(v)
 		}
 		b.write(util.BytesToReadOnlyString(v), b.textKind(), b.cur) // write copies it
 		if n.SoftLineBreak() || n.HardLineBreak() {
@@ -349,7 +351,7 @@ func (b *builder) inline(n ast.Node) {
 	case *ast.String:
 		v := n.Value
 		if !n.IsCode() && !n.IsRaw() {
-			v = unescape(v)
+			v = unescapeMarkdown(v)
 		}
 		b.write(util.BytesToReadOnlyString(v), b.textKind(), b.cur) // write copies it
 	case *ast.CodeSpan:
@@ -359,7 +361,7 @@ func (b *builder) inline(n ast.Node) {
 			b.write(code, runAtomic, b.cur)
 		} else {
 			// Nor inside bold, italic or strikethrough: the code style wins.
-			b.write(code, runAtomic, &elem{kind: elCode, parent: b.quot, depth: depthOf(b.quot) + 1})
+			b.write(code, runAtomic, &htmlElem{kind: elCode, parent: b.quot, depth: depthOf(b.quot) + 1})
 		}
 	case *ast.Emphasis:
 		k := elItalic
@@ -374,22 +376,22 @@ func (b *builder) inline(n ast.Node) {
 		b.inlines(n)
 		b.cur = saved
 	case *ast.Link:
-		b.link(linkURL(n.Destination), func() { b.inlines(n) })
+		b.link(markdownLinkURL(n.Destination), func() { b.inlines(n) })
 	case *ast.AutoLink:
 		href := string(n.URL(b.src))
-		if n.AutoLinkType == ast.AutoLinkEmail && !hasPrefixFold(href, "mailto:") {
+		if n.AutoLinkType == ast.AutoLinkEmail && !hasPrefixFoldASCII(href, "mailto:") {
 			href = "mailto:" + href
 		}
 		label := string(n.Label(b.src))
-		b.link(escapeURL(href), func() { b.write(label, runAtomic, b.cur) })
+		b.link(escapeLinkURL(href), func() { b.write(label, runAtomic, b.cur) })
 	case *ast.Image:
-		alt := plainText(n, b.src)
+		alt := inlinePlainText(n, b.src)
 		if alt == "" {
 			alt = "image"
 		}
-		b.link(linkURL(n.Destination), func() { b.write(alt, runAtomic, b.cur) })
+		b.link(markdownLinkURL(n.Destination), func() { b.write(alt, runAtomic, b.cur) })
 	case *ast.RawHTML:
-		raw := rawHTML(n, b.src)
+		raw := rawHTMLText(n, b.src)
 		if isBreakTag(raw) {
 			b.write("\n", b.textKind(), b.cur)
 		} else {
@@ -408,8 +410,8 @@ func (b *builder) inline(n ast.Node) {
 
 // link renders body as a link to href when Telegram may link there, else as plain text. A link whose text is
 // empty shows its address.
-func (b *builder) link(href string, body func()) {
-	if b.inLink || !allowedURL(href) {
+func (b *docBuilder) link(href string, body func()) {
+	if b.inLink || !linkAllowed(href) {
 		body()
 		return
 	}
@@ -425,7 +427,7 @@ func (b *builder) link(href string, body func()) {
 }
 
 // requestSep owes a separator before the next content; the strongest request wins.
-func (b *builder) requestSep(k sepKind, pen uint8) {
+func (b *docBuilder) requestSep(k sepKind, pen uint8) {
 	switch {
 	case k > b.sep:
 		b.sep, b.sepPen = k, pen
@@ -436,7 +438,7 @@ func (b *builder) requestSep(k sepKind, pen uint8) {
 
 // write appends visible text s formatted by el, first paying any separator owed, and indents the lines it starts
 // inside a list item (code blocks keep their own indentation).
-func (b *builder) write(s string, kind runKind, el *elem) {
+func (b *docBuilder) write(s string, kind runKind, el *htmlElem) {
 	if s == "" {
 		return
 	}
@@ -471,7 +473,7 @@ func (b *builder) write(s string, kind runKind, el *elem) {
 	b.appendRun(s, kind, el, 0)
 }
 
-func (b *builder) appendRun(s string, kind runKind, el *elem, pen uint8) {
+func (b *docBuilder) appendRun(s string, kind runKind, el *htmlElem, pen uint8) {
 	if s == "" {
 		return
 	}
@@ -484,17 +486,17 @@ func (b *builder) appendRun(s string, kind runKind, el *elem, pen uint8) {
 			return
 		}
 	}
-	d.runs = append(d.runs, run{start: start, end: len(d.vis), el: el, kind: kind, pen: pen})
+	d.runs = append(d.runs, textRun{start: start, end: len(d.vis), el: el, kind: kind, pen: pen})
 }
 
 // table renders a GFM table as a preformatted block with aligned columns. Cell formatting is dropped (a <pre>
 // cannot hold any); a link's address follows its text.
-func (b *builder) table(n *east.Table) {
+func (b *docBuilder) table(n *east.Table) {
 	var rows [][]string
 	for r := n.FirstChild(); r != nil; r = r.NextSibling() {
 		var cells []string
 		for c := r.FirstChild(); c != nil; c = c.NextSibling() {
-			cells = append(cells, plainText(c, b.src))
+			cells = append(cells, inlinePlainText(c, b.src))
 		}
 		rows = append(rows, cells)
 	}
@@ -508,7 +510,7 @@ func (b *builder) table(n *east.Table) {
 	widths := make([]int, cols)
 	for _, r := range rows {
 		for i, c := range r {
-			widths[i] = max(widths[i], displayWidth(c))
+			widths[i] = max(widths[i], monoWidth(c))
 		}
 	}
 	align := func(i int) east.Alignment {
@@ -531,7 +533,7 @@ func (b *builder) table(n *east.Table) {
 			if i < len(r) {
 				cell = r[i]
 			}
-			pad := widths[i] - displayWidth(cell)
+			pad := widths[i] - monoWidth(cell)
 			switch align(i) {
 			case east.AlignRight:
 				line.WriteString(strings.Repeat(" ", pad))
@@ -559,20 +561,20 @@ func (b *builder) table(n *east.Table) {
 	b.write(sb.String(), runCode, b.preElem(""))
 }
 
-// plainText is the visible text of n's inline content, without formatting, on one line.
-func plainText(n ast.Node, src []byte) string {
+// inlinePlainText is the visible text of n's inline content, without formatting, on one line.
+func inlinePlainText(n ast.Node, src []byte) string {
 	var sb strings.Builder
-	writePlain(&sb, n, src)
+	writeInlinePlain(&sb, n, src)
 	return strings.TrimSpace(sb.String())
 }
 
-func writePlain(sb *strings.Builder, n ast.Node, src []byte) {
+func writeInlinePlain(sb *strings.Builder, n ast.Node, src []byte) {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *ast.Text:
 			v := c.Value(src)
 			if !c.IsRaw() {
-				v = unescape(v)
+				v = unescapeMarkdown(v)
 			}
 			sb.Write(v)
 			if c.SoftLineBreak() || c.HardLineBreak() {
@@ -581,7 +583,7 @@ func writePlain(sb *strings.Builder, n ast.Node, src []byte) {
 		case *ast.String:
 			v := c.Value
 			if !c.IsCode() && !c.IsRaw() {
-				v = unescape(v)
+				v = unescapeMarkdown(v)
 			}
 			sb.Write(v)
 		case *ast.CodeSpan:
@@ -590,13 +592,13 @@ func writePlain(sb *strings.Builder, n ast.Node, src []byte) {
 			sb.Write(c.Label(src))
 		case *ast.Link:
 			start := sb.Len()
-			writePlain(sb, c, src)
-			href := linkURL(c.Destination)
-			if allowedURL(href) && !strings.Contains(sb.String()[start:], href) {
+			writeInlinePlain(sb, c, src)
+			href := markdownLinkURL(c.Destination)
+			if linkAllowed(href) && !strings.Contains(sb.String()[start:], href) {
 				sb.WriteString(" (" + href + ")")
 			}
 		case *ast.RawHTML:
-			raw := rawHTML(c, src)
+			raw := rawHTMLText(c, src)
 			if isBreakTag(raw) {
 				sb.WriteByte(' ')
 			} else {
@@ -609,7 +611,7 @@ func writePlain(sb *strings.Builder, n ast.Node, src []byte) {
 				sb.WriteString("☐ ")
 			}
 		default:
-			writePlain(sb, c, src)
+			writeInlinePlain(sb, c, src)
 		}
 	}
 }
@@ -634,7 +636,7 @@ func codeSpanText(n *ast.CodeSpan, src []byte) string {
 	return sb.String()
 }
 
-func rawHTML(n *ast.RawHTML, src []byte) string {
+func rawHTMLText(n *ast.RawHTML, src []byte) string {
 	var sb strings.Builder
 	for i := range n.Segments.Len() {
 		seg := n.Segments.At(i)
@@ -645,29 +647,29 @@ func rawHTML(n *ast.RawHTML, src []byte) string {
 
 // isBreakTag reports whether raw is <br>, <br/> or <br />, which models put in tables and lists.
 func isBreakTag(raw string) bool {
-	if len(raw) < 4 || len(raw) > 8 || !hasPrefixFold(raw, "<br") {
+	if len(raw) < 4 || len(raw) > 8 || !hasPrefixFoldASCII(raw, "<br") {
 		return false
 	}
 	rest := strings.TrimSpace(strings.TrimSuffix(raw[3:], ">"))
 	return rest == "" || rest == "/"
 }
 
-func hasPrefixFold(s, prefix string) bool {
+func hasPrefixFoldASCII(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
-// linkURL resolves a Markdown link destination (backslash escapes, entity references) and percent-encodes what
+// markdownLinkURL resolves a Markdown link destination (backslash escapes, entity references) and percent-encodes what
 // a URL may not hold.
-func linkURL(dest []byte) string {
+func markdownLinkURL(dest []byte) string {
 	return string(util.URLEscape(dest, true))
 }
 
-func escapeURL(s string) string {
+func escapeLinkURL(s string) string {
 	return string(util.URLEscape([]byte(s), false))
 }
 
-// allowedURL reports whether Telegram should get href as a link: http, https, tg and mailto only.
-func allowedURL(href string) bool {
+// linkAllowed reports whether Telegram should get href as a link: http, https, tg and mailto only.
+func linkAllowed(href string) bool {
 	i := strings.IndexByte(href, ':')
 	if i <= 0 {
 		return false
@@ -681,9 +683,9 @@ func allowedURL(href string) bool {
 	return false
 }
 
-// unescape resolves Markdown backslash escapes and HTML entity references in text, as goldmark's HTML renderer
+// unescapeMarkdown resolves Markdown backslash escapes and HTML entity references in text, as goldmark's HTML renderer
 // does, in one pass so that "\&amp;" stays "&amp;".
-func unescape(v []byte) []byte {
+func unescapeMarkdown(v []byte) []byte {
 	if bytes.IndexByte(v, '\\') < 0 && bytes.IndexByte(v, '&') < 0 {
 		return v
 	}
@@ -695,7 +697,7 @@ func unescape(v []byte) []byte {
 			out = append(out, v[i+1])
 			i++
 		case c == '&':
-			if r, n := entity(v[i:]); n > 0 {
+			if r, n := decodeEntity(v[i:]); n > 0 {
 				out = append(out, r...)
 				i += n - 1
 			} else {
@@ -708,8 +710,8 @@ func unescape(v []byte) []byte {
 	return out
 }
 
-// entity decodes the entity reference at the start of v, returning its characters and length, or n == 0.
-func entity(v []byte) (chars []byte, n int) {
+// decodeEntity decodes the entity reference at the start of v, returning its characters and length, or n == 0.
+func decodeEntity(v []byte) (chars []byte, n int) {
 	end := bytes.IndexByte(v, ';')
 	if end < 2 || end > 40 {
 		return nil, 0
@@ -741,9 +743,9 @@ func entity(v []byte) (chars []byte, n int) {
 	return e.Characters, end + 1
 }
 
-// displayWidth approximates how many monospace columns s takes: wide East Asian characters and emoji take two,
+// monoWidth approximates how many monospace columns s takes: wide East Asian characters and emoji take two,
 // combining marks and joiners none.
-func displayWidth(s string) int {
+func monoWidth(s string) int {
 	w := 0
 	for _, r := range s {
 		switch {

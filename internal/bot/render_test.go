@@ -100,6 +100,7 @@ func TestRenderFormatting(t *testing.T) {
 			in:   "before\n\n> quoted **bold**\n> still\n>\n> > nested is flattened\n\nafter",
 			html: "before\n<blockquote>quoted <b>bold</b>\nstill\n\nnested is flattened</blockquote>\nafter",
 		},
+		{name: "blockquote inside list item", in: "1. one\n   > quoted\n   > more\n2. two", html: "1. one\n<blockquote>quoted\nmore</blockquote>\n2. two"},
 		{name: "code inside blockquote", in: "> ```sh\n> ls\n> ```", html: `<blockquote><pre><code class="language-sh">ls</code></pre></blockquote>`},
 		{
 			name: "table",
@@ -187,14 +188,14 @@ func TestRenderGolden(t *testing.T) {
 				t.Fatalf("%v (run with -update to create it)", err)
 			}
 			if got := sb.String(); got != string(want) {
-				t.Errorf("Render(%s) differs from %s (run with -update to accept):\n%s", in, golden, firstDiff(got, string(want)))
+				t.Errorf("Render(%s) differs from %s (run with -update to accept):\n%s", in, golden, firstLineDiff(got, string(want)))
 			}
 		})
 	}
 }
 
-// firstDiff shows the first differing line of got and want.
-func firstDiff(got, want string) string {
+// firstLineDiff shows the first differing line of got and want.
+func firstLineDiff(got, want string) string {
 	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
 	for i := range max(len(g), len(w)) {
 		var gl, wl string

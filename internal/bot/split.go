@@ -20,16 +20,16 @@ import (
 // prefers splitting between blocks, then at line breaks, then at spaces, and breaks a code block or a link only
 // when every split that avoids it would need one more message.
 
-// cand is a split candidate: the bytes vis[s:e] are dropped when splitting there, and us, ue are the same
+// splitPoint is a split candidate: the bytes vis[s:e] are dropped when splitting there, and us, ue are the same
 // offsets in UTF-16 units.
-type cand struct {
+type splitPoint struct {
 	s, e   int
 	us, ue int
 	pen    int
 }
 
 // split cuts d into chunks of at most limit UTF-16 units of visible text.
-func (d *doc) split(limit int) []Chunk {
+func (d *renderedDoc) split(limit int) []Chunk {
 	limit = max(limit, 2) // room for one surrogate pair
 	if utf16Len(d.vis) <= limit {
 		return d.appendChunk(nil, 0, len(d.vis))
@@ -37,7 +37,7 @@ func (d *doc) split(limit int) []Chunk {
 	cs := d.candidates(limit)
 	var out []Chunk
 	start := 0
-	for _, j := range choose(cs, limit) {
+	for _, j := range chooseSplits(cs, limit) {
 		out = d.appendChunk(out, start, cs[j].s)
 		start = cs[j].e
 	}
@@ -46,14 +46,14 @@ func (d *doc) split(limit int) []Chunk {
 
 // candidates lists the natural split points of d in order, the end of the document last, then fills every
 // stretch longer than limit with forced ones.
-func (d *doc) candidates(limit int) []cand {
-	cs := make([]cand, 1, len(d.vis)/6+2)
+func (d *renderedDoc) candidates(limit int) []splitPoint {
+	cs := make([]splitPoint, 1, len(d.vis)/6+2)
 	u := 0
 	for _, r := range d.runs {
 		switch r.kind {
 		case runSep:
 			n := utf16Len(d.vis[r.start:r.end])
-			cs = append(cs, cand{s: r.start, e: r.end, us: u, ue: u + n, pen: int(r.pen)})
+			cs = append(cs, splitPoint{s: r.start, e: r.end, us: u, ue: u + n, pen: int(r.pen)})
 			u += n
 		case runText, runCode:
 			nl := penLine
@@ -64,9 +64,9 @@ func (d *doc) candidates(limit int) []cand {
 				c := d.vis[i]
 				switch {
 				case c == '\n':
-					cs = append(cs, cand{s: i, e: i + 1, us: u, ue: u + 1, pen: nl})
+					cs = append(cs, splitPoint{s: i, e: i + 1, us: u, ue: u + 1, pen: nl})
 				case c == ' ' && r.kind == runText:
-					cs = append(cs, cand{s: i, e: i + 1, us: u, ue: u + 1, pen: penSpace})
+					cs = append(cs, splitPoint{s: i, e: i + 1, us: u, ue: u + 1, pen: penSpace})
 				}
 				u += byteUnits(c)
 			}
@@ -74,13 +74,13 @@ func (d *doc) candidates(limit int) []cand {
 			u += utf16Len(d.vis[r.start:r.end])
 		}
 	}
-	cs = append(cs, cand{s: len(d.vis), e: len(d.vis), us: u, ue: u})
+	cs = append(cs, splitPoint{s: len(d.vis), e: len(d.vis), us: u, ue: u})
 	return withForced(d.vis, cs, limit)
 }
 
 // withForced adds a candidate at every character boundary of each stretch between candidates that is too long
 // for one message, so that a solution always exists.
-func withForced(vis []byte, cs []cand, limit int) []cand {
+func withForced(vis []byte, cs []splitPoint, limit int) []splitPoint {
 	long := false
 	for i := 1; i < len(cs); i++ {
 		if cs[i].us-cs[i-1].ue > limit {
@@ -91,7 +91,7 @@ func withForced(vis []byte, cs []cand, limit int) []cand {
 	if !long {
 		return cs
 	}
-	out := make([]cand, 0, len(cs)+len(vis)/2)
+	out := make([]splitPoint, 0, len(cs)+len(vis)/2)
 	out = append(out, cs[0])
 	for i := 1; i < len(cs); i++ {
 		p, q := cs[i-1], cs[i]
@@ -101,10 +101,10 @@ func withForced(vis []byte, cs []cand, limit int) []cand {
 				r, size := utf8.DecodeRune(vis[b:])
 				if prev >= 0 {
 					pen := penForced
-					if joins(prev, r) {
+					if joinsGlyph(prev, r) {
 						pen = penGlyph
 					}
-					out = append(out, cand{s: b, e: b, us: u, ue: u, pen: pen})
+					out = append(out, splitPoint{s: b, e: b, us: u, ue: u, pen: pen})
 				}
 				u += runeUnits(r)
 				b += size
@@ -116,9 +116,9 @@ func withForced(vis []byte, cs []cand, limit int) []cand {
 	return out
 }
 
-// joins reports whether a and b probably display as one character (a combining mark, a variation selector, an
+// joinsGlyph reports whether a and b probably display as one character (a combining mark, a variation selector, an
 // emoji modifier or tag, a zero-width joiner sequence, a flag), so that splitting between them is a last resort.
-func joins(a, b rune) bool {
+func joinsGlyph(a, b rune) bool {
 	switch {
 	case a == 0x200D || b == 0x200D:
 		return true
@@ -130,11 +130,11 @@ func joins(a, b rune) bool {
 	return unicode.In(b, unicode.Mn, unicode.Me)
 }
 
-// choose returns the indices of the candidates to split at (the last one is the end of the document): the
+// chooseSplits returns the indices of the candidates to split at (the last one is the end of the document): the
 // fewest chunks of at most limit units, then the lowest total penalty. cost[j] is the best cost of the text
 // before candidate j; the candidates i that may start the chunk ending at j form a window that only moves
 // forward, whose minimum a monotonic deque keeps.
-func choose(cs []cand, limit int) []int {
+func chooseSplits(cs []splitPoint, limit int) []int {
 	const chunkCost = 1 << 20
 	cost := make([]int, len(cs))
 	from := make([]int, len(cs))
@@ -165,7 +165,7 @@ func choose(cs []cand, limit int) []int {
 }
 
 // appendChunk appends the chunk of visible text vis[a:b], unless it is blank.
-func (d *doc) appendChunk(out []Chunk, a, b int) []Chunk {
+func (d *renderedDoc) appendChunk(out []Chunk, a, b int) []Chunk {
 	if a >= b || len(bytes.TrimSpace(d.vis[a:b])) == 0 {
 		return out
 	}
@@ -173,45 +173,45 @@ func (d *doc) appendChunk(out []Chunk, a, b int) []Chunk {
 }
 
 // html serializes vis[a:b] with its formatting, as a well-formed fragment.
-func (d *doc) html(a, b int) string {
+func (d *renderedDoc) html(a, b int) string {
 	var sb strings.Builder
 	sb.Grow(b - a + (b-a)/8 + 64)
 	i := sort.Search(len(d.runs), func(i int) bool { return d.runs[i].end > a })
-	var open *elem
+	var open *htmlElem
 	for ; i < len(d.runs) && d.runs[i].start < b; i++ {
 		r := d.runs[i]
 		s, e := max(r.start, a), min(r.end, b)
 		if s >= e {
 			continue
 		}
-		open = transition(&sb, open, r.el)
-		escapeText(&sb, d.vis[s:e])
+		open = writeTransition(&sb, open, r.el)
+		escapeHTMLText(&sb, d.vis[s:e])
 	}
-	transition(&sb, open, nil)
+	writeTransition(&sb, open, nil)
 	return sb.String()
 }
 
-// transition closes the elements of from that to is not in, and opens those of to that from is not in.
-func transition(sb *strings.Builder, from, to *elem) *elem {
+// writeTransition closes the elements of from that to is not in, and opens those of to that from is not in.
+func writeTransition(sb *strings.Builder, from, to *htmlElem) *htmlElem {
 	if from == to {
 		return to
 	}
 	lca := commonAncestor(from, to)
 	for e := from; e != lca; e = e.parent {
-		closeTag(sb, e)
+		writeCloseTag(sb, e)
 	}
-	var stack [16]*elem
+	var stack [16]*htmlElem
 	path := stack[:0]
 	for e := to; e != lca; e = e.parent {
 		path = append(path, e)
 	}
 	for i := len(path) - 1; i >= 0; i-- {
-		openTag(sb, path[i])
+		writeOpenTag(sb, path[i])
 	}
 	return to
 }
 
-func commonAncestor(a, b *elem) *elem {
+func commonAncestor(a, b *htmlElem) *htmlElem {
 	for depthOf(a) > depthOf(b) {
 		a = a.parent
 	}
@@ -224,7 +224,7 @@ func commonAncestor(a, b *elem) *elem {
 	return a
 }
 
-func openTag(sb *strings.Builder, e *elem) {
+func writeOpenTag(sb *strings.Builder, e *htmlElem) {
 	switch e.kind {
 	case elBold:
 		sb.WriteString("<b>")
@@ -236,7 +236,7 @@ func openTag(sb *strings.Builder, e *elem) {
 		sb.WriteString("<code>")
 	case elLink:
 		sb.WriteString(`<a href="`)
-		escapeAttr(sb, e.attr)
+		escapeHTMLAttr(sb, e.attr)
 		sb.WriteString(`">`)
 	case elQuote:
 		sb.WriteString("<blockquote>")
@@ -245,13 +245,13 @@ func openTag(sb *strings.Builder, e *elem) {
 			sb.WriteString("<pre>")
 		} else {
 			sb.WriteString(`<pre><code class="language-`)
-			escapeAttr(sb, e.attr)
+			escapeHTMLAttr(sb, e.attr)
 			sb.WriteString(`">`)
 		}
 	}
 }
 
-func closeTag(sb *strings.Builder, e *elem) {
+func writeCloseTag(sb *strings.Builder, e *htmlElem) {
 	switch e.kind {
 	case elBold:
 		sb.WriteString("</b>")
@@ -274,8 +274,8 @@ func closeTag(sb *strings.Builder, e *elem) {
 	}
 }
 
-// escapeText escapes what Telegram's HTML parser requires in text: &, < and >.
-func escapeText(sb *strings.Builder, v []byte) {
+// escapeHTMLText escapes what Telegram's HTML parser requires in text: &, < and >.
+func escapeHTMLText(sb *strings.Builder, v []byte) {
 	last := 0
 	for i, c := range v {
 		var rep string
@@ -296,8 +296,8 @@ func escapeText(sb *strings.Builder, v []byte) {
 	sb.Write(v[last:])
 }
 
-// escapeAttr escapes an attribute value: &, <, > and ".
-func escapeAttr(sb *strings.Builder, s string) {
+// escapeHTMLAttr escapes an attribute value: &, <, > and ".
+func escapeHTMLAttr(sb *strings.Builder, s string) {
 	last := 0
 	for i := 0; i < len(s); i++ {
 		var rep string

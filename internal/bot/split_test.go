@@ -16,10 +16,10 @@ func checkChunk(c Chunk, limit int) error {
 		return err
 	}
 	if visible != c.Text {
-		return fmt.Errorf("Text %q is not the visible text %q", c.Text, visible)
+		return fmt.Errorf("chunk.Text %q is not the visible text %q", c.Text, visible)
 	}
 	if !utf8.ValidString(c.Text) {
-		return fmt.Errorf("Text is not valid UTF-8: %q", c.Text)
+		return fmt.Errorf("chunk.Text is not valid UTF-8: %q", c.Text)
 	}
 	if n := utf16Len([]byte(c.Text)); n > limit {
 		return fmt.Errorf("visible text is %d UTF-16 units, limit %d", n, limit)
@@ -30,7 +30,7 @@ func checkChunk(c Chunk, limit int) error {
 	return nil
 }
 
-type openElem struct {
+type openHTMLElem struct {
 	name  string
 	start int // length of the visible text when opened
 }
@@ -42,11 +42,11 @@ type openElem struct {
 // anything; no element inside one of its own kind). It returns the visible text.
 func parseTelegramHTML(s string) (string, error) {
 	var out strings.Builder
-	var stack []openElem
+	var stack []openHTMLElem
 	for i := 0; i < len(s); {
 		switch c := s[i]; c {
 		case '&':
-			r, n := testEntity(s[i:])
+			r, n := telegramEntity(s[i:])
 			if n == 0 {
 				return "", fmt.Errorf("bare & at byte %d in %q", i, s)
 			}
@@ -94,7 +94,7 @@ func parseTelegramHTML(s string) (string, error) {
 					if !strings.HasSuffix(s[:tagStart], "<pre>") {
 						return "", fmt.Errorf("<code> inside <pre> after text in %q", s)
 					}
-					lang, ok := attrValue(attrs, "class")
+					lang, ok := htmlAttrValue(attrs, "class")
 					if !ok || !strings.HasPrefix(lang, "language-") || len(lang) == len("language-") {
 						return "", fmt.Errorf("<pre><code> without class=\"language-…\": %q", attrs)
 					}
@@ -102,11 +102,11 @@ func parseTelegramHTML(s string) (string, error) {
 					return "", fmt.Errorf("<code> with attributes %q", attrs)
 				}
 			case "a":
-				href, ok := attrValue(attrs, "href")
+				href, ok := htmlAttrValue(attrs, "href")
 				if !ok {
 					return "", fmt.Errorf("<a> without exactly one href: %q", attrs)
 				}
-				if !allowedURL(href) {
+				if !linkAllowed(href) {
 					return "", fmt.Errorf("link to a forbidden URL %q", href)
 				}
 			default:
@@ -122,7 +122,7 @@ func parseTelegramHTML(s string) (string, error) {
 					return "", fmt.Errorf("<%s> inside <%s> in %q", name, o.name, s)
 				}
 			}
-			stack = append(stack, openElem{name: name, start: out.Len()})
+			stack = append(stack, openHTMLElem{name: name, start: out.Len()})
 		default:
 			out.WriteByte(c)
 			i++
@@ -134,8 +134,8 @@ func parseTelegramHTML(s string) (string, error) {
 	return out.String(), nil
 }
 
-// attrValue parses attrs as exactly name="value" and returns the unescaped value.
-func attrValue(attrs, name string) (string, bool) {
+// htmlAttrValue parses attrs as exactly name="value" and returns the unescaped value.
+func htmlAttrValue(attrs, name string) (string, bool) {
 	v, ok := strings.CutPrefix(attrs, name+`="`)
 	if !ok || !strings.HasSuffix(v, `"`) {
 		return "", false
@@ -151,7 +151,7 @@ func attrValue(attrs, name string) (string, bool) {
 			i++
 			continue
 		}
-		r, n := testEntity(v[i:])
+		r, n := telegramEntity(v[i:])
 		if n == 0 {
 			return "", false
 		}
@@ -161,8 +161,8 @@ func attrValue(attrs, name string) (string, bool) {
 	return sb.String(), true
 }
 
-// testEntity decodes the entity Telegram accepts at the start of s: &lt; &gt; &amp; &quot; or numeric.
-func testEntity(s string) (string, int) {
+// telegramEntity decodes the entity Telegram accepts at the start of s: &lt; &gt; &amp; &quot; or numeric.
+func telegramEntity(s string) (string, int) {
 	semi := strings.IndexByte(s, ';')
 	if semi < 2 || semi > 10 {
 		return "", 0
@@ -225,8 +225,8 @@ func checkChunks(t *testing.T, markdown string, chunks []Chunk, limit int) {
 	}
 }
 
-// prose returns paragraphs of plain words adding up to about n bytes.
-func prose(n int, word string) string {
+// proseOf returns paragraphs of plain words adding up to about n bytes.
+func proseOf(n int, word string) string {
 	var sb strings.Builder
 	for p := 0; sb.Len() < n; p++ {
 		if p > 0 {
@@ -242,7 +242,7 @@ func prose(n int, word string) string {
 	return sb.String()
 }
 
-func codeLines(n int) []string {
+func pythonLines(n int) []string {
 	lines := make([]string, n)
 	for i := range lines {
 		lines[i] = fmt.Sprintf("    print(f\"line {%d}: {a < b and c > d}\")  # %03d", i, i)
@@ -253,9 +253,9 @@ func codeLines(n int) []string {
 // A 6,000-character answer whose code block straddles the 4,096 mark: splitting before the block still fits in
 // two messages, so the block stays whole.
 func TestSplitKeepsCodeBlockWhole(t *testing.T) {
-	lines := codeLines(28)
+	lines := pythonLines(28)
 	code := "```python\n" + strings.Join(lines, "\n") + "\n```"
-	md := prose(3000, "lorem") + "\n\n" + code + "\n\n" + prose(1500, "ipsum")
+	md := proseOf(3000, "lorem") + "\n\n" + code + "\n\n" + proseOf(1500, "ipsum")
 	if len(md) < 5900 || len(md) > 6300 {
 		t.Fatalf("test input is %d bytes, want about 6000", len(md))
 	}
@@ -282,7 +282,7 @@ func TestSplitKeepsCodeBlockWhole(t *testing.T) {
 // A code block longer than a message is split at line boundaries into blocks closed and reopened with the same
 // language.
 func TestSplitLongCodeBlock(t *testing.T) {
-	lines := codeLines(250) // about 13,000 characters
+	lines := pythonLines(250) // about 13,000 characters
 	md := "Here:\n\n```go\n" + strings.Join(lines, "\n") + "\n```\n\nDone."
 	chunks := Render(md)
 	checkChunks(t, md, chunks, MaxMessageUTF16)
@@ -311,7 +311,7 @@ func TestSplitLongCodeBlock(t *testing.T) {
 // Emoji take two UTF-16 units: chunks must be cut by UTF-16 length, neither by bytes nor by runes.
 func TestSplitEmojiCountedInUTF16(t *testing.T) {
 	// One paragraph of words of 5 emoji (10 units, 20 bytes each): about 6,600 units in all.
-	md := strings.ReplaceAll(prose(12000, "😀😁🎉👍🚀"), "\n\n", " ")
+	md := strings.ReplaceAll(proseOf(12000, "😀😁🎉👍🚀"), "\n\n", " ")
 	chunks := Render(md)
 	checkChunks(t, md, chunks, MaxMessageUTF16)
 	if len(chunks) != 2 {
@@ -354,7 +354,7 @@ func TestSplitDoesNotCutGlyphs(t *testing.T) {
 
 func TestSplitKeepsLinkWhole(t *testing.T) {
 	linkText := strings.TrimSpace(strings.Repeat("a long link text ", 20))
-	md := prose(3950, "word") + " [" + linkText + "](https://example.com/very/long/path?q=1&r=2) " + prose(1000, "tail")
+	md := proseOf(3950, "word") + " [" + linkText + "](https://example.com/very/long/path?q=1&r=2) " + proseOf(1000, "tail")
 	chunks := Render(md)
 	checkChunks(t, md, chunks, MaxMessageUTF16)
 	if len(chunks) != 2 {
@@ -385,7 +385,7 @@ func TestSplitLinkLongerThanMessage(t *testing.T) {
 }
 
 func TestSplitPrefersBlocks(t *testing.T) {
-	p1, p2 := prose(3000, "alpha"), prose(3000, "beta")
+	p1, p2 := proseOf(3000, "alpha"), proseOf(3000, "beta")
 	p1 = strings.ReplaceAll(p1, "\n\n", " ") // one long paragraph each
 	p2 = strings.ReplaceAll(p2, "\n\n", " ")
 	chunks := Render(p1 + "\n\n" + p2)
