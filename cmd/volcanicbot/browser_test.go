@@ -1,0 +1,418 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+)
+
+// Real-browser tests: the Playwright preset runs the pinned @playwright/mcp
+// (tools/npm, installed by `make test`) driving Debian's Chromium, through
+// the whole daemon. Pages come from httptest on 127.0.0.1.
+
+func browserEnv(t *testing.T) []string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real-browser test")
+	}
+	dir := os.Getenv("VOLCANIC_TEST_NPM_BIN")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "tools", "npm", "node_modules", ".bin")
+	}
+	bin := filepath.Join(dir, "playwright-mcp")
+	chromium := os.Getenv("VOLCANIC_TEST_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	for _, p := range []string{bin, chromium} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is missing (%v): `make test` installs it", p, err)
+			}
+			t.Skipf("%s is missing: run `make test` (npm ci in tools/npm, apt-get install chromium)", p)
+		}
+	}
+	return []string{
+		"PLAYWRIGHT_ENABLED=true",
+		"PLAYWRIGHT_COMMAND=" + bin,
+		"PLAYWRIGHT_EXTRA_ARGS=--no-sandbox --executable-path " + chromium,
+	}
+}
+
+// site serves pages whose H1 is unique per path.
+func site(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.Trim(r.URL.Path, "/")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><head><title>Page %s</title></head>
+<body style="background:#f4a261"><h1>Unique heading %s 7d3f</h1><p>Some text about %s.</p></body></html>`, name, name, name)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+var headingRe = regexp.MustCompile(`heading "([^"]+)"`)
+
+// browse is a scripted model: "open URL" navigates and answers with the
+// H1 from the page snapshot; "tabs" lists the tabs; "shoot URL" navigates,
+// saves a screenshot to browser/shot.png and sends it.
+func browse(req llmtest.Request) llmtest.Reply {
+	user := lastUserText(req)
+	res, haveResult := toolResultText(req)
+	steps := toolSteps(req)
+	switch {
+	case strings.HasPrefix(user, "open "):
+		url := strings.TrimPrefix(user, "open ")
+		switch steps {
+		case 0:
+			return call("browser_navigate", fmt.Sprintf(`{"url":%q}`, url))
+		case 1:
+			if m := headingRe.FindStringSubmatch(res); m != nil {
+				return call("browser_tabs", `{"action":"list"}`)
+			}
+			return llmtest.Text("no heading in: " + res)
+		default:
+			return llmtest.Text("tabs: " + res)
+		}
+	case strings.HasPrefix(user, "read "):
+		url := strings.TrimPrefix(user, "read ")
+		if !haveResult {
+			return call("browser_navigate", fmt.Sprintf(`{"url":%q}`, url))
+		}
+		if m := headingRe.FindStringSubmatch(res); m != nil {
+			return llmtest.Text("The H1 is: " + m[1])
+		}
+		return llmtest.Text("no heading in: " + res)
+	case strings.HasPrefix(user, "shoot "):
+		url := strings.TrimPrefix(user, "shoot ")
+		switch steps {
+		case 0:
+			return call("browser_navigate", fmt.Sprintf(`{"url":%q}`, url))
+		case 1:
+			return call("browser_take_screenshot", `{"filename":"browser/shot.png"}`)
+		case 2:
+			return call("send", `{"path":"browser/shot.png","caption":"the page"}`)
+		default:
+			return llmtest.Text("done: " + res)
+		}
+	}
+	return llmtest.Text("?")
+}
+
+// toolSteps counts the tool results since the user's last own message.
+func toolSteps(req llmtest.Request) int {
+	n := 0
+	msgs, _ := req.JSON["messages"].([]any)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i].(map[string]any)
+		if m["role"] == "tool" {
+			n++
+			continue
+		}
+		if m["role"] == "assistant" {
+			continue
+		}
+		if m["role"] == "user" {
+			// OpenAI: a user message after tool messages may carry images;
+			// it is not the user's own unless no tool result precedes it.
+			if i > 0 && msgs[i-1].(map[string]any)["role"] == "tool" {
+				continue
+			}
+		}
+		break
+	}
+	return n
+}
+
+// chatPID reads the playwright process's pid from /mcp playwright.
+func (d *daemon) chatPID(chat int64) int {
+	d.t.Helper()
+	before := len(d.tg.Sent(chat))
+	d.tg.Message(chat, chat, "/mcp playwright")
+	msgs := d.waitSent(chat, before+1)
+	m := regexp.MustCompile(`pid: (\d+)`).FindStringSubmatch(msgs[len(msgs)-1].Text)
+	if m == nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(m[1])
+	return pid
+}
+
+func TestBrowserNavigateAndRead(t *testing.T) {
+	env := browserEnv(t)
+	srv := site(t)
+	d := startDaemon(t, browse, daemonOptions{extra: env})
+	d.tg.Message(alice, alice, "read "+srv.URL+"/alpha")
+	d.waitText(alice, "The H1 is: Unique heading alpha 7d3f")
+	d.tg.Message(alice, alice, "/mcp")
+	d.waitText(alice, "playwright: running")
+}
+
+func TestBrowserScreenshotIsSentAsPhoto(t *testing.T) {
+	env := browserEnv(t)
+	srv := site(t)
+	d := startDaemon(t, browse, daemonOptions{extra: env})
+	d.tg.Message(alice, alice, "shoot "+srv.URL+"/shot")
+	d.waitText(alice, "done: ")
+	photos := d.tg.RequestsFor("sendPhoto")
+	if len(photos) != 1 {
+		t.Fatalf("%d sendPhoto requests; chat: %q", len(photos), d.texts(alice))
+	}
+	data := photos[0].Files["photo"].Data
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("the photo is not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 200 {
+		t.Errorf("screenshot is %v", b)
+	}
+	// The page's background colour shows: it is a screenshot of the page.
+	r, g, bl, _ := img.At(img.Bounds().Dx()-5, img.Bounds().Dy()-5).RGBA()
+	if r>>8 != 0xf4 || g>>8 != 0xa2 || bl>>8 != 0x61 {
+		t.Errorf("corner pixel %02x%02x%02x, want the page background f4a261", r>>8, g>>8, bl>>8)
+	}
+	shot := filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), "browser", "shot.png")
+	if _, err := os.Stat(shot); err != nil {
+		t.Errorf("the screenshot is not in the workspace: %v", err)
+	}
+}
+
+func TestBrowserTwoChatsKeepTheirOwnTabs(t *testing.T) {
+	env := browserEnv(t)
+	srv := site(t)
+	d := startDaemon(t, browse, daemonOptions{extra: env})
+	d.tg.Message(alice, alice, "open "+srv.URL+"/alice-page")
+	d.tg.Message(bob, bob, "open "+srv.URL+"/bob-page")
+	d.waitText(alice, "tabs: ")
+	d.waitText(bob, "tabs: ")
+	for chat, mine := range map[int64]string{alice: "alice-page", bob: "bob-page"} {
+		var tabs string
+		for _, s := range d.texts(chat) {
+			if strings.HasPrefix(s, "tabs: ") {
+				tabs = s
+			}
+		}
+		other := "bob-page"
+		if mine == other {
+			other = "alice-page"
+		}
+		if !strings.Contains(tabs, mine) || strings.Contains(tabs, other) {
+			t.Errorf("chat %d tabs: %q", chat, tabs)
+		}
+	}
+	if d.chatPID(alice) == d.chatPID(bob) {
+		t.Error("two chats share one browser process")
+	}
+}
+
+func TestBrowserRestartAndNew(t *testing.T) {
+	env := browserEnv(t)
+	srv := site(t)
+	d := startDaemon(t, browse, daemonOptions{extra: env})
+	d.tg.Message(alice, alice, "read "+srv.URL+"/one")
+	d.waitText(alice, "The H1 is: Unique heading one")
+	first := d.chatPID(alice)
+	if first == 0 {
+		t.Fatal("no pid in /mcp playwright")
+	}
+	d.tg.Message(alice, alice, "/mcp restart playwright")
+	d.waitText(alice, "restarted")
+	if alive(first) {
+		t.Errorf("pid %d survived /mcp restart", first)
+	}
+	d.tg.Message(alice, alice, "read "+srv.URL+"/two")
+	d.waitText(alice, "The H1 is: Unique heading two")
+	second := d.chatPID(alice)
+	if second == 0 || second == first {
+		t.Errorf("after restart: pid %d (before %d)", second, first)
+	}
+
+	profile := filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), ".volcanic", "browser-profile")
+	d.tg.Message(alice, alice, "/new")
+	d.waitText(alice, "New conversation")
+	if alive(second) {
+		t.Errorf("the browser server %d survived /new", second)
+	}
+	if n := countMarked(t, d); n != 0 {
+		t.Errorf("%d processes of the chat's browser remain after /new", n)
+	}
+	if fi, err := os.Stat(profile); err != nil || !fi.IsDir() {
+		t.Errorf("the browser profile did not survive /new: %v", err)
+	}
+}
+
+func TestBrowserShutdownLeavesNoProcess(t *testing.T) {
+	env := browserEnv(t)
+	srv := site(t)
+	d := startDaemon(t, browse, daemonOptions{extra: env})
+	d.tg.Message(alice, alice, "read "+srv.URL+"/bye")
+	d.waitText(alice, "The H1 is:")
+	if n := countMarked(t, d); n < 2 {
+		t.Fatalf("only %d marked processes while a browser runs", n)
+	}
+	d.stop()
+	waitFor(t, "every browser process to end", 5*time.Second, func() bool { return countMarked(t, d) == 0 })
+}
+
+// countMarked counts the live processes that carry this daemon's owner
+// mark: its MCP servers, node, Chromium and its helpers.
+func countMarked(t *testing.T, d *daemon) int {
+	t.Helper()
+	return len(markedPIDs(ownerOf(d.dataDir)))
+}
+
+func ownerOf(dataDir string) string {
+	m, err := newMainFromConfig(&Config{DataDir: dataDir, Log: LogConfig{Level: "error", Format: "json"}}, &bytes.Buffer{}, nil)
+	if err != nil {
+		panic(err)
+	}
+	return m.owner
+}
+
+func markedPIDs(owner string) []int {
+	mark := []byte(mcpclient.OwnerEnv + "=" + owner + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && bytes.Contains(append(env, 0), mark) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The real binary, killed with SIGKILL while a browser runs: whatever
+// survives it is ended by the next start.
+func TestBrowserSurvivorsOfSIGKILLAreReapedAtStart(t *testing.T) {
+	env := browserEnv(t)
+	srv := site(t)
+	binary := filepath.Join(t.TempDir(), "volcanicbot")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	tg := telegramtest.New(t)
+	model := llmtest.NewOpenAI(t)
+	for range 20 {
+		model.Push(llmtest.Func(browse))
+	}
+	dataDir := t.TempDir()
+	environ := append(os.Environ(),
+		"TELEGRAM_BOT_TOKEN="+tg.Token(), "TELEGRAM_API_URL="+tg.URL(),
+		fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d", alice),
+		"VOLCANIC_DATA_DIR="+dataDir, "VOLCANIC_AGENT_DIR="+t.TempDir(),
+		"LLM_PROVIDER=openai", "LLM_MODEL=test", "OPENAI_API_KEY=sk-x-0123456789", "OPENAI_BASE_URL="+model.URL,
+		"LOG_FORMAT=json")
+	environ = append(environ, env...)
+	start := func() *exec.Cmd {
+		cmd := exec.Command(binary, "run")
+		cmd.Env = environ
+		var logs bytes.Buffer
+		cmd.Stderr = &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		return cmd
+	}
+	owner := ownerOf(dataDir)
+
+	first := start()
+	tg.Message(alice, alice, "read "+srv.URL+"/crash")
+	deadline := time.Now().Add(30 * time.Second)
+	for !containsText(tg.Texts(alice), "The H1 is:") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer from the first run: %q", tg.Texts(alice))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(markedPIDs(owner)); n < 2 {
+		t.Fatalf("only %d marked processes while the browser runs", n)
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	survivors := markedPIDs(owner)
+	t.Logf("%d processes survived SIGKILL of the bot", len(survivors))
+
+	second := start()
+	waitFor(t, "the second run to end the survivors", 15*time.Second, func() bool {
+		for _, pid := range survivors {
+			if alive(pid) {
+				return false
+			}
+		}
+		return true
+	})
+	_ = second.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- second.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the bot did not exit within 10 s of SIGTERM")
+	}
+	if left := markedPIDs(owner); len(left) != 0 {
+		t.Errorf("processes left after SIGTERM: %v", left)
+	}
+}
+
+func containsText(texts []string, s string) bool {
+	for _, x := range texts {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
+}
