@@ -156,14 +156,6 @@ func (d *daemon) stop() {
 	}
 }
 
-// say sends text from user in their private chat and waits for n messages
-// in that chat in total.
-func (d *daemon) say(user int64, text string, n int) []telegramtest.Message {
-	d.t.Helper()
-	d.tg.Message(user, user, text)
-	return d.waitSent(user, n)
-}
-
 func (d *daemon) waitSent(chat int64, n int) []telegramtest.Message {
 	d.t.Helper()
 	msgs, err := d.tg.WaitSent(chat, n, 20*time.Second)
