@@ -48,6 +48,8 @@ type Main struct {
 
 	// HTTPClient, when set, is used for Telegram and the model (tests).
 	HTTPClient *http.Client
+	// Model, when set, replaces the configured model (benchmarks).
+	Model llm.Model
 }
 
 // NewMain loads the configuration from environ and builds the components.
@@ -141,9 +143,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.cfg.Validate(true); err != nil {
 		return err
 	}
-	model, err := m.model()
-	if err != nil {
-		return err
+	model := m.Model
+	if model == nil {
+		var err error
+		if model, err = m.model(); err != nil {
+			return err
+		}
 	}
 	if reaped := mcpclient.ReapOrphans(m.owner); len(reaped) > 0 {
 		m.logger.Warn("ended processes left by an earlier run", "pids", reaped)

@@ -109,7 +109,13 @@ func New(o Options) (*Bot, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger = logger.With("component", "bot")
-	client := &http.Client{Timeout: DefaultHTTPTimeout}
+	// Many chats answer at once: keep enough idle connections to the Bot
+	// API that sends do not dial a new connection each (the default keeps
+	// two per host).
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	tr.MaxConnsPerHost = 64
+	client := &http.Client{Timeout: DefaultHTTPTimeout, Transport: tr}
 	if o.HTTPClient != nil {
 		c := *o.HTTPClient
 		if c.Timeout == 0 || c.Timeout <= pollTimeout {

@@ -221,7 +221,12 @@ func (m *Manager) toolset(ctx context.Context) *toolset {
 	return newToolset(tools, m.o.MCP.Servers())
 }
 
+// ensureWorkspace makes the chat's workspace (0700). The common case, a
+// chats/ folder that exists, costs one mkdir.
 func (m *Manager) ensureWorkspace(dir string) error {
+	if err := mkdir(dir); err == nil {
+		return nil
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}

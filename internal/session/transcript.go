@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -43,28 +44,37 @@ type transcript struct {
 // skipped with a warning; so is any other undecodable line.
 func openTranscript(workspace string, logger *slog.Logger) (*transcript, []llm.Message, error) {
 	dir := filepath.Join(workspace, stateDir)
-	if err := os.MkdirAll(filepath.Join(dir, imagesDir), 0o700); err != nil {
+	if err := mkdir(dir); err != nil {
 		return nil, nil, fmt.Errorf("transcript: %w", err)
 	}
 	path := filepath.Join(dir, transcriptName)
-	msgs, err := readTranscript(path, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("transcript: %w", err)
+	}
+	msgs, err := readTranscript(f, path, logger)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
 	}
 	return &transcript{dir: dir, f: f, logger: logger}, msgs, nil
 }
 
-func readTranscript(path string, logger *slog.Logger) ([]llm.Message, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// mkdir makes dir (0700) unless it exists; its parent must exist.
+func mkdir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
 	}
+	return nil
+}
+
+func readTranscript(f *os.File, path string, logger *slog.Logger) ([]llm.Message, error) {
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	if len(data) == 0 {
+		return nil, nil
 	}
 	var msgs []llm.Message
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -138,6 +148,9 @@ func (t *transcript) writeImage(img *llm.Image) (string, error) {
 	path := filepath.Join(t.dir, name)
 	if _, err := os.Stat(path); err == nil {
 		return name, nil
+	}
+	if err := mkdir(filepath.Dir(path)); err != nil {
+		return "", fmt.Errorf("transcript image: %w", err)
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, img.Data, 0o600); err != nil {

@@ -92,6 +92,7 @@ func (f *Fake) record(req Request, status int) {
 	req.Status = status
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
+	f.counts[strings.ToLower(req.Method)]++
 	f.notifyLocked()
 	f.mu.Unlock()
 }
