@@ -10,7 +10,7 @@
 #   everything    tools/npm/node_modules/.bin/mcp-server-everything (Node reference server; when installed)
 # With a command after `--` it measures that server only (tool and JSON arguments from --tool/--args).
 #
-# Each client prints one JSON line {"client":…,"calls":N,"us_per_call":X,"connect_ms":Y}; this script prints a
+# Each client prints one JSON line {"client":…,"calls":N,"us_per_call":X,"cold_ms":Y} (cold: spawn, handshake and the first call); this script prints a
 # table and the ratio ours/ts (below 1 means the Go client is faster). Needs node, go and `npm ci` in tools/npm.
 set -euo pipefail
 
@@ -76,11 +76,11 @@ printf '%s\n' "${results[@]}" | node -e '
 const lines = require("fs").readFileSync(0, "utf8").split("\n").filter(Boolean);
 const num = (s, k) => { try { const v = JSON.parse(s)[k]; return typeof v === "number" ? v : null; } catch { return null; } };
 const f = (v) => (v == null ? "error" : v.toFixed(1));
-const rows = [["server", "ts µs/call", "go µs/call", "ours/ts", "ts connect ms", "go connect ms"]];
+const rows = [["server", "ts µs/call", "go µs/call", "ours/ts", "ts cold ms", "go cold ms"]];
 for (const line of lines) {
   const [label, ts, go] = line.split("\t");
   const tu = num(ts, "us_per_call"), gu = num(go, "us_per_call");
-  rows.push([label, f(tu), f(gu), tu && gu ? (gu / tu).toFixed(2) : "-", f(num(ts, "connect_ms")), f(num(go, "connect_ms"))]);
+  rows.push([label, f(tu), f(gu), tu && gu ? (gu / tu).toFixed(2) : "-", f(num(ts, "cold_ms")), f(num(go, "cold_ms"))]);
 }
 const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
 for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join("  "));

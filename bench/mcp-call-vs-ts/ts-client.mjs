@@ -4,13 +4,15 @@
 // Spawns a stdio MCP server with the official TypeScript SDK (@modelcontextprotocol/sdk, the version pinned in
 // tools/npm), connects, then calls one tool N times in a row and prints one JSON line:
 //
-//   {"client":"ts-sdk","calls":N,"us_per_call":X,"connect_ms":Y}
+//   {"client":"ts-sdk","calls":N,"us_per_call":X,"connect_ms":Y,"cold_ms":Z}
 //
 // us_per_call is the mean wall time of one tools/call round trip over the N timed calls (after the warm-up);
-// connect_ms is spawn + initialize (what `Client.connect` costs).
+// connect_ms is spawn + initialize (what `Client.connect` costs); cold_ms adds the first call (--first-tool, e.g.
+// browser_navigate, or the timed tool).
 //
 // Usage:
-//   node bench/mcp-call-vs-ts/ts-client.mjs [-n 2000] [--warmup 100] [--tool echo] [--args '{"text":"hi"}'] -- CMD [ARG...]
+//   node bench/mcp-call-vs-ts/ts-client.mjs [-n 2000] [--warmup 100] [--tool echo] [--args '{"text":"hi"}']
+//        [--first-tool NAME --first-args JSON] -- CMD [ARG...]
 //
 // The server inherits this process's whole environment (so FAKE_MCP_MODE=raw-echo reaches the fake server).
 // Requires `npm ci` in tools/npm (make test and make bench do it).
@@ -33,7 +35,7 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const opts = { n: 2000, warmup: 100, tool: "echo", args: { text: "hi" }, command: [] };
+  const opts = { n: 2000, warmup: 100, tool: "echo", args: { text: "hi" }, firstTool: "", firstArgs: {}, command: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -60,6 +62,16 @@ function parseArgs(argv) {
           opts.args = JSON.parse(next());
         } catch (err) {
           usage(`--args is not JSON: ${err.message}`);
+        }
+        break;
+      case "--first-tool":
+        opts.firstTool = next();
+        break;
+      case "--first-args":
+        try {
+          opts.firstArgs = JSON.parse(next());
+        } catch (err) {
+          usage(`--first-args is not JSON: ${err.message}`);
         }
         break;
       case "-h":
@@ -113,11 +125,11 @@ async function main() {
     process.exitCode = 1;
   };
 
-  const call = async () => {
-    const res = await client.callTool({ name: opts.tool, arguments: opts.args });
+  const call = async (name = opts.tool, args = opts.args) => {
+    const res = await client.callTool({ name, arguments: args });
     if (res.isError) {
       const text = (res.content ?? []).map((c) => c.text ?? `[${c.type}]`).join(" ");
-      throw new Error(`tool ${opts.tool} returned isError: ${text}`);
+      throw new Error(`tool ${name} returned isError: ${text}`);
     }
     return res;
   };
@@ -126,6 +138,10 @@ async function main() {
     const t0 = performance.now();
     await client.connect(transport);
     const connectMs = performance.now() - t0;
+    // The cold start: spawn, handshake and the first call (--first-tool, or
+    // the timed tool).
+    await call(opts.firstTool || opts.tool, opts.firstTool ? opts.firstArgs : opts.args);
+    const coldMs = performance.now() - t0;
 
     for (let i = 0; i < opts.warmup; i++) await call();
 
@@ -140,6 +156,7 @@ async function main() {
         calls: opts.n,
         us_per_call: round((elapsedMs * 1000) / opts.n, 1),
         connect_ms: round(connectMs, 1),
+        cold_ms: round(coldMs, 1),
       }),
     );
   } catch (err) {

@@ -116,6 +116,19 @@ func (c *CatalogCache) Get(ctx context.Context, cfg ServerConfig) (Catalog, erro
 	}
 }
 
+// Peek returns cfg's catalogue if a successful discovery is cached,
+// without starting one.
+func (c *CatalogCache) Peek(cfg ServerConfig) (Catalog, bool) {
+	key := cfg.Name + "\x00" + cfg.Digest()
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if !ok || !isClosed(e.done) || e.err != nil {
+		return Catalog{}, false
+	}
+	return e.catalog, true
+}
+
 // discover spawns the server in a fresh temporary directory, performs the
 // handshake and a paginated tools/list under the startup timeout, and
 // records the outcome in e. The process is stopped and the directory removed

@@ -264,13 +264,15 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 
 // checkCatalog warns when the live server's tools differ from the cached
 // catalogue (a package upgraded in place). Calls go by name either way.
+// Without a cached catalogue there is nothing to compare: it never starts a
+// discovery of its own, which would compete with the first call.
 func (c *connection) checkCatalog(srv *liveServer) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
-	defer cancel()
-	cat, err := c.deps.cache.Get(ctx, c.cfg)
-	if err != nil {
+	cat, ok := c.deps.cache.Peek(c.cfg)
+	if !ok {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
+	defer cancel()
 	raws, err := srv.rpc.listTools(ctx)
 	if err != nil {
 		return
