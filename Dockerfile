@@ -70,7 +70,7 @@ ENV VOLCANIC_DATA_DIR=/data \
 
 ARG VERSION=dev
 LABEL org.opencontainers.image.title="volcanicbot" \
-      org.opencontainers.image.description="Telegram bot with an AI agent per chat, MCP tools and a headless Chromium" \
+      org.opencontainers.image.description="Telegram bot: an AI agent per chat, MCP tools, a headless Chromium" \
       org.opencontainers.image.version="${VERSION}"
 
 USER 10001:10001

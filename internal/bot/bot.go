@@ -162,9 +162,10 @@ func (b *Bot) Chat() *Chat { return b.chat }
 // (it needs Chat first). Call it before Run.
 func (b *Bot) SetSessions(s Sessions) { b.sessions = s }
 
-// LastPoll is when getUpdates last succeeded (zero before the first poll):
-// a health check can tell a stuck poller from an idle one, since an idle
-// long poll still returns every 59 s.
+// LastPoll is when Telegram last answered the poller: the start-up calls,
+// then each successful getUpdates (zero before the bot started). A health
+// check can tell a stuck poller from an idle one, since an idle long poll
+// still returns every 59 s.
 func (b *Bot) LastPoll() time.Time {
 	ns := b.lastPoll.Load()
 	if ns == 0 {
@@ -193,6 +194,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		return err
 	}
 	b.disp = newDispatcher(ctx, b.runJob)
+	b.polled() // Telegram answered at start: alive until the first long poll returns
 	b.log.Info("polling for updates", "bot", "@"+b.me.Username)
 	b.tg.Start(ctx) // returns when ctx ends
 	b.disp.wait()

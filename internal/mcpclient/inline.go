@@ -98,6 +98,7 @@ func readInlinable(target, base, root string) (content, lang string, ok bool) {
 	if strings.Contains(target, "://") || strings.HasPrefix(target, "#") {
 		return "", "", false
 	}
+	target, _, _ = strings.Cut(target, "#") // "console.log#L1": the file, whole
 	lang, ok = inlineExts[strings.ToLower(filepath.Ext(target))]
 	if !ok {
 		return "", "", false

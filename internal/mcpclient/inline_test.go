@@ -41,6 +41,7 @@ func TestInlineLinkedFiles(t *testing.T) {
 		{"escape", "[x](../" + filepath.Base(outside) + "/secret.yml)", nil, []string{"outside: true"}},
 		{"missing", "[x](browser/nope.yml)", []string{"[x](browser/nope.yml)"}, []string{"```"}},
 		{"url", "[x](https://example.com/a.yml)", nil, []string{"```"}},
+		{"fragment", "- New console entries: [x](browser/page.yml#L1)", []string{"```yaml\n- heading"}, nil},
 		{"big capped", "[x](browser/big.txt)", []string{"[file truncated at 50 KB]"}, nil},
 	}
 	for _, tc := range cases {

@@ -62,7 +62,13 @@ func NewEnvFilter(host []string) *EnvFilter {
 			}
 		case IsSecretName(name) || (!allowedName(u) && hasPassword):
 			removed[name] = struct{}{}
-			addSecret(value)
+			if !isFilePath(value) {
+				// A path (AWS_CA_BUNDLE, GOOGLE_APPLICATION_CREDENTIALS)
+				// names where a secret is, and is shared by harmless
+				// variables: redacting it would blot out every mention of
+				// /etc/ssl/certs/… The variable is still removed.
+				addSecret(value)
+			}
 			if hasPassword {
 				for _, c := range creds {
 					addSecret(c)
@@ -165,4 +171,17 @@ func splitEnv(kv string) (name, value string, ok bool) {
 		return "", "", false
 	}
 	return kv[:i+1], kv[i+2:], true
+}
+
+// isFilePath reports whether v is an absolute path and nothing else.
+func isFilePath(v string) bool {
+	if !strings.HasPrefix(v, "/") || strings.Contains(v, "//") {
+		return false
+	}
+	for _, r := range v {
+		if !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

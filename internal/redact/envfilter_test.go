@@ -246,3 +246,22 @@ func TestExplicitSecrets(t *testing.T) {
 		t.Errorf("ExplicitSecrets = %q, want %q", got, want)
 	}
 }
+
+func TestPathValuesAreNotSecrets(t *testing.T) {
+	f := NewEnvFilter([]string{
+		"AWS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
+		"GOOGLE_APPLICATION_CREDENTIALS=/run/secrets/gcp-key.json",
+		"API_TOKEN=/not-a-path but a token",
+		"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+	})
+	if got := f.Secrets(); len(got) != 1 || got[0] != "/not-a-path but a token" {
+		t.Errorf("secrets = %q", got)
+	}
+	env := strings.Join(f.Apply(nil), "\n")
+	if strings.Contains(env, "AWS_CA_BUNDLE") || strings.Contains(env, "GOOGLE_APPLICATION_CREDENTIALS") {
+		t.Errorf("credential variables passed:\n%s", env)
+	}
+	if !strings.Contains(env, "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt") {
+		t.Errorf("SSL_CERT_FILE was removed:\n%s", env)
+	}
+}

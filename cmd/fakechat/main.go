@@ -1,0 +1,235 @@
+// Command fakechat lets a person try the real volcanicbot binary with no
+// Telegram account and no LLM key: it serves a fake Telegram Bot API and a
+// fake OpenAI-compatible model on 127.0.0.1, prints the environment to run
+// the bot with, and then turns each line typed on stdin into a Telegram
+// message from user 1 and prints what the bot sends back (photos and
+// documents are saved to a folder).
+//
+// The fake model is a tiny script, so every tool can be driven by hand:
+//
+//	call <tool> <json args>   the model calls that tool, then reports its result
+//	anything else             the model answers "You said: …"
+//
+// Commands (/mcp, /new, /stop, …) go to the bot as they are. See
+// docs/manual-testing.md.
+//
+//	go run ./cmd/fakechat [-out DIR]
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+)
+
+const user = 1
+
+func main() {
+	out := flag.String("out", "fakechat-files", "folder for photos and documents the bot sends")
+	flag.Parse()
+	if err := run(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "fakechat:", err)
+		os.Exit(1)
+	}
+}
+
+func run(outDir string) error {
+	tg := telegramtest.Start(telegramtest.Options{})
+	defer tg.Close()
+	model, err := serveModel()
+	if err != nil {
+		return err
+	}
+	defer model.Close()
+
+	fmt.Printf(`fake Telegram Bot API: %s
+fake model (OpenAI-compatible): %s
+
+Run the bot in another terminal with:
+
+  TELEGRAM_BOT_TOKEN=%s \
+  TELEGRAM_API_URL=%s \
+  TELEGRAM_ALLOWED_USERS=%d \
+  LLM_PROVIDER=openai LLM_MODEL=fake OPENAI_API_KEY=sk-fake-key OPENAI_BASE_URL=%s \
+  make run
+
+Then type messages here (as user %d). "call <tool> <json>" makes the model call a tool.
+`, tg.URL(), model.URL, tg.Token(), tg.URL(), user, model.URL, user)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go printReplies(ctx, tg, outDir)
+
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			continue
+		}
+		tg.Message(user, user, line)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// printReplies prints every message the bot sends to the user's chat, once
+// it is final (the progress message is shown as it is edited).
+func printReplies(ctx context.Context, tg *telegramtest.Fake, outDir string) {
+	seen := map[int]string{}
+	for ctx.Err() == nil {
+		for _, m := range tg.Sent(user) {
+			state := fmt.Sprintf("%s|%v|%d", m.Text, m.Deleted, len(m.History))
+			if seen[m.ID] == state {
+				continue
+			}
+			first := seen[m.ID] == ""
+			seen[m.ID] = state
+			switch {
+			case m.File != nil:
+				if err := os.MkdirAll(outDir, 0o755); err == nil {
+					p := filepath.Join(outDir, fmt.Sprintf("%d-%s", m.ID, filepath.Base(m.File.Filename)))
+					_ = os.WriteFile(p, m.File.Data, 0o644)
+					fmt.Printf("bot: [%s %s, %d bytes → %s] %s\n", m.Method, m.File.Filename, len(m.File.Data), p, m.Text)
+				}
+			case m.Deleted:
+				fmt.Printf("bot: (progress message removed)\n")
+			case first:
+				fmt.Printf("bot: %s\n", m.Text)
+			default:
+				fmt.Printf("bot (edited): %s\n", m.Text)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// modelServer is a fake chat-completions endpoint.
+type modelServer struct {
+	URL string
+	srv *http.Server
+}
+
+func (m *modelServer) Close() { _ = m.srv.Close() }
+
+func serveModel() (*modelServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	n := 0
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var req struct {
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		n++
+		id := n
+		mu.Unlock()
+		msg := answer(req.Messages, id)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": fmt.Sprintf("chatcmpl-%d", id), "object": "chat.completion", "created": time.Now().Unix(), "model": "fake",
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish(msg)}},
+			"usage":   map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": 10, "total_tokens": len(body)/4 + 10},
+		})
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &modelServer{URL: "http://" + ln.Addr().String(), srv: srv}, nil
+}
+
+func finish(msg map[string]any) string {
+	if _, ok := msg["tool_calls"]; ok {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+// answer is the script: after tool results, report them; on "call <tool>
+// <json>", call it; otherwise echo.
+func answer(msgs []struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}, id int) map[string]any {
+	var results []string
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != "assistant"; i-- {
+		if msgs[i].Role == "tool" {
+			results = append([]string{text(msgs[i].Content)}, results...)
+		}
+	}
+	if len(results) > 0 {
+		joined := strings.Join(results, "\n\n")
+		if len(joined) > 3000 {
+			joined = joined[:3000] + "\n…"
+		}
+		return map[string]any{"role": "assistant", "content": "The tool answered:\n\n" + joined}
+	}
+	var last string
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			last = text(msgs[i].Content)
+			break
+		}
+	}
+	if rest, ok := strings.CutPrefix(last, "call "); ok {
+		name, args, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		return map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+			"id": fmt.Sprintf("call_%d", id), "type": "function",
+			"function": map[string]any{"name": name, "arguments": args},
+		}}}
+	}
+	return map[string]any{"role": "assistant", "content": "You said: " + last}
+}
+
+// text reads a message's content: a string or a list of parts.
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			if p.Type == "text" {
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String()
+	}
+	return string(raw)
+}
