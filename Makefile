@@ -51,9 +51,12 @@ build:
 # Each step does nothing when its work is already done.
 setup: node $(CHROMIUM) $(NPM_STAMP) go-deps
 
+# The Playwright inside @playwright/mcp 0.0.83 needs Node.js 20 or later (Debian 12's own nodejs is 18).
 node:
 	command -v npm >/dev/null || { $(SUDO) apt-get update && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm; }
+	@v=$$(node -p 'process.versions.node.split(".")[0]'); if (( v < 20 )); then \
+		echo "Node.js $$(node --version) is too old: the pinned @playwright/mcp needs 20 or later (nodejs.org, or a NodeSource package)"; exit 1; fi
 
 go-deps:
 	$(GO) mod download
