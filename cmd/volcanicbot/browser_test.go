@@ -26,7 +26,7 @@ import (
 // (tools/npm, installed by `make test`) driving Debian's Chromium, through
 // the whole daemon. Pages come from httptest on 127.0.0.1.
 
-func browserEnv(t *testing.T) []string {
+func browserEnv(t testing.TB) []string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("real-browser test")
@@ -57,7 +57,7 @@ func browserEnv(t *testing.T) []string {
 }
 
 // site serves pages whose H1 is unique per path.
-func site(t *testing.T) *httptest.Server {
+func site(t testing.TB) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.Trim(r.URL.Path, "/")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -273,7 +273,7 @@ func TestBrowserShutdownLeavesNoProcess(t *testing.T) {
 
 // countMarked counts the live processes that carry this daemon's owner
 // mark: its MCP servers, node, Chromium and its helpers.
-func countMarked(t *testing.T, d *daemon) int {
+func countMarked(t testing.TB, d *daemon) int {
 	t.Helper()
 	return len(markedPIDs(ownerOf(d.dataDir)))
 }
@@ -314,7 +314,7 @@ func alive(pid int) bool {
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {

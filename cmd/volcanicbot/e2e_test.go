@@ -28,7 +28,7 @@ const (
 )
 
 type daemon struct {
-	t        *testing.T
+	t        testing.TB
 	tg       *telegramtest.Fake
 	model    *llmtest.Server
 	dataDir  string
@@ -67,7 +67,7 @@ type daemonOptions struct {
 // modelReply decides the model's answer from what it was sent.
 type modelReply func(req llmtest.Request) llmtest.Reply
 
-func startDaemon(t *testing.T, reply modelReply, o daemonOptions) *daemon {
+func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 	t.Helper()
 	if o.provider == "" {
 		o.provider = "openai"
