@@ -72,7 +72,8 @@ type connection struct {
 	state       State
 	inflight    int
 	idle        *time.Timer
-	idleGen     int
+	idleGen     int // bumped by every call and stop: a stale timer sees it
+	idleArmed   int // idleGen when the timer was last set
 	lastErr     string
 	tail        []string // stderr tail of the last process that ended
 	info        ServerInfo
@@ -313,30 +314,30 @@ func (c *connection) release(srv *liveServer) {
 	}
 	if c.inflight == 0 && c.srv == srv && c.cfg.IdleTimeout > 0 {
 		c.idleGen++
-		gen := c.idleGen
+		c.idleArmed = c.idleGen
 		if c.idle == nil {
-			c.idle = time.AfterFunc(c.cfg.IdleTimeout, func() { c.idleStop(gen) })
+			c.idle = time.AfterFunc(c.cfg.IdleTimeout, c.idleStop)
 		} else {
-			c.idle.Stop()
-			c.idle = time.AfterFunc(c.cfg.IdleTimeout, func() { c.idleStop(gen) })
+			c.idle.Reset(c.cfg.IdleTimeout)
 		}
 	}
 }
 
+// stopIdleLocked disarms the idle timer: a stop already on its way sees
+// the generation change and does nothing.
 func (c *connection) stopIdleLocked() {
 	c.idleGen++
 	if c.idle != nil {
 		c.idle.Stop()
-		c.idle = nil
 	}
 }
 
 // idleStop stops the process if no call has come since the timer was set.
-func (c *connection) idleStop(gen int) {
+func (c *connection) idleStop() {
 	c.gate <- struct{}{}
 	defer func() { <-c.gate }()
 	c.mu.Lock()
-	if gen != c.idleGen || c.inflight > 0 || c.srv == nil {
+	if c.idleArmed != c.idleGen || c.inflight > 0 || c.srv == nil {
 		c.mu.Unlock()
 		return
 	}

@@ -224,13 +224,53 @@ func (t *stdioTransport) readLine() ([]byte, error) {
 	}
 }
 
-// wire is one incoming message, decoded once.
-type wire struct {
-	ID     json.RawMessage          `json:"id"`
-	Method string                   `json:"method"`
-	Result json.RawMessage          `json:"result"`
-	Error  *mcp.JSONRPCErrorDetails `json:"error"`
-	Params json.RawMessage          `json:"params"`
+// envelope is the top level of one incoming message, found by a scan that
+// decodes nothing: the result stays raw for the mapper, which decodes it
+// once.
+type envelope struct {
+	id       []byte // raw
+	method   bool
+	result   []byte
+	errorRaw []byte
+}
+
+// scanEnvelope reads the top-level members of a JSON-RPC message. ok is
+// false when line is not a valid JSON object.
+func scanEnvelope(line []byte) (e envelope, ok bool) {
+	if !json.Valid(line) {
+		return e, false
+	}
+	i := skipJSONSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return e, false
+	}
+	i = skipJSONSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return e, true
+	}
+	for i < len(line) {
+		keyEnd := skipJSONString(line, i)
+		key := line[i+1 : keyEnd-1]
+		i = skipJSONSpace(line, keyEnd) // at ':'
+		val := skipJSONSpace(line, i+1) // the value
+		end := skipJSONValue(line, val)
+		switch string(key) {
+		case "id":
+			e.id = line[val:end]
+		case "method":
+			e.method = true
+		case "result":
+			e.result = line[val:end]
+		case "error":
+			e.errorRaw = line[val:end]
+		}
+		i = skipJSONSpace(line, end)
+		if i >= len(line) || line[i] == '}' {
+			return e, true
+		}
+		i = skipJSONSpace(line, i+1) // past ','
+	}
+	return e, true
 }
 
 func (t *stdioTransport) dispatch(line []byte) {
@@ -238,19 +278,19 @@ func (t *stdioTransport) dispatch(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	var m wire
-	if err := json.Unmarshal(line, &m); err != nil {
-		t.logger.Debug("MCP server wrote a line that is not JSON-RPC", "err", err)
+	m, ok := scanEnvelope(line)
+	if !ok {
+		t.logger.Debug("MCP server wrote a line that is not JSON-RPC", "line", string(line[:min(len(line), 200)]))
 		return
 	}
-	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	hasID := len(m.id) > 0 && string(m.id) != "null"
 	switch {
-	case m.Method != "" && !hasID:
+	case m.method && !hasID:
 		t.notify(line)
-	case m.Method != "":
+	case m.method:
 		t.serverRequest(line)
 	default:
-		id, err := strconv.ParseInt(string(m.ID), 10, 64)
+		id, err := strconv.ParseInt(string(m.id), 10, 64)
 		if err != nil {
 			return // not one of ours: our ids are integers
 		}
@@ -260,9 +300,15 @@ func (t *stdioTransport) dispatch(line []byte) {
 		if ch == nil {
 			return // its caller gave up
 		}
-		resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Error: m.Error}
-		if m.Error == nil {
-			resp.Result = append(json.RawMessage(nil), m.Result...) // the line's buffer is reused
+		resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id)}
+		if len(m.errorRaw) > 0 && string(m.errorRaw) != "null" {
+			var e mcp.JSONRPCErrorDetails
+			if err := json.Unmarshal(m.errorRaw, &e); err != nil {
+				e = mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: "undecodable error: " + string(m.errorRaw)}
+			}
+			resp.Error = &e
+		} else {
+			resp.Result = append(json.RawMessage(nil), m.result...) // the line's buffer is reused
 		}
 		select {
 		case ch <- resp:
