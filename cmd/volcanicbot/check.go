@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -33,7 +34,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 	if m.cfg.Telegram.Token == "" {
 		fmt.Fprintln(stdout, "warning: TELEGRAM_BOT_TOKEN is not set: `run` needs it")
 	}
-	if !printCatalogs(stdout, m.mcp.Discover(ctx), m.mcp) {
+	if !printCatalogs(stdout, m.mcp.Discover(ctx)) {
 		return errReported
 	}
 	return nil
@@ -41,7 +42,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 
 // printCatalogs writes the server table and the failures; it reports
 // whether every enabled server was discovered.
-func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, client *mcpclient.Client) bool {
+func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog) bool {
 	if len(cats) == 0 {
 		fmt.Fprintln(w, "MCP servers: none configured")
 		return true
@@ -66,17 +67,17 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, client *mcpclien
 			tools, tokens = fmt.Sprint(len(sc.Catalog.Tools)), fmt.Sprint(n)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sc.Config.Name, state, tools, tokens,
-			firstNonEmpty(sc.Config.Origin, string(sc.Config.Source)))
+			cmp.Or(sc.Config.Origin, string(sc.Config.Source)))
 	}
 	tw.Flush()
 
-	var cats2 []mcpclient.Catalog
+	var discovered []mcpclient.Catalog
 	for _, sc := range cats {
 		if sc.Err == nil && sc.Config.Enabled {
-			cats2 = append(cats2, sc.Catalog)
+			discovered = append(discovered, sc.Catalog)
 		}
 	}
-	tools, refusals := mcpclient.ResolveTools(cats2, builtinTools, nil)
+	tools, refusals := mcpclient.ResolveTools(discovered, builtinTools, nil)
 	fmt.Fprintf(w, "\n%d tools offered to the model, about %d tokens per request\n", len(tools), total)
 	for _, sc := range cats {
 		if sc.Err != nil || !sc.Config.Enabled || len(sc.Catalog.Tools) == 0 {
@@ -94,15 +95,5 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, client *mcpclien
 	for _, f := range failures {
 		fmt.Fprintf(w, "\nfailed: %s\n", f)
 	}
-	_ = client
 	return ok
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
