@@ -392,6 +392,15 @@ func TestBrowserSurvivorsOfSIGKILLAreReapedAtStart(t *testing.T) {
 		}
 		return true
 	})
+	// The conversation survived SIGKILL: the next request carries it.
+	before := len(model.Requests())
+	tg.Message(alice, alice, "read "+srv.URL+"/after")
+	waitFor(t, "the answer after the restart", 30*time.Second, func() bool {
+		return containsText(tg.Texts(alice), "Unique heading after")
+	})
+	if reqs := model.Requests(); len(reqs) <= before || !strings.Contains(string(reqs[before].Body), srv.URL+"/crash") {
+		t.Error("the conversation before SIGKILL is missing from the first request after the restart")
+	}
 	_ = second.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- second.Wait() }()
