@@ -134,7 +134,23 @@ func (m *Anthropic) params(req Request) anthropic.MessageNewParams {
 	}
 	// Prompt caching: a breakpoint on the last system block and on the last
 	// tool caches the tools and the system prompt (the cache covers
-	// tools, then system, then messages).
+	// tools, then system, then messages); one on the last block of the
+	// conversation caches the history, so each step of an agent turn reads
+	// the steps before it from the cache.
+	if n := len(p.Messages); n > 0 {
+		var blocks []anthropic.ContentBlockParamUnion
+		switch last := p.Messages[n-1]; {
+		case last.OfUser != nil:
+			blocks = last.OfUser.Content
+		case last.OfAssistant != nil:
+			blocks = last.OfAssistant.Content
+		}
+		if len(blocks) > 0 {
+			if cc := blocks[len(blocks)-1].GetCacheControl(); cc != nil {
+				*cc = anthropic.NewCacheControlEphemeralParam()
+			}
+		}
+	}
 	if req.System != "" {
 		p.System = []anthropic.TextBlockParam{{Text: req.System, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
 	}

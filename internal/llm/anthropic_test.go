@@ -58,7 +58,7 @@ func TestAnthropicText(t *testing.T) {
 		"model": "claude-test",
 		"max_tokens": 8192,
 		"system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
-		"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+		"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi", "cache_control": {"type": "ephemeral"}}]}]
 	}`)
 }
 
@@ -134,7 +134,7 @@ func TestAnthropicToolRoundTrip(t *testing.T) {
 			{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
 		]},
 		{"role": "user", "content": [
-			{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "sunny, 24°C"}]}
+			{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "sunny, 24°C"}], "cache_control": {"type": "ephemeral"}}
 		]}
 	]`)
 	assertJSON(t, "system", second.JSON["system"], `[{"type": "text", "text": "You are a bot.", "cache_control": {"type": "ephemeral"}}]`)
@@ -180,7 +180,7 @@ func TestAnthropicToolResultImages(t *testing.T) {
 				{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "`+pngBase64+`"}}
 			]},
 			{"type": "tool_result", "tool_use_id": "toolu_b", "is_error": true, "content": [{"type": "text", "text": "page 2 failed"}]},
-			{"type": "text", "text": "Also, hurry."}
+			{"type": "text", "text": "Also, hurry.", "cache_control": {"type": "ephemeral"}}
 		]}
 	]`)
 }
