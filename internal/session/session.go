@@ -110,6 +110,10 @@ func (s *session) loop() {
 	idle := time.NewTimer(m.o.IdleRelease)
 	defer idle.Stop()
 	for {
+		if m.ctx.Err() != nil { // closing: queued inputs are not started
+			s.drain(ErrClosed)
+			return
+		}
 		if in, ok := s.next(); ok {
 			s.handle(in)
 			idle.Reset(m.o.IdleRelease)
