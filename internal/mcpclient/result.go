@@ -80,8 +80,13 @@ func mapResult(server, tool string, raw json.RawMessage, lim resultLimits) (Resu
 	if i := skipJSONSpace(raw, 0); i == len(raw) || raw[i] != '{' {
 		return res, ErrMalformedResult
 	}
-	var w callResultWire
-	if err := json.Unmarshal(raw, &w); err == nil {
+	w, simple := decodeSimpleResult(raw)
+	var err error
+	if !simple {
+		w = callResultWire{}
+		err = json.Unmarshal(raw, &w)
+	}
+	if err == nil {
 		res.IsError = w.IsError
 		res.Content = make([]Content, 0, len(w.Content))
 		for i := range w.Content {
@@ -98,6 +103,105 @@ func mapResult(server, tool string, raw json.RawMessage, lim resultLimits) (Resu
 	}
 	res.Content, res.Truncated = capResultText(res.Content, lim)
 	return res, nil
+}
+
+// decodeSimpleResult decodes the common result — text parts whose strings
+// need no unescaping, isError, structuredContent — without reflection, in
+// one scan after validation. ok is false for anything else (other content
+// types, escapes, keys whose case differs from the protocol's): the caller
+// then decodes the result in full, with the same outcome, only slower.
+func decodeSimpleResult(raw []byte) (w callResultWire, ok bool) {
+	members, ok := scanSchemaObject(raw) // validates raw first
+	if !ok {
+		return w, false
+	}
+	for _, m := range members {
+		v := raw[m.valStart:m.end]
+		switch m.key {
+		case "content":
+			if !decodeSimpleContent(v, &w.Content) {
+				return w, false
+			}
+		case "isError":
+			switch string(v) {
+			case "true":
+				w.IsError = true
+			case "false", "null":
+			default:
+				return w, false
+			}
+		case "structuredContent":
+			w.StructuredContent = json.RawMessage(v)
+		default:
+			if strings.EqualFold(m.key, "content") || strings.EqualFold(m.key, "isError") ||
+				strings.EqualFold(m.key, "structuredContent") {
+				return w, false // encoding/json would match it ignoring case
+			}
+		}
+	}
+	return w, true
+}
+
+// decodeSimpleContent reads a content array made of text parts only.
+func decodeSimpleContent(v []byte, out *[]contentWire) bool {
+	*out = nil // a repeated key replaces, as in encoding/json
+	if string(v) == "null" {
+		return true
+	}
+	if len(v) == 0 || v[0] != '[' {
+		return false
+	}
+	i := skipJSONSpace(v, 1)
+	if i < len(v) && v[i] == ']' {
+		*out = []contentWire{}
+		return true
+	}
+	for i < len(v) {
+		end := skipJSONValue(v, i)
+		members, ok := scanSchemaObject(v[i:end])
+		if !ok {
+			return false
+		}
+		var typ, text string
+		for _, m := range members {
+			val := v[i+m.valStart : i+m.end]
+			switch m.key {
+			case "type", "text":
+				s, ok := plainJSONString(val)
+				if !ok {
+					return false
+				}
+				if m.key == "type" {
+					typ = s
+				} else {
+					text = s
+				}
+			default:
+				if strings.EqualFold(m.key, "type") || strings.EqualFold(m.key, "text") {
+					return false
+				}
+			}
+		}
+		if typ != "text" {
+			return false
+		}
+		*out = append(*out, contentWire{Type: typ, Text: text})
+		i = skipJSONSpace(v, end)
+		if i >= len(v) || v[i] == ']' {
+			return true
+		}
+		i = skipJSONSpace(v, i+1) // past ','
+	}
+	return true
+}
+
+// plainJSONString returns the content of a JSON string literal that needs
+// no unescaping and is valid UTF-8.
+func plainJSONString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), true
 }
 
 // mapLooseResult is the slow path for a result whose fields have unexpected

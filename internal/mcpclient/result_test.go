@@ -397,3 +397,39 @@ func BenchmarkMapResult(b *testing.B) {
 			obj{"type": "image", "data": b64(img), "mimeType": "image/png"}))
 	})
 }
+
+// The fast decoder must agree with encoding/json whenever it takes a result.
+func FuzzDecodeSimpleResult(f *testing.F) {
+	for _, seed := range []string{
+		`{"content":[{"type":"text","text":"hi"}]}`,
+		`{"content":[{"type":"text","text":"a"},{"type":"text","text":"b","annotations":{"x":1}}],"isError":true}`,
+		`{"content":[],"structuredContent":{"a":[1,2]}}`,
+		`{"content":[{"type":"text","text":"esc\"aped"}]}`,
+		`{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}`,
+		`{"Content":[{"type":"text","text":"case"}]}`,
+		`{"content":null,"isError":false}`,
+		`{"content":[{"type":"text","text":"x","type":"image"}]}`,
+		`{"content":[{"type":"text","text":"a"}],"content":[{"type":"text","text":"b"}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		fast, ok := decodeSimpleResult(raw)
+		if !ok {
+			return
+		}
+		var full callResultWire
+		if err := json.Unmarshal(raw, &full); err != nil {
+			t.Fatalf("fast path took %q, encoding/json refuses it: %v", raw, err)
+		}
+		if fast.IsError != full.IsError || len(fast.Content) != len(full.Content) ||
+			string(fast.StructuredContent) != string(full.StructuredContent) {
+			t.Fatalf("fast %+v, full %+v for %q", fast, full, raw)
+		}
+		for i := range fast.Content {
+			if fast.Content[i].Type != full.Content[i].Type || fast.Content[i].Text != full.Content[i].Text {
+				t.Fatalf("part %d: fast %+v, full %+v for %q", i, fast.Content[i], full.Content[i], raw)
+			}
+		}
+	})
+}
