@@ -74,16 +74,28 @@ Then type messages here (as user %d). "call <tool> <json>" makes the model call 
 	defer stop()
 	go printReplies(ctx, tg, outDir)
 
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		line := strings.TrimSpace(in.Text())
-		if line == "" {
-			continue
+	lines := make(chan string)
+	go func() { // stdin cannot be interrupted: read it on the side
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() {
+			lines <- in.Text()
 		}
-		tg.Message(user, user, line)
+		close(lines)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case line, ok := <-lines:
+			if !ok {
+				<-ctx.Done() // stdin closed: keep serving until Ctrl-C
+				return nil
+			}
+			if line = strings.TrimSpace(line); line != "" {
+				tg.Message(user, user, line)
+			}
+		}
 	}
-	<-ctx.Done()
-	return nil
 }
 
 // printReplies prints every message the bot sends to the user's chat, once
@@ -179,11 +191,16 @@ func answer(msgs []struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 }, id int) map[string]any {
+	// Tool results are reported only when they are the newest messages (a
+	// turn stopped with /stop leaves results behind the next user message).
+	// The images of tool results follow them in one user message.
+	end := len(msgs)
+	if end >= 2 && msgs[end-1].Role == "user" && msgs[end-2].Role == "tool" {
+		end--
+	}
 	var results []string
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != "assistant"; i-- {
-		if msgs[i].Role == "tool" {
-			results = append([]string{text(msgs[i].Content)}, results...)
-		}
+	for i := end - 1; i >= 0 && msgs[i].Role == "tool"; i-- {
+		results = append([]string{text(msgs[i].Content)}, results...)
 	}
 	if len(results) > 0 {
 		joined := strings.Join(results, "\n\n")

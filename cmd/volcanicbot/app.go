@@ -86,12 +86,18 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		Package:   cfg.Playwright.Package,
 	}
 	var presets []mcpclient.ServerConfig
-	if !hasServer(cfg.MCPServers, preset.PlaywrightServer) {
+	switch {
+	case hasServer(cfg.MCPServers, preset.PlaywrightServer):
+		if pw.IsEnabled() {
+			logger.Warn("MCP: the playwright preset is skipped: a configured server is named playwright")
+		}
+	case !pw.IsEnabled() && hasServer(settings, preset.PlaywrightServer):
+		// The disabled preset is only a placeholder for /mcp: a playwright
+		// entry of the user's own in settings.json stands.
+	default:
 		s := pw.Server()
 		s.PromptSection = preset.BrowserSection(true) // send is always offered
 		presets = append(presets, s)
-	} else if pw.IsEnabled() {
-		logger.Warn("MCP: the playwright preset is skipped: a configured server is named playwright")
 	}
 	servers := mcpclient.MergeServers(logger, cfg.MCPServers, presets, settings)
 	for _, s := range servers {
@@ -158,7 +164,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.logger.Info(m.preset.StartupLine())
 	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,
-		"provider", m.cfg.LLM.Provider, "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
+		"provider", providerName(model), "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
 		"allowed_users", len(m.cfg.Telegram.AllowedUsers))
 
 	b, err := bot.New(bot.Options{
@@ -260,6 +266,17 @@ func (m *Main) model() (llm.Model, error) {
 			HTTPClient: m.HTTPClient}), nil
 	}
 	return nil, fmt.Errorf("LLM_PROVIDER must be openai or anthropic (got %q)", provider)
+}
+
+// providerName names the model's provider for the log.
+func providerName(m llm.Model) string {
+	switch m.(type) {
+	case *llm.OpenAI:
+		return llm.ProviderOpenAI
+	case *llm.Anthropic:
+		return llm.ProviderAnthropic
+	}
+	return fmt.Sprintf("%T", m)
 }
 
 // Close stops every MCP process. Safe to call more than once.

@@ -538,7 +538,14 @@ func (l *configLoader) dir(key, def string, lookup func(string) (string, bool)) 
 		}
 		p = filepath.Join(home, p[1:])
 	}
-	return filepath.Clean(p)
+	// Absolute, so that a chat's workspace means the same place to every
+	// child process, whatever its working directory.
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		l.errorf(key, "%v", err)
+		return filepath.Clean(p)
+	}
+	return abs
 }
 
 // args reads a list of strings, or a string split shell-style.

@@ -67,7 +67,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	c := loadOK(t, testEnv{"HOME": "/home/u"})
 	want := &Config{
 		Telegram: TelegramConfig{APIURL: "https://api.telegram.org"},
-		DataDir:  "data",
+		DataDir:  mustAbs(t, "data"),
 		AgentDir: "/home/u/.volcanic/agent",
 		LLM:      LLMConfig{ContextTokens: 100_000},
 		Agent:    AgentConfig{MaxSteps: 40},
@@ -506,10 +506,10 @@ func TestDirectories(t *testing.T) {
 		env       testEnv
 		data, agt string
 	}{
-		{testEnv{"HOME": "/home/u"}, "data", "/home/u/.volcanic/agent"},
-		{testEnv{"HOME": "/home/u", "VOLCANIC_AGENT_DIR": "~"}, "data", "/home/u"},
+		{testEnv{"HOME": "/home/u"}, mustAbs(t, "data"), "/home/u/.volcanic/agent"}, // relative → absolute
+		{testEnv{"HOME": "/home/u", "VOLCANIC_AGENT_DIR": "~"}, mustAbs(t, "data"), "/home/u"},
 		{testEnv{"HOME": "/home/u", "VOLCANIC_AGENT_DIR": "/etc/agent/", "VOLCANIC_DATA_DIR": "~/d"}, "/home/u/d", "/etc/agent"},
-		{testEnv{"VOLCANIC_AGENT_DIR": "rel/~x", "VOLCANIC_DATA_DIR": "/data"}, "/data", "rel/~x"}, // no HOME needed
+		{testEnv{"VOLCANIC_AGENT_DIR": "rel/~x", "VOLCANIC_DATA_DIR": "/data"}, "/data", mustAbs(t, "rel/~x")}, // no HOME needed
 	}
 	for _, tt := range tests {
 		c := loadOK(t, tt.env)
@@ -580,4 +580,13 @@ func TestSystemPromptFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "AGENT_MAX_STEPS") {
 		t.Errorf("bad max steps: %v", err)
 	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }

@@ -47,9 +47,13 @@ func (m *Main) healthServer(b *bot.Bot) (*http.Server, error) {
 // runHealth is `volcanicbot health`, the container's health check: it asks
 // the running bot's /healthz on HTTP_ADDR and exits 0 only on 200.
 func runHealth(ctx context.Context, stdout io.Writer, environ []string) error {
-	addr, ok := lookupIn(environ)("HTTP_ADDR")
-	if !ok || addr == "" {
-		return errors.New("HTTP_ADDR is not set: the health listener is off")
+	cfg, err := LoadConfig(lookupIn(environ), environ)
+	if err != nil {
+		return err
+	}
+	addr := cfg.HTTPAddr
+	if addr == "" {
+		return errors.New("HTTP_ADDR (http_addr) is not set: the health listener is off")
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -72,8 +72,8 @@ func TestRunStartsAndStops(t *testing.T) {
 	if gu := h.fake.RequestsFor("getUpdates")[0]; gu.Params["timeout"] != "59" || !strings.Contains(gu.Params["allowed_updates"], "message") {
 		t.Errorf("getUpdates params %v", gu.Params)
 	}
-	if !h.bot.LastPoll().IsZero() {
-		t.Error("LastPoll set while the first poll is pending")
+	if h.bot.LastPoll().IsZero() {
+		t.Error("LastPoll not set after the start-up calls succeeded")
 	}
 	before := time.Now()
 	h.fake.Message(alice, alice, "hi")

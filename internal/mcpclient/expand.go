@@ -69,12 +69,21 @@ func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
 	if sp.Command == "" {
 		return Spawn{}, fmt.Errorf("expand %s: empty command", c.Name)
 	}
-	if !strings.ContainsRune(sp.Command, '/') {
+	switch {
+	case !strings.ContainsRune(sp.Command, '/'):
 		path, err := lookPathIn(sp.Command, envValue(sp.Env, "PATH"))
 		if err != nil {
 			return Spawn{}, err
 		}
 		sp.Command = path
+	case !filepath.IsAbs(sp.Command):
+		// "tools/…/playwright-mcp" means from where the bot was started,
+		// not from the chat's workspace (exec would resolve it against Dir).
+		abs, err := filepath.Abs(sp.Command)
+		if err != nil {
+			return Spawn{}, fmt.Errorf("expand %s: %w", c.Name, err)
+		}
+		sp.Command = abs
 	}
 	return sp, nil
 }

@@ -191,3 +191,17 @@ func TestExpandVars(t *testing.T) {
 		}
 	}
 }
+
+// A relative command with a slash means from the bot's working directory,
+// not from the workspace the process runs in.
+func TestExpandRelativeCommand(t *testing.T) {
+	cfg := ServerConfig{Name: "x", Command: "tools/bin/server"}
+	sp, err := cfg.Expand(t.TempDir(), stubEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if sp.Command != filepath.Join(wd, "tools/bin/server") {
+		t.Errorf("command = %s", sp.Command)
+	}
+}

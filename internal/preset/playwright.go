@@ -4,7 +4,6 @@ package preset
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -66,7 +65,7 @@ func (p Playwright) Server() mcpclient.ServerConfig {
 		args = append(args, "--headless")
 	}
 	args = append(args, "--browser", p.BrowserName(), "--output-dir", "${workspace}/browser")
-	if !slices.Contains(p.ExtraArgs, "--isolated") {
+	if !isolated(p.ExtraArgs) {
 		args = append(args, "--user-data-dir", "${workspace}/.volcanic/browser-profile")
 	}
 	args = append(args, p.ExtraArgs...)
@@ -84,6 +83,20 @@ func (p Playwright) Server() mcpclient.ServerConfig {
 		StderrLevel:    mcpclient.DefaultStderrLevel,
 		DisabledHint:   PlaywrightHint,
 	}
+}
+
+// isolated reports whether args ask for an in-memory profile: "--isolated",
+// or "--isolated=<anything but false>".
+func isolated(args []string) bool {
+	for _, a := range args {
+		if a == "--isolated" {
+			return true
+		}
+		if v, ok := strings.CutPrefix(a, "--isolated="); ok && v != "false" {
+			return true
+		}
+	}
+	return false
 }
 
 func (p Playwright) pkg() string {

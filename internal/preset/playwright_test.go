@@ -33,6 +33,8 @@ func TestPlaywrightServer(t *testing.T) {
 				"--user-data-dir", ws + "/.volcanic/browser-profile", "--no-sandbox"}},
 		{"isolated keeps no profile", Playwright{Enabled: ptr(true), ExtraArgs: []string{"--isolated"}}, "npx",
 			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser", "--isolated"}},
+		{"isolated=true too", Playwright{Enabled: ptr(true), ExtraArgs: []string{"--isolated=true"}}, "npx",
+			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser", "--isolated=true"}},
 		{"package override", Playwright{Enabled: ptr(true), Package: "@playwright/mcp@0.0.80"}, "npx",
 			[]string{"-y", "@playwright/mcp@0.0.80", "--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
 				"--user-data-dir", ws + "/.volcanic/browser-profile"}},

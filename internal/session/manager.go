@@ -159,14 +159,19 @@ func (m *Manager) Stop(chatID int64) bool {
 }
 
 // Reset starts a new conversation in chat (/new): the running turn is
-// cancelled, the transcript archived and the chat's MCP processes stopped
-// (the next browser call starts a fresh browser). It returns when done.
+// cancelled, messages still waiting for it are dropped (they belong to the
+// conversation the user is leaving), the transcript is archived and the
+// chat's MCP processes are stopped (the next browser call starts a fresh
+// browser). It returns when done.
 func (m *Manager) Reset(ctx context.Context, chatID int64) error {
 	s, err := m.get(chatID)
 	if err != nil {
 		return err
 	}
 	s.cancelTurn()
+	if n := s.dropQueuedMessages(); n > 0 {
+		m.logger.Info("new conversation: dropped waiting messages", "chat", chatID, "messages", n)
+	}
 	done := make(chan error, 1)
 	s.enqueue(input{kind: inputReset, done: done})
 	select {

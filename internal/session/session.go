@@ -77,6 +77,23 @@ func (s *session) next() (input, bool) {
 	return in, true
 }
 
+// dropQueuedMessages removes the user messages that have not started yet
+// and returns how many there were.
+func (s *session) dropQueuedMessages() int {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	kept := s.queue[:0]
+	for _, in := range s.queue {
+		if in.kind != inputMessage {
+			kept = append(kept, in)
+		}
+	}
+	n := len(s.queue) - len(kept)
+	clear(s.queue[len(kept):])
+	s.queue = kept
+	return n
+}
+
 func (s *session) cancelTurn() bool {
 	s.m.mu.Lock()
 	defer s.m.mu.Unlock()

@@ -420,3 +420,40 @@ func TestCloseEndsTurnsAndProcesses(t *testing.T) {
 }
 
 var _ = mcpclient.ErrClosed
+
+// /new drops the messages still waiting behind a running turn.
+func TestNewDropsWaitingMessages(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var seen []string
+	answer := func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		text := lastUserText(req)
+		mu.Lock()
+		seen = append(seen, text)
+		mu.Unlock()
+		if text == "busy" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return llm.Response{}, ctx.Err()
+			}
+		}
+		return llm.Response{Text: "re: " + text}, nil
+	}
+	e := newEnv(t, answer, envOptions{})
+	e.deliver(14, "busy")
+	e.deliver(14, "old one")
+	e.deliver(14, "old two")
+	time.Sleep(50 * time.Millisecond)
+	if err := e.manager.Reset(context.Background(), 14); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	e.deliver(14, "fresh")
+	e.chat.waitTexts(t, 14, 2) // "Stopped." and the fresh answer
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seen, []string{"busy", "fresh"}) {
+		t.Errorf("the model saw %q: the waiting messages were not dropped", seen)
+	}
+}
