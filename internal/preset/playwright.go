@@ -128,10 +128,10 @@ func BrowserSection(withSend bool) string {
 - Take a screenshot (browser_take_screenshot) without ` + "`filename`" + ` only when you need to see the visual layout yourself; the image comes back to you.
 `)
 	if withSend {
-		b.WriteString(`- To give the user a screenshot, save it with ` + "`filename: \"browser/<name>.png\"`" + ` and then call ` + "`send`" + ` with that path. Files the browser saves (PDFs, downloads) are under browser/ too.
+		b.WriteString(`- To give the user a screenshot, save it with ` + "`filename: \"browser/<name>.png\"`" + ` and then call ` + "`send`" + ` with that path. Downloads and other files the browser saves are under browser/ too.
 `)
 	} else {
-		b.WriteString(`- Files the browser saves (screenshots with a filename such as browser/<name>.png, PDFs, downloads) are under browser/ in the workspace.
+		b.WriteString(`- Files the browser saves (screenshots with a filename such as browser/<name>.png, downloads) are under browser/ in the workspace.
 `)
 	}
 	b.WriteString(`- Close the browser (browser_close) when a task is finished. Browser state may be reset after a long pause.

@@ -146,7 +146,7 @@ func ExplicitSecrets(explicit map[string]*string) []string {
 		if value == nil {
 			continue
 		}
-		if IsSecretName(name) && registrable(*value) {
+		if IsSecretName(name) && registrable(*value) && !isFilePath(*value) {
 			set[*value] = struct{}{}
 		}
 		if creds, hasPassword := urlCredentials(*value); hasPassword {
