@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"slices"
@@ -138,5 +137,3 @@ func memInUse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapInuse + ms.StackInuse)
 }
-
-var _ = fmt.Sprint

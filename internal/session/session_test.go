@@ -14,7 +14,6 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // echoAgent calls echo with the user's text, then answers with the tool's
@@ -419,7 +418,6 @@ func TestCloseEndsTurnsAndProcesses(t *testing.T) {
 	}
 }
 
-var _ = mcpclient.ErrClosed
 
 // /new drops the messages still waiting behind a running turn.
 func TestNewDropsWaitingMessages(t *testing.T) {
