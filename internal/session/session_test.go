@@ -418,7 +418,6 @@ func TestCloseEndsTurnsAndProcesses(t *testing.T) {
 	}
 }
 
-
 // /new drops the messages still waiting behind a running turn.
 func TestNewDropsWaitingMessages(t *testing.T) {
 	release := make(chan struct{})
