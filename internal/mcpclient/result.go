@@ -111,38 +111,35 @@ func mapResult(server, tool string, raw json.RawMessage, lim resultLimits) (Resu
 // types, escapes, keys whose case differs from the protocol's): the caller
 // then decodes the result in full, with the same outcome, only slower.
 func decodeSimpleResult(raw []byte) (w callResultWire, ok bool) {
-	members, ok := scanSchemaObject(raw) // validates raw first
-	if !ok {
+	if !json.Valid(raw) {
 		return w, false
 	}
-	for _, m := range members {
-		v := raw[m.valStart:m.end]
-		switch m.key {
+	ok = eachMember(raw, func(key, v []byte) bool {
+		switch string(key) {
 		case "content":
-			if !decodeSimpleContent(v, &w.Content) {
-				return w, false
-			}
+			return decodeSimpleContent(v, &w.Content)
 		case "isError":
 			switch string(v) {
 			case "true":
 				w.IsError = true
 			case "false", "null":
 			default:
-				return w, false
+				return false
 			}
 		case "structuredContent":
 			w.StructuredContent = json.RawMessage(v)
 		default:
-			if strings.EqualFold(m.key, "content") || strings.EqualFold(m.key, "isError") ||
-				strings.EqualFold(m.key, "structuredContent") {
-				return w, false // encoding/json would match it ignoring case
-			}
+			// encoding/json would match these ignoring case, or unescaped.
+			return bytes.IndexByte(key, '\\') < 0 && !bytes.EqualFold(key, []byte("content")) &&
+				!bytes.EqualFold(key, []byte("isError")) && !bytes.EqualFold(key, []byte("structuredContent"))
 		}
-	}
-	return w, true
+		return true
+	})
+	return w, ok
 }
 
-// decodeSimpleContent reads a content array made of text parts only.
+// decodeSimpleContent reads a content array made of text parts only. v is
+// valid JSON.
 func decodeSimpleContent(v []byte, out *[]contentWire) bool {
 	*out = nil // a repeated key replaces, as in encoding/json
 	if string(v) == "null" {
@@ -151,46 +148,66 @@ func decodeSimpleContent(v []byte, out *[]contentWire) bool {
 	if len(v) == 0 || v[0] != '[' {
 		return false
 	}
+	parts := []contentWire{}
 	i := skipJSONSpace(v, 1)
-	if i < len(v) && v[i] == ']' {
-		*out = []contentWire{}
-		return true
-	}
-	for i < len(v) {
+	for i < len(v) && v[i] != ']' {
 		end := skipJSONValue(v, i)
-		members, ok := scanSchemaObject(v[i:end])
-		if !ok {
-			return false
-		}
 		var typ, text string
-		for _, m := range members {
-			val := v[i+m.valStart : i+m.end]
-			switch m.key {
+		ok := eachMember(v[i:end], func(key, val []byte) bool {
+			switch string(key) {
 			case "type", "text":
 				s, ok := plainJSONString(val)
 				if !ok {
 					return false
 				}
-				if m.key == "type" {
+				if key[1] == 'y' {
 					typ = s
 				} else {
 					text = s
 				}
 			default:
-				if strings.EqualFold(m.key, "type") || strings.EqualFold(m.key, "text") {
+				if bytes.IndexByte(key, '\\') >= 0 || bytes.EqualFold(key, []byte("type")) || bytes.EqualFold(key, []byte("text")) {
 					return false
 				}
 			}
-		}
-		if typ != "text" {
+			return true
+		})
+		if !ok || typ != "text" {
 			return false
 		}
-		*out = append(*out, contentWire{Type: typ, Text: text})
+		parts = append(parts, contentWire{Type: typ, Text: text})
 		i = skipJSONSpace(v, end)
-		if i >= len(v) || v[i] == ']' {
-			return true
+		if i < len(v) && v[i] == ',' {
+			i = skipJSONSpace(v, i+1)
 		}
-		i = skipJSONSpace(v, i+1) // past ','
+	}
+	*out = parts
+	return true
+}
+
+// eachMember calls fn with the raw key (without quotes; escapes left as
+// they are) and value of each member of the JSON object obj, which must be
+// valid JSON, until fn returns false. It reports false when obj is not an
+// object or fn returned false.
+func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
+	i := skipJSONSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	i = skipJSONSpace(obj, i+1)
+	for i < len(obj) && obj[i] != '}' {
+		keyEnd := skipJSONString(obj, i)
+		key := obj[i+1 : keyEnd-1]
+		i = skipJSONSpace(obj, keyEnd) // at ':'
+		val := skipJSONSpace(obj, i+1)
+		end := skipJSONValue(obj, val)
+		if !fn(key, obj[val:end]) {
+			return false
+		}
+		i = skipJSONSpace(obj, end)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipJSONSpace(obj, i+1)
+		}
 	}
 	return true
 }

@@ -410,6 +410,8 @@ func FuzzDecodeSimpleResult(f *testing.F) {
 		`{"content":null,"isError":false}`,
 		`{"content":[{"type":"text","text":"x","type":"image"}]}`,
 		`{"content":[{"type":"text","text":"a"}],"content":[{"type":"text","text":"b"}]}`,
+		`{"content":[{"type":"text","text":"a"}],"\u0063ontent":[{"type":"text","text":"b"}]}`,
+		`{"content":[{"type":"text","text":"a","t\u0065xt":"b"}]}`,
 	} {
 		f.Add([]byte(seed))
 	}

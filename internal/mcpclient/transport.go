@@ -251,6 +251,13 @@ func scanEnvelope(line []byte) (e envelope, ok bool) {
 	for i < len(line) {
 		keyEnd := skipJSONString(line, i)
 		key := line[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 { // an escaped key: unescape it
+			var k string
+			if json.Unmarshal(line[i:keyEnd], &k) != nil {
+				return e, false
+			}
+			key = []byte(k)
+		}
 		i = skipJSONSpace(line, keyEnd) // at ':'
 		val := skipJSONSpace(line, i+1) // the value
 		end := skipJSONValue(line, val)
@@ -424,15 +431,19 @@ func (t *stdioTransport) Close() error {
 func encodeRequest(req transport.JSONRPCRequest) ([]byte, error) {
 	id, _ := req.ID.Value().(int64)
 	if p, ok := req.Params.(callParams); ok && json.Valid(p.Arguments) {
-		name, err := json.Marshal(p.Name)
-		if err != nil {
-			return nil, err
-		}
-		b := make([]byte, 0, 64+len(name)+len(p.Arguments))
+		b := make([]byte, 0, 72+len(p.Name)+len(p.Arguments))
 		b = append(b, `{"jsonrpc":"2.0","id":`...)
 		b = strconv.AppendInt(b, id, 10)
 		b = append(b, `,"method":"tools/call","params":{"name":`...)
-		b = append(b, name...)
+		if plainName(p.Name) {
+			b = append(append(append(b, '"'), p.Name...), '"')
+		} else {
+			name, err := json.Marshal(p.Name)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, name...)
+		}
 		b = append(b, `,"arguments":`...)
 		b = appendCompact(b, p.Arguments)
 		b = append(b, "}}\n"...)
@@ -443,6 +454,19 @@ func encodeRequest(req transport.JSONRPCRequest) ([]byte, error) {
 		return nil, fmt.Errorf("encode %s: %w", req.Method, err)
 	}
 	return append(b, '\n'), nil
+}
+
+// plainName reports whether s can be written as a JSON string as it is:
+// printable ASCII without quotes, backslashes or the characters
+// encoding/json escapes for HTML.
+func plainName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendCompact appends JSON without newlines (a line is one message).

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // scanEnvelope must agree with encoding/json on every valid message.
@@ -15,6 +18,7 @@ func FuzzScanEnvelope(f *testing.F) {
 		`{"jsonrpc":"2.0","id":"abc","method":"ping"}`,
 		` { "id" : 1 , "result" : [ 1 , "}" ] } `,
 		`{"result":{"a":"\"}"},"id":2,"id":3}`,
+		`{"\u0069d":5,"result":{}}`,
 		`{}`, `[]`, `nope`, `{"id":}`,
 	} {
 		f.Add([]byte(seed))
@@ -65,5 +69,26 @@ func TestScanEnvelope(t *testing.T) {
 	}
 	if _, ok := scanEnvelope([]byte(`{"id":1,`)); ok {
 		t.Error("a torn line was accepted")
+	}
+}
+
+func TestEncodeRequestNames(t *testing.T) {
+	for _, name := range []string{"echo", "weird.name/x", `quote"d`, "t\u00e9", "émoji 🔧", "<b>&"} {
+		line, err := encodeRequest(transport.JSONRPCRequest{ID: mcp.NewRequestId(int64(3)), Method: "tools/call",
+			Params: callParams{Name: name, Arguments: json.RawMessage(`{"a": 1}`)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			ID     int64 `json:"id"`
+			Params struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(line, &got); err != nil || got.Params.Name != name || got.ID != 3 ||
+			string(got.Params.Arguments) != `{"a": 1}` || bytes.Count(line, []byte("\n")) != 1 {
+			t.Errorf("%q → %s (%v)", name, line, err)
+		}
 	}
 }
