@@ -22,7 +22,9 @@ const DefaultFailureCooldown = 60 * time.Second
 //
 // Concurrent requests for the same key share one discovery, which runs
 // detached from every caller's context (each caller waits with its own).
-// Success is kept for the life of the process; failure for the cooldown.
+// Success is kept for the life of the process; failure for the cooldown,
+// after which the next request starts a new discovery without waiting for
+// it.
 type CatalogCache struct {
 	env      Environment
 	redactor Redactor
@@ -98,8 +100,16 @@ func (c *CatalogCache) Get(ctx context.Context, cfg ServerConfig) (Catalog, erro
 	key := cfg.Name + "\x00" + cfg.Digest()
 	c.mu.Lock()
 	e, ok := c.entries[key]
-	if ok && e.err != nil && isClosed(e.done) && c.now().Sub(e.failed) >= c.cooldown {
-		ok = false // the cooldown is over: try again
+	if ok && isClosed(e.done) && e.err != nil && c.now().Sub(e.failed) >= c.cooldown { // done first: it orders the writes
+		// The cooldown is over: try again, in the background. This caller
+		// gets the old failure at once rather than waiting up to the
+		// startup timeout for a server that was broken a minute ago; the
+		// callers after it see the new outcome.
+		next := &catalogEntry{done: make(chan struct{})}
+		c.entries[key] = next
+		go c.discover(cfg, next)
+		c.mu.Unlock()
+		return Catalog{}, e.err
 	}
 	if !ok {
 		e = &catalogEntry{done: make(chan struct{})}

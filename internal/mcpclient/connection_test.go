@@ -143,8 +143,16 @@ func TestDiscoveryFailureIsCachedForTheCooldown(t *testing.T) {
 	if n := len(fakemcp.Filter(fakemcp.ReadLog(t, logPath), fakemcp.EventStart)); n != 1 {
 		t.Errorf("%d starts within the cooldown, want 1", n)
 	}
-	// After it: tried again.
+	// After it: tried again in the background; the caller that triggers it
+	// gets the old failure at once, the next one the new outcome.
 	h.now.Advance(DefaultFailureCooldown + time.Second)
+	start := time.Now()
+	if _, err := h.cache.Get(context.Background(), cfg); err == nil {
+		t.Fatal("the stale failure was not returned")
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("the caller after the cooldown waited %v for the new discovery", d)
+	}
 	if _, err := h.cache.Get(context.Background(), cfg); err == nil {
 		t.Fatal("second discovery succeeded")
 	}
