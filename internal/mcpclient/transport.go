@@ -128,6 +128,13 @@ func (t *stdioTransport) await(ctx context.Context, ch chan *transport.JSONRPCRe
 		select {
 		case resp := <-ch:
 			return resp, nil
+		case t.read <- struct{}{}: // the common case: nobody else is reading
+			resp, err := t.readUntil(ctx, ch)
+			t.release()
+			if resp != nil || err != nil {
+				return resp, err
+			}
+			continue
 		default:
 		}
 		t.mu.Lock()
