@@ -23,7 +23,7 @@ func TestIsSecretName(t *testing.T) {
 		"APIKEY", "OPENAIAPIKEY", "ACCESSKEY", "MY_ACCESSKEY", "SECRETKEY", "AUTHTOKEN",
 		"ACCESS_TOKENS", "NODE_AUTH_TOKEN", "GITHUB_OAUTH", "PGDSN", "SESSION_SIGNINGKEY",
 		// any case, any separator
-		"github_token", "Openai_Api_Key", "npm_config__authToken", "npm_config_//registry.npmjs.org/:_authToken",
+		"github_token", "Openai_Api_Key", "npm_config__authToken", "npm_config_//registry.example.com/:_authToken",
 		"my.api.key", "db-pass",
 	}
 	notSecret := []string{
@@ -67,7 +67,7 @@ func TestURLCredentials(t *testing.T) {
 		{"redis://:s3cretpassw@cache:6379/0", []string{"s3cretpassw"}, true},
 		{"http://user:p%40ssw0rd@proxy", []string{"p%40ssw0rd", "p@ssw0rd"}, true},
 		{"http://tokenonlyuser@proxy", []string{"tokenonlyuser"}, false},
-		{"https://registry.npmjs.org/@scope/pkg", nil, false},
+		{"https://registry.example.com/@scope/pkg", nil, false},
 		{"a=http://u:pw1@h, b=http://u:pw2@h", []string{"pw1", "pw2"}, true},
 		{"http://u:@host", []string{"u"}, false},
 		{"not a url user:pass@host", nil, false},
