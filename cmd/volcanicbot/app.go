@@ -105,11 +105,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		secrets.Add(redact.ExplicitSecrets(s.Env)...)
 	}
 
-	// The owner mark ties this bot's processes to its data dir, so the
-	// next start can end what a crash left (see mcpclient.ReapOrphans).
-	abs, _ := filepath.Abs(cfg.DataDir)
-	sum := sha256.Sum256([]byte(abs))
-	owner := hex.EncodeToString(sum[:8])
+	owner := ownerMark(cfg.DataDir)
 
 	cache := mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{
 		Env:           env,
@@ -131,6 +127,17 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		Owner:         owner,
 	})
 	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, cache: cache, mcp: client, owner: owner}, nil
+}
+
+// ownerMark ties this bot's processes to its data dir, so the next start
+// can end what a crash left (see mcpclient.ReapOrphans).
+func ownerMark(dataDir string) string {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		abs = dataDir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return hex.EncodeToString(sum[:8])
 }
 
 func hasServer(servers []mcpclient.ServerConfig, name string) bool {

@@ -21,7 +21,7 @@ func BenchmarkBrowserMemory(b *testing.B) {
 	srv := site(b)
 	env = append(env, "TELEGRAM_ALLOWED_USERS=100,200,300,400") // the last entry wins
 	d := startDaemon(b, browse, daemonOptions{extra: env})
-	owner := ownerOf(d.dataDir)
+	owner := ownerMark(d.dataDir)
 	total := func() (bot, children int64) {
 		bot = pss(os.Getpid())
 		for _, pid := range markedPIDs(owner) {

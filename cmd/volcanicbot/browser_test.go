@@ -250,7 +250,7 @@ func TestBrowserRestartAndNew(t *testing.T) {
 	if alive(second) {
 		t.Errorf("the browser server %d survived /new", second)
 	}
-	if n := countMarked(t, d); n != 0 {
+	if n := countMarked(d); n != 0 {
 		t.Errorf("%d processes of the chat's browser remain after /new", n)
 	}
 	if fi, err := os.Stat(profile); err != nil || !fi.IsDir() {
@@ -264,44 +264,20 @@ func TestBrowserShutdownLeavesNoProcess(t *testing.T) {
 	d := startDaemon(t, browse, daemonOptions{extra: env})
 	d.tg.Message(alice, alice, "read "+srv.URL+"/bye")
 	d.waitText(alice, "The H1 is:")
-	if n := countMarked(t, d); n < 2 {
+	if n := countMarked(d); n < 2 {
 		t.Fatalf("only %d marked processes while a browser runs", n)
 	}
 	d.stop()
-	waitFor(t, "every browser process to end", 5*time.Second, func() bool { return countMarked(t, d) == 0 })
+	waitFor(t, "every browser process to end", 5*time.Second, func() bool { return countMarked(d) == 0 })
 }
 
 // countMarked counts the live processes that carry this daemon's owner
 // mark: its MCP servers, node, Chromium and its helpers.
-func countMarked(t testing.TB, d *daemon) int {
-	t.Helper()
-	return len(markedPIDs(ownerOf(d.dataDir)))
+func countMarked(d *daemon) int {
+	return len(markedPIDs(ownerMark(d.dataDir)))
 }
 
-func ownerOf(dataDir string) string {
-	m, err := newMainFromConfig(&Config{DataDir: dataDir, Log: LogConfig{Level: "error", Format: "json"}}, &bytes.Buffer{}, nil)
-	if err != nil {
-		panic(err)
-	}
-	return m.owner
-}
-
-func markedPIDs(owner string) []int {
-	mark := []byte(mcpclient.OwnerEnv + "=" + owner + "\x00")
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || !alive(pid) {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err == nil && bytes.Contains(append(env, 0), mark) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+var markedPIDs = mcpclient.MarkedProcesses
 
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {
@@ -362,7 +338,7 @@ func TestBrowserSurvivorsOfSIGKILLAreReapedAtStart(t *testing.T) {
 		})
 		return cmd
 	}
-	owner := ownerOf(dataDir)
+	owner := ownerMark(dataDir)
 
 	first := start()
 	tg.Message(alice, alice, "read "+srv.URL+"/crash")

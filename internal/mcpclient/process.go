@@ -262,22 +262,29 @@ func descendantGroups(pid int) []int {
 
 // readStat parses ppid and pgid from /proc/<pid>/stat.
 func readStat(pid int) (ppid, pgid int, ok bool) {
+	ppid, pgid, _, ok = readStatState(pid)
+	return ppid, pgid, ok
+}
+
+// readStatState parses ppid, pgid and the state letter ('Z' for a zombie)
+// from /proc/<pid>/stat.
+func readStatState(pid int) (ppid, pgid int, state byte, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	// The command name is in parentheses and may contain spaces.
 	i := strings.LastIndexByte(string(b), ')')
 	if i < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 {
-		return 0, 0, false
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0, 0, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgid, err2 := strconv.Atoi(f[2])
-	return ppid, pgid, err1 == nil && err2 == nil
+	return ppid, pgid, f[0][0], err1 == nil && err2 == nil
 }
 
 // lineTail keeps the last n lines.

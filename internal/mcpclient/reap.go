@@ -15,11 +15,10 @@ import (
 // by this mark and ends them.
 const OwnerEnv = "VOLCANICBOT_OWNER"
 
-// ReapOrphans kills every process that carries owner's mark (see OwnerEnv)
-// and returns their pids. Call it at start, before any server is spawned:
-// then every marked process is a leftover of an earlier run. Processes this
-// user cannot inspect are skipped.
-func ReapOrphans(owner string) []int {
+// MarkedProcesses returns the pids of the live processes (not zombies) that
+// carry owner's mark, this process excluded. Processes this user cannot
+// inspect are skipped.
+func MarkedProcesses(owner string) []int {
 	if owner == "" {
 		return nil
 	}
@@ -29,7 +28,7 @@ func ReapOrphans(owner string) []int {
 		return nil
 	}
 	self := os.Getpid()
-	var killed []int
+	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self || pid <= 1 {
@@ -39,6 +38,19 @@ func ReapOrphans(owner string) []int {
 		if err != nil || !bytes.Contains(append(env, 0), mark) {
 			continue
 		}
+		if _, _, state, ok := readStatState(pid); ok && state != 'Z' {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// ReapOrphans kills every process that carries owner's mark (see OwnerEnv)
+// and returns their pids. Call it at start, before any server is spawned:
+// then every marked process is a leftover of an earlier run.
+func ReapOrphans(owner string) []int {
+	var killed []int
+	for _, pid := range MarkedProcesses(owner) {
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
 			killed = append(killed, pid)
 		}
