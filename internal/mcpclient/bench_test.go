@@ -18,14 +18,18 @@ import (
 // connection: against the minimal hand-written server (raw-echo) the
 // client's own cost is what remains above the floor; against the mcp-go
 // fake, the whole stack. Pinning 2026-07-28 shows the cost of the modern
-// protocol's per-request metadata on both ends.
+// protocol's per-request metadata on both ends. raw-echo-cancelable is the
+// bot's case: the turn's context can be cancelled (/stop), so a call
+// registers a wake-up for its blocked read.
 func BenchmarkCallTool(b *testing.B) {
 	for _, bc := range []struct {
 		name, mode, protocol string
+		cancelable           bool
 	}{
-		{"raw-echo", fakemcp.ModeRawEcho, ""},
-		{"mcp-go", fakemcp.ModeNormal, ""},
-		{"mcp-go-2026-07-28", fakemcp.ModeNormal, "2026-07-28"},
+		{"raw-echo", fakemcp.ModeRawEcho, "", false},
+		{"raw-echo-cancelable", fakemcp.ModeRawEcho, "", true},
+		{"mcp-go", fakemcp.ModeNormal, "", false},
+		{"mcp-go-2026-07-28", fakemcp.ModeNormal, "2026-07-28", false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			l := fakemcp.Command(bc.mode)
@@ -42,6 +46,11 @@ func BenchmarkCallTool(b *testing.B) {
 			tool := Tool{Server: "fake", MCPName: "echo", Name: "echo"}
 			args := []byte(`{"text":"hi"}`)
 			ctx := context.Background()
+			if bc.cancelable {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+			}
 			if _, err := s.Call(ctx, tool, args); err != nil { // start outside the timer
 				b.Fatal(err)
 			}

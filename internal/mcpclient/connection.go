@@ -49,8 +49,6 @@ func (s State) String() string {
 // session is shutting down, and the caller should stop.
 var ErrClosed = errors.New("mcp connection closed")
 
-var errCallTimeout = errors.New("call timeout")
-
 // connection is one server's process for one session: started lazily by the
 // first call in the session's workspace, stopped when idle, restarted after a
 // crash by the next call.
@@ -104,11 +102,13 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	}
 	defer c.release(srv)
 
-	callCtx, cancel := context.WithTimeoutCause(ctx, c.cfg.CallTimeout, errCallTimeout)
-	defer cancel()
-	raw, err := srv.rpc.callTool(callCtx, tool.MCPName, args)
+	var deadline time.Time
+	if c.cfg.CallTimeout > 0 {
+		deadline = time.Now().Add(c.cfg.CallTimeout)
+	}
+	raw, err := srv.rpc.callTool(ctx, tool.MCPName, args, deadline)
 	if err == nil {
-		res, err := MapResult(c.cfg.Name, tool.Name, raw)
+		res, err := mapValidResult(c.cfg.Name, tool.Name, raw)
 		if err != nil {
 			return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: invalid result: %v", tool.Name, err)), nil
 		}
@@ -119,7 +119,7 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	switch {
 	case errors.As(err, &rpcErr):
 		return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %s", tool.Name, rpcErr.Error()))), nil
-	case errors.Is(context.Cause(callCtx), errCallTimeout) && ctx.Err() == nil:
+	case errors.Is(err, errCallTimeout) && ctx.Err() == nil:
 		return ErrorResult(c.cfg.Name, tool.Name,
 			fmt.Sprintf("%s timed out after %s", tool.Name, fmtSeconds(c.cfg.CallTimeout))), nil
 	case ctx.Err() != nil:

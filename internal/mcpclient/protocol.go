@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -44,7 +42,7 @@ func (e *RPCError) Error() string {
 
 // rpc is one MCP session over a started transport.
 type rpc struct {
-	tr     transport.Interface
+	tr     *stdioTransport
 	nextID atomic.Int64
 	// meta is the encoded _meta object every request carries on the
 	// 2026-07-28 protocol; nil on the handshake protocols.
@@ -88,11 +86,7 @@ func (c *rpc) handshake(ctx context.Context, version string, ci clientInfo) erro
 	}
 	c.info = ServerInfo{Name: res.ServerInfo.Name, Version: res.ServerInfo.Version,
 		ProtocolVersion: res.ProtocolVersion, Instructions: res.Instructions}
-	err = c.tr.SendNotification(ctx, mcp.JSONRPCNotification{
-		JSONRPC:      mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{Method: string(mcp.MethodNotificationInitialized)},
-	})
-	if err != nil {
+	if err := c.tr.notifyServer(string(mcp.MethodNotificationInitialized), nil); err != nil {
 		return fmt.Errorf("initialized notification: %w", err)
 	}
 	return nil
@@ -162,41 +156,48 @@ func (c *rpc) listTools(ctx context.Context) ([]json.RawMessage, error) {
 	}
 }
 
-// callTool calls a tool and returns the raw result. When ctx ends before the
-// answer, the server is sent notifications/cancelled for the request.
-func (c *rpc) callTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+// callTool calls a tool and returns the raw result, which is valid JSON.
+// When ctx ends or deadline passes (errCallTimeout; zero means none) before
+// the answer, the server is sent notifications/cancelled for the request.
+func (c *rpc) callTool(ctx context.Context, name string, args json.RawMessage, deadline time.Time) (json.RawMessage, error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	return c.request(ctx, "tools/call", callParams{Name: name, Arguments: args})
+	return c.exchange(ctx, message{method: string(mcp.MethodToolsCall), tool: name, args: args}, deadline)
 }
 
-// request sends one request with its own id and returns the raw result.
+// request sends one request and returns the raw result.
 func (c *rpc) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	id := c.nextID.Add(1)
-	if c.meta != nil {
-		var err error
-		if params, err = withMeta(params, c.meta); err != nil {
-			return nil, err
-		}
-	}
-	resp, err := c.tr.SendRequest(ctx, transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(id),
-		Method:  method,
-		Params:  params,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			c.cancel(id, context.Cause(ctx))
-			return nil, context.Cause(ctx)
-		}
+	return c.exchange(ctx, message{method: method, params: params}, time.Time{})
+}
+
+func (c *rpc) exchange(ctx context.Context, m message, deadline time.Time) (json.RawMessage, error) {
+	m.id = c.nextID.Add(1)
+	m.meta = c.meta
+	r, err := c.tr.roundTrip(ctx, &m, deadline)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		c.cancel(m.id, context.Cause(ctx))
+		return nil, context.Cause(ctx)
+	case errors.Is(err, errCallTimeout):
+		c.cancel(m.id, err)
+		return nil, err
+	default:
 		return nil, err
 	}
-	if resp.Error != nil {
-		return nil, &RPCError{Code: resp.Error.Code, Message: resp.Error.Message, Data: rawData(resp.Error.Data)}
+	if r.errRaw != nil {
+		var e struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(r.errRaw, &e); err != nil {
+			return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: "undecodable error: " + string(r.errRaw)}
+		}
+		return nil, &RPCError{Code: e.Code, Message: e.Message, Data: e.Data}
 	}
-	return resp.Result, nil
+	return r.result, nil
 }
 
 // cancel tells the server to stop working on request id. Best effort: the
@@ -206,46 +207,8 @@ func (c *rpc) cancel(id int64, cause error) {
 	if cause != nil {
 		reason = cause.Error()
 	}
-	ctx, stop := context.WithTimeout(context.Background(), time.Second)
-	defer stop()
-	_ = c.tr.SendNotification(ctx, mcp.JSONRPCNotification{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{
-			Method: string(mcp.MethodNotificationCancelled),
-			Params: mcp.NotificationParams{AdditionalFields: map[string]any{
-				"requestId": id,
-				"reason":    reason,
-			}},
-		},
-	})
-}
-
-// withMeta adds the connection's _meta to params (an object or nil).
-func withMeta(params any, meta json.RawMessage) (any, error) {
-	fields := map[string]json.RawMessage{}
-	if params != nil {
-		b, err := json.Marshal(params)
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(b, &fields); err != nil {
-			return nil, fmt.Errorf("params are not an object: %w", err)
-		}
-	}
-	fields["_meta"] = meta
-	return fields, nil
-}
-
-func rawData(v any) json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	if b, ok := v.(json.RawMessage); ok {
-		return b
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage(strconv.Quote(fmt.Sprint(v)))
-	}
-	return b
+	_ = c.tr.notifyServer(string(mcp.MethodNotificationCancelled), struct {
+		RequestID int64  `json:"requestId"`
+		Reason    string `json:"reason"`
+	}{id, reason})
 }

@@ -41,7 +41,13 @@ var ErrMalformedResult = errors.New("tools/call result is not a JSON object")
 // in Result.IsError with the content. No content part ever fails the call;
 // only a result that is not a JSON object does (ErrMalformedResult).
 func MapResult(server, tool string, raw json.RawMessage) (Result, error) {
-	return mapResult(server, tool, raw, defaultResultLimits)
+	return mapResult(server, tool, raw, defaultResultLimits, false)
+}
+
+// mapValidResult is MapResult for a result already known to be valid JSON
+// (the transport validated its line).
+func mapValidResult(server, tool string, raw json.RawMessage) (Result, error) {
+	return mapResult(server, tool, raw, defaultResultLimits, true)
 }
 
 type resultLimits struct {
@@ -75,16 +81,17 @@ type resourceWire struct {
 	Blob     json.RawMessage `json:"blob"`
 }
 
-func mapResult(server, tool string, raw json.RawMessage, lim resultLimits) (Result, error) {
+func mapResult(server, tool string, raw json.RawMessage, lim resultLimits, valid bool) (Result, error) {
 	res := Result{Server: server, Tool: tool}
 	if i := skipJSONSpace(raw, 0); i == len(raw) || raw[i] != '{' {
 		return res, ErrMalformedResult
 	}
-	w, simple := decodeSimpleResult(raw)
+	w, simple := decodeSimpleResult(raw, valid)
 	var err error
 	if !simple {
-		w = callResultWire{}
-		err = json.Unmarshal(raw, &w)
+		var full callResultWire // on the heap only on this path
+		err = json.Unmarshal(raw, &full)
+		w = full
 	}
 	if err == nil {
 		res.IsError = w.IsError
@@ -107,11 +114,12 @@ func mapResult(server, tool string, raw json.RawMessage, lim resultLimits) (Resu
 
 // decodeSimpleResult decodes the common result — text parts whose strings
 // need no unescaping, isError, structuredContent — without reflection, in
-// one scan after validation. ok is false for anything else (other content
+// one scan after validation (skipped when valid says raw is known to be
+// valid JSON). ok is false for anything else (other content
 // types, escapes, keys whose case differs from the protocol's): the caller
 // then decodes the result in full, with the same outcome, only slower.
-func decodeSimpleResult(raw []byte) (w callResultWire, ok bool) {
-	if !json.Valid(raw) {
+func decodeSimpleResult(raw []byte, valid bool) (w callResultWire, ok bool) {
+	if !valid && !validJSON(raw) {
 		return w, false
 	}
 	ok = eachMember(raw, func(key, v []byte) bool {

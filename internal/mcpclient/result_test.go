@@ -274,7 +274,7 @@ func TestMapResultTruncation(t *testing.T) {
 
 func TestMapResultTruncationNoteSmallLimits(t *testing.T) {
 	raw := callResult(t, false, obj{"type": "text", "text": "a\nb\nc\nd\ne"})
-	res, err := mapResult("s", "t", raw, resultLimits{lines: 3, bytes: 1000, image: 10})
+	res, err := mapResult("s", "t", raw, resultLimits{lines: 3, bytes: 1000, image: 10}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func FuzzMapResult(f *testing.F) {
 	small := resultLimits{lines: 4, bytes: 32, image: 40}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		for _, lim := range []resultLimits{small, defaultResultLimits} {
-			res, err := mapResult("s", "t", raw, lim)
+			res, err := mapResult("s", "t", raw, lim, false)
 			if err != nil {
 				if !errors.Is(err, ErrMalformedResult) {
 					t.Fatalf("error %v is not ErrMalformedResult", err)
@@ -416,7 +416,13 @@ func FuzzDecodeSimpleResult(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		fast, ok := decodeSimpleResult(raw)
+		fast, ok := decodeSimpleResult(raw, false)
+		if json.Valid(raw) { // the transport's path skips validation: same answer
+			trusted, tok := decodeSimpleResult(raw, true)
+			if tok != ok || fmt.Sprint(trusted) != fmt.Sprint(fast) {
+				t.Fatalf("trusted path %v %+v, validating path %v %+v for %q", tok, trusted, ok, fast, raw)
+			}
+		}
 		if !ok {
 			return
 		}

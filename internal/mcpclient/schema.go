@@ -67,7 +67,7 @@ type schemaMember struct {
 // scanSchemaObject lists the members of the JSON object in raw, in order.
 // ok is false when raw is not a valid JSON object.
 func scanSchemaObject(raw []byte) (members []schemaMember, ok bool) {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		return nil, false
 	}
 	// raw is valid JSON from here on, so the scanner can trust its shape.

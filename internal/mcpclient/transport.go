@@ -18,9 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// stdioTransport is mcp-go's transport.Interface over a child's stdin and
-// stdout, built for the bot's call pattern: one call at a time per server,
-// most of the time.
+// stdioTransport speaks JSON-RPC over a child's stdin and stdout, built for
+// the bot's call pattern: one call at a time per server, most of the time.
 //
 // mcp-go's own stdio transport reads stdout on a goroutine of its own and
 // hands every response to the waiting caller through a channel. On a
@@ -34,27 +33,36 @@ import (
 // notification the server sends in between waits in the pipe until the next
 // call (the bot ignores notifications, and the process's exit is seen by the
 // exit watcher, not by EOF).
+//
+// The hot path allocates only the copy of the result: requests are encoded
+// into a buffer the transport keeps, waiters are reused, and the call
+// timeout is the read deadline of stdout rather than a context of its own.
+//
+// rpc uses roundTrip and notify directly; the transport.Interface methods
+// adapt the same machinery for mcp-go's client.
 type stdioTransport struct {
 	stdin  io.WriteCloser
 	stdout *os.File
 	r      *bufio.Reader
 	logger *slog.Logger
 
-	wmu sync.Mutex // serialises writes to stdin
+	wmu  sync.Mutex // serialises writes to stdin and guards wbuf
+	wbuf []byte
 
 	read chan struct{} // the read token: a one-slot semaphore
 
-	mu       sync.Mutex
-	pending  map[int64]chan *transport.JSONRPCResponse
-	released chan struct{} // closed and replaced each time the token is released
-	closed   bool
-	done     chan struct{}
-	err      error // why the transport closed
+	mu      sync.Mutex
+	pending map[int64]*waiter
+	free    []*waiter // waiters to reuse
+	closed  bool
+	done    chan struct{}
+	err     error // why the transport closed
 
 	notifyMu sync.RWMutex
 	onNotify func(mcp.JSONRPCNotification)
 	onReq    transport.RequestHandler
-	partial  []byte // a line cut short by a read deadline; owned by the token holder
+	partial  []byte    // a line cut short by a read deadline; owned by the token holder
+	rdl      time.Time // the read deadline last set; owned by the token holder
 }
 
 var (
@@ -62,18 +70,177 @@ var (
 	_ transport.BidirectionalInterface = (*stdioTransport)(nil)
 )
 
+// errCallTimeout is what roundTrip returns when its deadline passed.
+var errCallTimeout = errors.New("call timeout")
+
+// waiter is one request waiting for its response. The fields below ch are
+// guarded by the transport's mu.
+type waiter struct {
+	// ch gets a signal when another reader delivered the response.
+	ch     chan struct{}
+	got    bool
+	result []byte // a copy: the line's buffer is reused
+	errRaw []byte // the error member, copied
+}
+
+// reply is the answer to one request: a result or a JSON-RPC error.
+type reply struct {
+	result json.RawMessage
+	errRaw json.RawMessage // non-nil for an error response
+}
+
+// message is an outgoing request: tools/call with raw arguments (the hot
+// path, written by hand), or any method with params for encoding/json.
+type message struct {
+	id     int64
+	method string
+	params any             // without args
+	tool   string          // tools/call: the server's name of the tool
+	args   json.RawMessage // tools/call: the arguments (non-nil selects the hand-written path)
+	meta   json.RawMessage // the 2026-07-28 _meta, or nil
+}
+
 func newStdioTransport(stdin io.WriteCloser, stdout *os.File, logger *slog.Logger) *stdioTransport {
 	return &stdioTransport{
-		stdin:    stdin,
-		stdout:   stdout,
-		r:        bufio.NewReaderSize(stdout, 64<<10),
-		logger:   logger,
-		read:     make(chan struct{}, 1),
-		pending:  map[int64]chan *transport.JSONRPCResponse{},
-		released: make(chan struct{}),
-		done:     make(chan struct{}),
+		stdin:   stdin,
+		stdout:  stdout,
+		r:       bufio.NewReaderSize(stdout, 64<<10),
+		logger:  logger,
+		read:    make(chan struct{}, 1),
+		pending: map[int64]*waiter{},
+		done:    make(chan struct{}),
 	}
 }
+
+// roundTrip writes m and waits for its response until ctx ends, deadline
+// passes (errCallTimeout; zero means none) or the transport closes.
+func (t *stdioTransport) roundTrip(ctx context.Context, m *message, deadline time.Time) (reply, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return reply{}, t.closedErr()
+	}
+	if _, dup := t.pending[m.id]; dup {
+		t.mu.Unlock()
+		return reply{}, fmt.Errorf("request id %d is already waiting", m.id)
+	}
+	var w *waiter
+	if n := len(t.free); n > 0 {
+		w, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		w = &waiter{ch: make(chan struct{}, 1)}
+	}
+	t.pending[m.id] = w
+	t.mu.Unlock()
+
+	err := t.writeMessage(m)
+	if err == nil {
+		err = t.await(ctx, w, deadline)
+	}
+
+	t.mu.Lock()
+	delete(t.pending, m.id)
+	got, r := w.got, reply{result: w.result, errRaw: w.errRaw}
+	*w = waiter{ch: w.ch}
+	select {
+	case <-w.ch: // a signal nobody took
+	default:
+	}
+	t.free = append(t.free, w)
+	t.mu.Unlock()
+	if got {
+		return r, nil // an answer that arrived with the deadline still counts
+	}
+	return reply{}, err
+}
+
+// await waits for w's response, reading stdout while it holds the read
+// token. It returns nil once the response is there.
+func (t *stdioTransport) await(ctx context.Context, w *waiter, deadline time.Time) error {
+	var timer *time.Timer // only while another caller reads
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case t.read <- struct{}{}: // the common case: nobody else is reading
+			err := t.readUntil(ctx, w, deadline) // sees a response already delivered
+			<-t.read
+			return err
+		default:
+		}
+		var expired <-chan time.Time
+		if !deadline.IsZero() {
+			if timer == nil {
+				timer = time.NewTimer(time.Until(deadline))
+			}
+			expired = timer.C
+		}
+		select {
+		case <-w.ch:
+			return nil
+		case t.read <- struct{}{}: // the reader left: take over
+			err := t.readUntil(ctx, w, deadline)
+			<-t.read
+			return err
+		case <-t.done:
+			select {
+			case <-w.ch:
+				return nil
+			default:
+			}
+			return t.closedErr()
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-expired:
+			return errCallTimeout
+		}
+	}
+}
+
+// readUntil reads and dispatches lines until w has its response, ctx ends,
+// deadline passes or stdout fails. It holds the read token.
+func (t *stdioTransport) readUntil(ctx context.Context, w *waiter, deadline time.Time) error {
+	t.setReadDeadline(deadline, false)
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() {
+			_ = t.stdout.SetReadDeadline(time.Unix(1, 0)) // wake the blocked read
+		})
+		defer stop()
+	}
+	for {
+		select {
+		case <-w.ch:
+			return nil
+		default:
+		}
+		line, err := t.readLine()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			switch {
+			case ctx.Err() != nil:
+				return context.Cause(ctx)
+			case !deadline.IsZero() && !time.Now().Before(deadline):
+				return errCallTimeout
+			}
+			// An earlier deadline kept by setReadDeadline, or another
+			// caller's cancellation fired late: not ours.
+			t.setReadDeadline(deadline, true)
+			continue
+		}
+		if err != nil {
+			t.fail(fmt.Errorf("read from server: %w", err))
+			return t.closedErr()
+		}
+		if t.dispatch(line, w) {
+			return nil
+		}
+	}
+}
+
+// The transport.Interface adapter: mcp-go's client can drive the same
+// machinery (TestTransportDrivesMCPGoClient).
 
 // Start is a no-op: the process is started by its owner.
 func (t *stdioTransport) Start(context.Context) error { return nil }
@@ -92,121 +259,53 @@ func (t *stdioTransport) SetRequestHandler(h transport.RequestHandler) {
 	t.notifyMu.Unlock()
 }
 
-// SendRequest writes request and reads stdout until its response arrives,
-// ctx ends or the transport closes. The request's id must be an int64.
+// SendRequest writes req and waits for its response until ctx ends or the
+// transport closes. The request's id must be an int64.
 func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	id, ok := req.ID.Value().(int64)
 	if !ok {
 		return nil, fmt.Errorf("request id %v is not an int64", req.ID)
 	}
-	line, err := encodeRequest(req)
+	r, err := t.roundTrip(ctx, &message{id: id, method: req.Method, params: req.Params}, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan *transport.JSONRPCResponse, 1)
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		return nil, t.closedErr()
+	resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID, Result: r.result}
+	if r.errRaw != nil {
+		var e mcp.JSONRPCErrorDetails
+		if err := json.Unmarshal(r.errRaw, &e); err != nil {
+			e = mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: "undecodable error: " + string(r.errRaw)}
+		}
+		resp.Error, resp.Result = &e, nil
 	}
-	t.pending[id] = ch
-	t.mu.Unlock()
-	defer func() {
-		t.mu.Lock()
-		delete(t.pending, id)
-		t.mu.Unlock()
-	}()
-	if err := t.write(line); err != nil {
-		return nil, err
-	}
-	return t.await(ctx, ch)
+	return resp, nil
 }
 
-// await waits for ch, reading stdout while it holds the read token.
-func (t *stdioTransport) await(ctx context.Context, ch chan *transport.JSONRPCResponse) (*transport.JSONRPCResponse, error) {
-	for {
-		select {
-		case resp := <-ch:
-			return resp, nil
-		case t.read <- struct{}{}: // the common case: nobody else is reading
-			resp, err := t.readUntil(ctx, ch)
-			t.release()
-			if resp != nil || err != nil {
-				return resp, err
-			}
-			continue
-		default:
-		}
-		t.mu.Lock()
-		released := t.released
-		t.mu.Unlock()
-		select {
-		case resp := <-ch:
-			return resp, nil
-		case t.read <- struct{}{}:
-			resp, err := t.readUntil(ctx, ch)
-			t.release()
-			if resp != nil || err != nil {
-				return resp, err
-			}
-		case <-released: // the reader changed: try to take over
-		case <-t.done:
-			select {
-			case resp := <-ch:
-				return resp, nil
-			default:
-			}
-			return nil, t.closedErr()
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+// SendNotification writes a notification.
+func (t *stdioTransport) SendNotification(_ context.Context, n mcp.JSONRPCNotification) error {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return err
 	}
+	return t.writeLine(b)
 }
 
-// release gives the read token back and wakes the waiters.
-func (t *stdioTransport) release() {
-	t.mu.Lock()
-	close(t.released)
-	t.released = make(chan struct{})
-	t.mu.Unlock()
-	<-t.read
-}
+// deadlineSlack is how much earlier than asked the read deadline may be:
+// setting a deadline costs a runtime timer update, so back-to-back calls
+// keep the one set up to this much before, and a read it interrupts early
+// simply sets the right one and reads on.
+const deadlineSlack = time.Second
 
-// readUntil reads and dispatches lines until ch has its response, ctx ends
-// or stdout fails. It holds the read token.
-func (t *stdioTransport) readUntil(ctx context.Context, ch chan *transport.JSONRPCResponse) (*transport.JSONRPCResponse, error) {
-	var stop func() bool
-	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() {
-			_ = t.stdout.SetReadDeadline(time.Unix(1, 0)) // wake the blocked read
-		})
+// setReadDeadline makes d (zero: none) the deadline of stdout's reads, or
+// keeps the current one when it is at most deadlineSlack earlier and not
+// past. force always sets it. It is called by the token holder.
+func (t *stdioTransport) setReadDeadline(d time.Time, force bool) {
+	if !force && !d.IsZero() && !t.rdl.IsZero() && !t.rdl.After(d) && d.Sub(t.rdl) < deadlineSlack &&
+		time.Now().Before(t.rdl) {
+		return
 	}
-	defer func() {
-		if stop != nil && !stop() {
-			_ = t.stdout.SetReadDeadline(time.Time{})
-		}
-	}()
-	for {
-		select {
-		case resp := <-ch:
-			return resp, nil
-		default:
-		}
-		line, err := t.readLine()
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			// Another caller's cancellation fired late: not ours.
-			_ = t.stdout.SetReadDeadline(time.Time{})
-			continue
-		}
-		if err != nil {
-			t.fail(fmt.Errorf("read from server: %w", err))
-			return nil, t.closedErr()
-		}
-		t.dispatch(line)
-	}
+	t.rdl = d
+	_ = t.stdout.SetReadDeadline(d)
 }
 
 // readLine reads one line, keeping what a read deadline cut short for the
@@ -244,7 +343,7 @@ type envelope struct {
 // scanEnvelope reads the top-level members of a JSON-RPC message. ok is
 // false when line is not a valid JSON object.
 func scanEnvelope(line []byte) (e envelope, ok bool) {
-	if !json.Valid(line) {
+	if !validJSON(line) {
 		return e, false
 	}
 	i := skipJSONSpace(line, 0)
@@ -287,48 +386,52 @@ func scanEnvelope(line []byte) (e envelope, ok bool) {
 	return e, true
 }
 
-func (t *stdioTransport) dispatch(line []byte) {
+// dispatch hands one line to whom it concerns. A response goes to its
+// waiter: self (the reader's own waiter) is told by the return value, any
+// other by its channel.
+func (t *stdioTransport) dispatch(line []byte, self *waiter) bool {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return
+		return false
 	}
 	m, ok := scanEnvelope(line)
 	if !ok {
 		t.logger.Debug("MCP server wrote a line that is not JSON-RPC", "line", string(line[:min(len(line), 200)]))
-		return
+		return false
 	}
 	hasID := len(m.id) > 0 && string(m.id) != "null"
 	switch {
 	case m.method && !hasID:
 		t.notify(line)
+		return false
 	case m.method:
 		t.serverRequest(line)
-	default:
-		id, err := strconv.ParseInt(string(m.id), 10, 64)
-		if err != nil {
-			return // not one of ours: our ids are integers
-		}
-		t.mu.Lock()
-		ch := t.pending[id]
-		t.mu.Unlock()
-		if ch == nil {
-			return // its caller gave up
-		}
-		resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id)}
-		if len(m.errorRaw) > 0 && string(m.errorRaw) != "null" {
-			var e mcp.JSONRPCErrorDetails
-			if err := json.Unmarshal(m.errorRaw, &e); err != nil {
-				e = mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: "undecodable error: " + string(m.errorRaw)}
-			}
-			resp.Error = &e
-		} else {
-			resp.Result = append(json.RawMessage(nil), m.result...) // the line's buffer is reused
-		}
-		select {
-		case ch <- resp:
-		default:
-		}
+		return false
 	}
+	id, err := strconv.ParseInt(string(m.id), 10, 64)
+	if err != nil {
+		return false // not one of ours: our ids are integers
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := t.pending[id]
+	if w == nil || w.got {
+		return false // its caller gave up, or a duplicate
+	}
+	w.got = true
+	if len(m.errorRaw) > 0 && string(m.errorRaw) != "null" {
+		w.errRaw = append([]byte(nil), m.errorRaw...)
+	} else {
+		w.result = append([]byte(nil), m.result...)
+	}
+	if w == self {
+		return true
+	}
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+	return false
 }
 
 func (t *stdioTransport) notify(line []byte) {
@@ -371,36 +474,64 @@ func (t *stdioTransport) serverRequest(line []byte) {
 		if resp == nil {
 			return
 		}
-		b, err := json.Marshal(resp)
-		if err == nil {
-			_ = t.write(append(b, '\n'))
+		if b, err := json.Marshal(resp); err == nil {
+			_ = t.writeLine(b)
 		}
 	}()
 }
 
-// SendNotification writes a notification.
-func (t *stdioTransport) SendNotification(_ context.Context, n mcp.JSONRPCNotification) error {
+// writeMessage encodes m into the transport's buffer and writes it.
+func (t *stdioTransport) writeMessage(m *message) error {
+	if t.isClosed() {
+		return t.closedErr()
+	}
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	b, err := appendRequest(t.wbuf[:0], m)
+	if err != nil {
+		return err
+	}
+	if cap(b) <= 64<<10 {
+		t.wbuf = b // keep ordinary buffers, not a huge one
+	}
+	return t.writeLocked(b)
+}
+
+// writeLine writes one encoded message and its newline.
+func (t *stdioTransport) writeLine(b []byte) error {
+	if t.isClosed() {
+		return t.closedErr()
+	}
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	return t.writeLocked(append(b, '\n'))
+}
+
+func (t *stdioTransport) writeLocked(b []byte) error {
+	if _, err := t.stdin.Write(b); err != nil {
+		return fmt.Errorf("write to server: %w", err)
+	}
+	return nil
+}
+
+// notifyServer writes a notification.
+func (t *stdioTransport) notifyServer(method string, params any) error {
+	n := struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{mcp.JSONRPC_VERSION, method, params}
 	b, err := json.Marshal(n)
 	if err != nil {
 		return err
 	}
-	return t.write(append(b, '\n'))
+	return t.writeLine(b)
 }
 
-func (t *stdioTransport) write(b []byte) error {
+func (t *stdioTransport) isClosed() bool {
 	t.mu.Lock()
-	closed := t.closed
-	t.mu.Unlock()
-	if closed {
-		return t.closedErr()
-	}
-	t.wmu.Lock()
-	_, err := t.stdin.Write(b)
-	t.wmu.Unlock()
-	if err != nil {
-		return fmt.Errorf("write to server: %w", err)
-	}
-	return nil
+	defer t.mu.Unlock()
+	return t.closed
 }
 
 // fail closes the transport for good with err.
@@ -433,34 +564,52 @@ func (t *stdioTransport) Close() error {
 	return err
 }
 
-// encodeRequest renders a request line. tools/call with raw arguments, the
+// appendRequest renders m as one line. tools/call with raw arguments, the
 // hot path, is written by hand; the rest goes through encoding/json.
-func encodeRequest(req transport.JSONRPCRequest) ([]byte, error) {
-	id, _ := req.ID.Value().(int64)
-	if p, ok := req.Params.(callParams); ok && json.Valid(p.Arguments) {
-		b := make([]byte, 0, 72+len(p.Name)+len(p.Arguments))
-		b = append(b, `{"jsonrpc":"2.0","id":`...)
-		b = strconv.AppendInt(b, id, 10)
-		b = append(b, `,"method":"tools/call","params":{"name":`...)
-		if plainName(p.Name) {
-			b = append(append(append(b, '"'), p.Name...), '"')
-		} else {
-			name, err := json.Marshal(p.Name)
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, name...)
+func appendRequest(b []byte, m *message) ([]byte, error) {
+	if m.args != nil && m.method == string(mcp.MethodToolsCall) {
+		if !validJSON(m.args) {
+			return nil, fmt.Errorf("tools/call %s: arguments are not valid JSON", m.tool)
 		}
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = strconv.AppendInt(b, m.id, 10)
+		b = append(b, `,"method":"tools/call","params":{"name":`...)
+		b = appendJSONString(b, m.tool)
 		b = append(b, `,"arguments":`...)
-		b = appendCompact(b, p.Arguments)
-		b = append(b, "}}\n"...)
-		return b, nil
+		b = appendCompact(b, m.args)
+		if m.meta != nil {
+			b = append(b, `,"_meta":`...)
+			b = append(b, m.meta...)
+		}
+		return append(b, "}}\n"...), nil
 	}
-	b, err := json.Marshal(req)
+	params := m.params
+	if m.meta != nil {
+		var err error
+		if params, err = withMeta(params, m.meta); err != nil {
+			return nil, err
+		}
+	}
+	enc, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int64  `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{mcp.JSONRPC_VERSION, m.id, m.method, params})
 	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", req.Method, err)
+		return nil, fmt.Errorf("encode %s: %w", m.method, err)
 	}
-	return append(b, '\n'), nil
+	return append(append(b, enc...), '\n'), nil
+}
+
+// appendJSONString appends s as a JSON string, by hand when it needs no
+// escaping.
+func appendJSONString(b []byte, s string) []byte {
+	if plainName(s) {
+		return append(append(append(b, '"'), s...), '"')
+	}
+	enc, _ := json.Marshal(s) // a string always encodes
+	return append(b, enc...)
 }
 
 // plainName reports whether s can be written as a JSON string as it is:
@@ -488,8 +637,18 @@ func appendCompact(dst, src []byte) []byte {
 	return append(dst, buf.Bytes()...)
 }
 
-// callParams are tools/call params with the arguments kept raw.
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+// withMeta adds the connection's _meta to params (an object or nil).
+func withMeta(params any, meta json.RawMessage) (any, error) {
+	fields := map[string]json.RawMessage{}
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &fields); err != nil {
+			return nil, fmt.Errorf("params are not an object: %w", err)
+		}
+	}
+	fields["_meta"] = meta
+	return fields, nil
 }
