@@ -40,6 +40,8 @@ test: setup lint
 bench: setup
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchmem ./...
 	bench/mcp-call-vs-ts/run.sh
+	bench/call-vs-floor/run.sh -pin
+	bench/call-vs-floor/run.sh
 
 ## ---- building blocks -----------------------------------------------------------------------------
 
