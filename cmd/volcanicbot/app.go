@@ -181,6 +181,9 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:       m.logger,
 		Redactor:     m.secrets,
 		HTTPClient:   m.HTTPClient,
+
+		WebhookURL:    m.cfg.Telegram.WebhookURL,
+		WebhookSecret: m.cfg.Telegram.WebhookSecret,
 	})
 	if err != nil {
 		return err

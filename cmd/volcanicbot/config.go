@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
@@ -53,6 +55,12 @@ type TelegramConfig struct {
 	AllowedUsers []int64
 	// APIURL is the Bot API base URL without a trailing slash.
 	APIURL string
+	// WebhookURL switches from long polling to a webhook served on
+	// HTTP_ADDR at the URL's path; empty: long polling.
+	WebhookURL string
+	// WebhookSecret is the token Telegram sends with each post; random
+	// per start when empty.
+	WebhookSecret string
 }
 
 // LLMConfig selects the model and its endpoint.
@@ -127,6 +135,8 @@ type configKey struct {
 //	telegram.bot_token            TELEGRAM_BOT_TOKEN         (required by run)
 //	telegram.allowed_users        TELEGRAM_ALLOWED_USERS     none (nobody); a list of ids, or "1,2"
 //	telegram.api_url              TELEGRAM_API_URL           https://api.telegram.org
+//	telegram.webhook_url          TELEGRAM_WEBHOOK_URL       none (long polling)
+//	telegram.webhook_secret       TELEGRAM_WEBHOOK_SECRET    random per start
 //	data_dir                      VOLCANIC_DATA_DIR          ./data
 //	agent_dir                     VOLCANIC_AGENT_DIR         ~/.volcanic/agent
 //	llm.provider                  LLM_PROVIDER               openai | anthropic
@@ -161,6 +171,8 @@ var configKeys = []configKey{
 	{"telegram.bot_token", "TELEGRAM_BOT_TOKEN"},
 	{"telegram.allowed_users", "TELEGRAM_ALLOWED_USERS"},
 	{"telegram.api_url", "TELEGRAM_API_URL"},
+	{"telegram.webhook_url", "TELEGRAM_WEBHOOK_URL"},
+	{"telegram.webhook_secret", "TELEGRAM_WEBHOOK_SECRET"},
 	{"data_dir", "VOLCANIC_DATA_DIR"},
 	{"agent_dir", "VOLCANIC_AGENT_DIR"},
 	{"llm.provider", "LLM_PROVIDER"},
@@ -235,6 +247,8 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 	c.Telegram.Token = l.str("telegram.bot_token")
 	c.Telegram.AllowedUsers = l.userIDs("telegram.allowed_users")
 	c.Telegram.APIURL = l.apiURL("telegram.api_url")
+	c.Telegram.WebhookURL = l.str("telegram.webhook_url")
+	c.Telegram.WebhookSecret = l.str("telegram.webhook_secret")
 	c.DataDir = l.dir("data_dir", defaultDataDir, lookup)
 	c.AgentDir = l.dir("agent_dir", defaultAgentDir, lookup)
 	c.LLM = LLMConfig{
@@ -292,6 +306,7 @@ func (c *Config) Validate(requireBot bool) error {
 	default:
 		errs = append(errs, fmt.Errorf("ANTHROPIC_AUTH_HEADER (llm.anthropic.auth_header) must be x-api-key or bearer (got %q)", c.LLM.AnthropicAuthHeader))
 	}
+	errs = append(errs, c.validateWebhook()...)
 	if _, err := parseLogLevel(c.Log.Level); err != nil {
 		errs = append(errs, err)
 	}
@@ -509,6 +524,56 @@ func (l *configLoader) userIDs(key string) []int64 {
 		}
 	}
 	return ids
+}
+
+// validateWebhook checks the webhook settings: an https URL (http only to
+// this machine, for testing) whose path can be served next to /healthz,
+// the listener it is served on, and a secret Telegram accepts.
+func (c *Config) validateWebhook() []error {
+	t := c.Telegram
+	if t.WebhookURL == "" {
+		if t.WebhookSecret != "" {
+			return []error{errors.New("TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) is set but TELEGRAM_WEBHOOK_URL is not")}
+		}
+		return nil
+	}
+	var errs []error
+	u, err := url.Parse(t.WebhookURL)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		errs = append(errs, fmt.Errorf("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) must be an https URL (got %q)", t.WebhookURL))
+	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+		errs = append(errs, fmt.Errorf("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) must be https: Telegram posts only to https (got %q)", t.WebhookURL))
+	case u.RawQuery != "" || u.Fragment != "" || !plainURLPath(u.EscapedPath()):
+		errs = append(errs, fmt.Errorf("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) must have a plain path (letters, digits, / _ - . ~), no query (got %q)", t.WebhookURL))
+	case u.Path == "/healthz":
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) cannot use the path /healthz, the health check's"))
+	}
+	if c.HTTPAddr == "" {
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) needs HTTP_ADDR (http_addr): the webhook is served on that listener"))
+	}
+	if s := t.WebhookSecret; s != "" && !bot.ValidWebhookSecret(s) {
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) must be 1–256 characters of A–Z, a–z, 0–9, _ and -"))
+	}
+	return errs
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// plainURLPath reports whether p is a path ServeMux takes literally.
+func plainURLPath(p string) bool {
+	for _, c := range p {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.ContainsRune("/_-.~", c)) {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *configLoader) apiURL(key string) string {

@@ -83,36 +83,39 @@ func TestLoadConfigDefaults(t *testing.T) {
 
 func TestLoadConfigEnvironment(t *testing.T) {
 	c := loadOK(t, testEnv{
-		"HOME":                   "/home/u",
-		"TELEGRAM_BOT_TOKEN":     "123:abc",
-		"TELEGRAM_ALLOWED_USERS": " 1, 22 ,333,,22",
-		"TELEGRAM_API_URL":       "http://localhost:8081/",
-		"VOLCANIC_DATA_DIR":      "/data",
-		"VOLCANIC_AGENT_DIR":     "~/agent",
-		"LLM_PROVIDER":           "Anthropic",
-		"LLM_MODEL":              "claude",
-		"OPENAI_API_KEY":         "sk-o",
-		"OPENAI_BASE_URL":        "http://ollama:11434/v1",
-		"ANTHROPIC_API_KEY":      "sk-a",
-		"ANTHROPIC_BASE_URL":     "https://api.anthropic.com",
-		"LOG_LEVEL":              "DEBUG",
-		"LOG_FORMAT":             "JSON",
-		"PLAYWRIGHT_ENABLED":     "true",
-		"PLAYWRIGHT_HEADLESS":    "0",
-		"PLAYWRIGHT_BROWSER":     "firefox",
-		"PLAYWRIGHT_EXTRA_ARGS":  `--no-sandbox --device "iPhone 15"`,
-		"PLAYWRIGHT_COMMAND":     "playwright-mcp",
-		"PLAYWRIGHT_PACKAGE":     "@playwright/mcp@0.0.83",
-		"ANTHROPIC_AUTH_HEADER":  "Bearer",
-		"ANTHROPIC_VERSION":      "2023-06-01",
-		"LLM_MAX_TOKENS":         "4096",
-		"LLM_CONTEXT_TOKENS":     "32000",
-		"SYSTEM_PROMPT":          "be brief",
-		"AGENT_MAX_STEPS":        "12",
-		"HTTP_ADDR":              ":8080",
+		"HOME":                    "/home/u",
+		"TELEGRAM_BOT_TOKEN":      "123:abc",
+		"TELEGRAM_ALLOWED_USERS":  " 1, 22 ,333,,22",
+		"TELEGRAM_API_URL":        "http://localhost:8081/",
+		"VOLCANIC_DATA_DIR":       "/data",
+		"VOLCANIC_AGENT_DIR":      "~/agent",
+		"LLM_PROVIDER":            "Anthropic",
+		"LLM_MODEL":               "claude",
+		"OPENAI_API_KEY":          "sk-o",
+		"OPENAI_BASE_URL":         "http://ollama:11434/v1",
+		"ANTHROPIC_API_KEY":       "sk-a",
+		"ANTHROPIC_BASE_URL":      "https://api.anthropic.com",
+		"LOG_LEVEL":               "DEBUG",
+		"LOG_FORMAT":              "JSON",
+		"PLAYWRIGHT_ENABLED":      "true",
+		"PLAYWRIGHT_HEADLESS":     "0",
+		"PLAYWRIGHT_BROWSER":      "firefox",
+		"PLAYWRIGHT_EXTRA_ARGS":   `--no-sandbox --device "iPhone 15"`,
+		"PLAYWRIGHT_COMMAND":      "playwright-mcp",
+		"PLAYWRIGHT_PACKAGE":      "@playwright/mcp@0.0.83",
+		"ANTHROPIC_AUTH_HEADER":   "Bearer",
+		"ANTHROPIC_VERSION":       "2023-06-01",
+		"LLM_MAX_TOKENS":          "4096",
+		"LLM_CONTEXT_TOKENS":      "32000",
+		"SYSTEM_PROMPT":           "be brief",
+		"AGENT_MAX_STEPS":         "12",
+		"HTTP_ADDR":               ":8080",
+		"TELEGRAM_WEBHOOK_URL":    "https://bot.example.test/telegram",
+		"TELEGRAM_WEBHOOK_SECRET": "hook-secret_123",
 	})
 	want := &Config{
-		Telegram: TelegramConfig{Token: "123:abc", AllowedUsers: []int64{1, 22, 333}, APIURL: "http://localhost:8081"},
+		Telegram: TelegramConfig{Token: "123:abc", AllowedUsers: []int64{1, 22, 333}, APIURL: "http://localhost:8081",
+			WebhookURL: "https://bot.example.test/telegram", WebhookSecret: "hook-secret_123"},
 		DataDir:  "/data",
 		AgentDir: "/home/u/agent",
 		LLM: LLMConfig{Provider: "anthropic", Model: "claude", OpenAIKey: "sk-o", OpenAIBaseURL: "http://ollama:11434/v1",
@@ -458,6 +461,17 @@ func TestValidate(t *testing.T) {
 		{"anthropic", Config{LLM: LLMConfig{Provider: "anthropic"}}, false, ""},
 		{"log level", Config{Log: LogConfig{Level: "trace"}}, false, `LOG_LEVEL must be debug, info, warn or error (got "trace")`},
 		{"log format", Config{Log: LogConfig{Format: "xml"}}, false, `LOG_FORMAT must be text or json (got "xml")`},
+		{"webhook", webhookConfig("https://bot.example.test/telegram", "", ":8080"), true, ""},
+		{"webhook with secret", webhookConfig("https://bot.example.test/t", "abc_DEF-123", ":8080"), true, ""},
+		{"webhook on this machine over http", webhookConfig("http://127.0.0.1:8080/t", "", ":8080"), true, ""},
+		{"webhook over http", webhookConfig("http://bot.example.test/t", "", ":8080"), true, "must be https: Telegram posts only to https"},
+		{"webhook not a URL", webhookConfig("bot.example.test", "", ":8080"), true, "must be an https URL"},
+		{"webhook with a query", webhookConfig("https://bot.example.test/t?x=1", "", ":8080"), true, "must have a plain path"},
+		{"webhook path pattern", webhookConfig("https://bot.example.test/{id}", "", ":8080"), true, "must have a plain path"},
+		{"webhook on /healthz", webhookConfig("https://bot.example.test/healthz", "", ":8080"), true, "cannot use the path /healthz"},
+		{"webhook without listener", webhookConfig("https://bot.example.test/t", "", ""), true, "needs HTTP_ADDR"},
+		{"webhook secret", webhookConfig("https://bot.example.test/t", "no spaces allowed", ":8080"), true, "TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) must be"},
+		{"secret without webhook", webhookConfig("", "abc", ":8080"), true, "TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) is set but TELEGRAM_WEBHOOK_URL is not"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -475,6 +489,10 @@ func TestValidate(t *testing.T) {
 	if err == nil || strings.Count(err.Error(), "\n") != 3 {
 		t.Errorf("want four errors, got %v", err)
 	}
+}
+
+func webhookConfig(url, secret, addr string) Config {
+	return Config{Telegram: TelegramConfig{Token: "t", WebhookURL: url, WebhookSecret: secret}, HTTPAddr: addr}
 }
 
 func TestAllowedUsers(t *testing.T) {

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +65,9 @@ type daemonOptions struct {
 	tg       *telegramtest.Fake
 	modes    []string
 	extra    []string // more environment
+	// webhook serves the bot on a local HTTP_ADDR and lets the fake post
+	// updates there instead of answering long polls.
+	webhook bool
 }
 
 // modelReply decides the model's answer from what it was sent.
@@ -113,6 +119,11 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=debug",
 	}
+	if o.webhook {
+		addr := freeAddr(t)
+		environ = append(environ, "HTTP_ADDR="+addr, "TELEGRAM_WEBHOOK_URL=http://"+addr+"/telegram/hook",
+			"TELEGRAM_WEBHOOK_SECRET=e2e-webhook-secret_0123456789")
+	}
 	environ = append(environ, o.extra...)
 	logs := &syncBuffer{}
 	m, err := NewMain(logs, environ)
@@ -133,10 +144,27 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 			t.Logf("daemon log:\n%s", logs.String())
 		}
 	})
+	if o.webhook {
+		if _, err := o.tg.WaitFor("setWebhook", 1, 10*time.Second); err != nil {
+			t.Fatalf("the bot never set its webhook: %v\n%s", err, logs.String())
+		}
+		return d
+	}
 	if _, err := o.tg.WaitFor("getUpdates", 1, 10*time.Second); err != nil {
 		t.Fatalf("the bot never polled: %v\n%s", err, logs.String())
 	}
 	return d
+}
+
+// freeAddr is a local address nothing listens on (for a moment).
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // stop shuts the daemon down as SIGTERM would and waits for it.
@@ -529,5 +557,34 @@ func TestE2EShutdownEndsEveryProcess(t *testing.T) {
 		if fakemcp.Alive(s.PID) {
 			t.Errorf("MCP process %d survived the shutdown", s.PID)
 		}
+	}
+}
+
+// With TELEGRAM_WEBHOOK_URL the daemon takes Telegram's posts on HTTP_ADDR
+// instead of polling: a message gets its answer the same way, /healthz
+// reports the webhook, and nothing polls.
+func TestE2EWebhook(t *testing.T) {
+	d := startDaemon(t, echoThenAnswer, daemonOptions{webhook: true})
+	set := d.tg.RequestsFor("setWebhook")
+	hook := set[0].Params["url"]
+	if !strings.HasSuffix(hook, "/telegram/hook") || set[0].Params["secret_token"] != "e2e-webhook-secret_0123456789" {
+		t.Fatalf("setWebhook %+v", set[0].Params)
+	}
+	d.tg.Message(alice, alice, "hello volcano")
+	d.waitText(alice, "the tool said: hello volcano")
+	resp, err := http.Get(strings.TrimSuffix(hook, "/telegram/hook") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "webhook registered") {
+		t.Errorf("/healthz: %d %s", resp.StatusCode, body)
+	}
+	if n := len(d.tg.RequestsFor("getUpdates")); n != 0 {
+		t.Errorf("%d getUpdates calls in webhook mode", n)
+	}
+	if strings.Contains(d.logs.String(), "e2e-webhook-secret_0123456789") {
+		t.Error("the webhook secret is in the log")
 	}
 }

@@ -18,7 +18,9 @@ import (
 const healthMaxAge = 150 * time.Second
 
 // healthServer listens on HTTP_ADDR and answers /healthz: 200 while
-// polling is alive, 503 before the first poll and when it stalled.
+// updates come in (polling alive, or the webhook registered), 503 before
+// and when polling stalled. With a webhook it also serves Telegram's posts
+// at the webhook URL's path.
 func (m *Main) healthServer(b *bot.Bot) (*http.Server, error) {
 	ln, err := net.Listen("tcp", m.cfg.HTTPAddr)
 	if err != nil {
@@ -27,19 +29,16 @@ func (m *Main) healthServer(b *bot.Bot) (*http.Server, error) {
 	m.listener = ln
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		last := b.LastPoll()
+		ok, detail := b.Health(time.Now(), healthMaxAge)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		switch {
-		case last.IsZero():
+		if !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "starting: no successful getUpdates yet")
-		case time.Since(last) > healthMaxAge:
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "stalled: last successful getUpdates %s ago\n", time.Since(last).Round(time.Second))
-		default:
-			fmt.Fprintf(w, "ok: last successful getUpdates %s ago\n", time.Since(last).Round(time.Second))
 		}
+		fmt.Fprintln(w, detail)
 	})
+	if p := b.WebhookPath(); p != "" {
+		mux.Handle(p, b.WebhookHandler())
+	}
 	m.logger.Info("health listener", "addr", ln.Addr().String())
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, nil
 }

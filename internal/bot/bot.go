@@ -11,10 +11,15 @@
 //
 // Every update is handled by its chat's worker, in order, so the poller
 // never waits on a chat and a slow chat never delays another.
+//
+// With Options.WebhookURL set, Telegram posts the updates instead: Run
+// registers the webhook, and the caller serves WebhookHandler at
+// WebhookPath on its HTTP listener.
 package bot
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,6 +72,14 @@ type Options struct {
 	// Sleep waits between retries; a timer honouring ctx when nil. Tests
 	// make it instant.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// WebhookURL switches from long polling to a webhook
+	// (TELEGRAM_WEBHOOK_URL): Telegram posts every update to this public
+	// URL, which must reach WebhookHandler. Empty: long polling.
+	WebhookURL string
+	// WebhookSecret is the secret token Telegram sends with every update
+	// (TELEGRAM_WEBHOOK_SECRET: 1–256 of A–Z a–z 0–9 _ -); a random one
+	// per start when empty.
+	WebhookSecret string
 }
 
 // Bot is the Telegram bot: Run polls, and Chat is the session's chat port.
@@ -84,6 +97,12 @@ type Bot struct {
 	me       models.User // set by Run before polling starts
 	started  atomic.Bool
 	lastPoll atomic.Int64 // unix nanoseconds of the last good getUpdates
+
+	webhookPath string      // the path of WebhookURL; empty when polling
+	secret      string      // the webhook's secret token
+	accepting   atomic.Bool // the webhook handler may queue updates (b.disp is set)
+	webhookSet  atomic.Bool // setWebhook succeeded
+	lastUpdate  atomic.Int64
 }
 
 // New returns a Bot. It does no network I/O: Run calls getMe.
@@ -97,6 +116,22 @@ func New(o Options) (*Bot, error) {
 	o.APIURL = strings.TrimRight(o.APIURL, "/")
 	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("bot: TELEGRAM_API_URL %q is not an http(s) URL", o.APIURL)
+	}
+	var webhookPath string
+	if o.WebhookURL != "" {
+		u, err := url.Parse(o.WebhookURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("bot: TELEGRAM_WEBHOOK_URL %q is not an https URL", o.WebhookURL)
+		}
+		if webhookPath = u.EscapedPath(); webhookPath == "" {
+			webhookPath = "/"
+		}
+		if o.WebhookSecret == "" {
+			o.WebhookSecret = rand.Text()
+		}
+		if !ValidWebhookSecret(o.WebhookSecret) {
+			return nil, errors.New("bot: TELEGRAM_WEBHOOK_SECRET must be 1–256 characters of A–Z, a–z, 0–9, _ and -")
+		}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -126,10 +161,13 @@ func New(o Options) (*Bot, error) {
 	b := &Bot{
 		o:        o,
 		log:      logger,
-		scrub:    newScrubber(o.Token, o.Redactor),
+		scrub:    newScrubber(o.Token, o.Redactor, o.WebhookSecret),
 		access:   newAccess(o.AllowedUsers, o.Now),
 		client:   client,
 		sessions: o.Sessions,
+
+		webhookPath: webhookPath,
+		secret:      o.WebhookSecret,
 	}
 	tg, err := tgbot.New(o.Token,
 		tgbot.WithSkipGetMe(),
@@ -176,10 +214,11 @@ func (b *Bot) LastPoll() time.Time {
 
 func (b *Bot) polled() { b.lastPoll.Store(time.Now().UnixNano()) }
 
-// Run learns the bot's name (getMe), removes any webhook, publishes the
-// commands, and long-polls until ctx ends, then waits for the chats'
-// workers. It returns nil on a clean shutdown, and an error when Telegram
-// refuses the token or the bot cannot start.
+// Run learns the bot's name (getMe), publishes the commands and receives
+// updates until ctx ends — by long polling (after removing any webhook) or,
+// with a WebhookURL, by registering the webhook — then waits for the
+// chats' workers. It returns nil on a clean shutdown, and an error when
+// Telegram refuses the token or the bot cannot start.
 func (b *Bot) Run(ctx context.Context) error {
 	if !b.started.CompareAndSwap(false, true) {
 		return errors.New("bot: Run called twice")
@@ -187,18 +226,26 @@ func (b *Bot) Run(ctx context.Context) error {
 	if b.sessions == nil {
 		return errors.New("bot: no Sessions (set Options.Sessions or call SetSessions)")
 	}
+	b.disp = newDispatcher(ctx, b.runJob)
+	defer b.disp.wait()
 	if err := b.start(ctx); err != nil {
+		b.accepting.Store(false)
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	b.disp = newDispatcher(ctx, b.runJob)
 	b.polled() // Telegram answered at start: alive until the first long poll returns
-	b.log.Info("polling for updates", "bot", "@"+b.me.Username)
-	b.tg.Start(ctx) // returns when ctx ends
+	if b.webhookPath != "" {
+		b.log.Info("receiving updates by webhook", "bot", "@"+b.me.Username, "url", b.scrub(b.o.WebhookURL))
+		<-ctx.Done()
+		b.accepting.Store(false) // Telegram retries what arrives from now on
+	} else {
+		b.log.Info("polling for updates", "bot", "@"+b.me.Username)
+		b.tg.Start(ctx) // returns when ctx ends
+	}
 	b.disp.wait()
-	b.log.Info("stopped polling")
+	b.log.Info("stopped receiving updates")
 	return nil
 }
 
@@ -217,7 +264,20 @@ func (b *Bot) start(ctx context.Context) error {
 	} else {
 		b.log.Info("allowlist", "users", b.access.count())
 	}
-	if _, err := call(ctx, rt, 0, "deleteWebhook", func(ctx context.Context) (bool, error) {
+	if b.webhookPath != "" {
+		// Updates may arrive as soon as the webhook is set.
+		b.accepting.Store(true)
+		if _, err := call(ctx, rt, 0, "setWebhook", func(ctx context.Context) (bool, error) {
+			return b.tg.SetWebhook(ctx, &tgbot.SetWebhookParams{
+				URL:            b.o.WebhookURL,
+				SecretToken:    b.secret,
+				AllowedUpdates: []string{models.AllowedUpdateMessage},
+			})
+		}); err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+		b.webhookSet.Store(true)
+	} else if _, err := call(ctx, rt, 0, "deleteWebhook", func(ctx context.Context) (bool, error) {
 		return b.tg.DeleteWebhook(ctx, &tgbot.DeleteWebhookParams{})
 	}); err != nil {
 		return fmt.Errorf("start: %w", err)

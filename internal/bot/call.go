@@ -147,10 +147,14 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// newScrubber returns a function that removes the bot token (go-telegram/bot
-// puts it in URLs) and then every secret the redactor knows.
-func newScrubber(token string, r interface{ Redact(string) string }) func(string) string {
+// newScrubber returns a function that removes the webhook secret, the bot
+// token (go-telegram/bot puts it in URLs) and then every secret the
+// redactor knows.
+func newScrubber(token string, r interface{ Redact(string) string }, webhookSecret string) func(string) string {
 	return func(s string) string {
+		if len(webhookSecret) >= 8 {
+			s = strings.ReplaceAll(s, webhookSecret, "<webhook-secret>")
+		}
 		if token != "" {
 			s = strings.ReplaceAll(s, token, "<bot-token>")
 			// The token's secret half alone is a secret too.

@@ -17,6 +17,7 @@ type dispatcher struct {
 
 	mu     sync.Mutex
 	queues map[int64][]func(context.Context) // present while a worker runs
+	closed bool                              // no more jobs: wait may run
 	wg     sync.WaitGroup
 }
 
@@ -24,12 +25,13 @@ func newDispatcher(ctx context.Context, run func(context.Context, int64, func(co
 	return &dispatcher{ctx: ctx, run: run, queues: map[int64][]func(context.Context){}}
 }
 
-// submit queues job for chat; false when the chat's queue is full.
+// submit queues job for chat; false when the chat's queue is full or the
+// dispatcher is closed.
 func (d *dispatcher) submit(chatID int64, job func(context.Context)) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	q, running := d.queues[chatID]
-	if len(q) >= maxChatQueue {
+	if d.closed || len(q) >= maxChatQueue {
 		return false
 	}
 	d.queues[chatID] = append(q, job)
@@ -58,6 +60,17 @@ func (d *dispatcher) work(chatID int64) {
 	}
 }
 
-// wait returns when every worker has ended. Jobs still queued once the
-// context ends run with that ended context, so they finish fast.
-func (d *dispatcher) wait() { d.wg.Wait() }
+// close refuses further jobs; those queued still run.
+func (d *dispatcher) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+}
+
+// wait closes the dispatcher and returns when every worker has ended. Jobs
+// still queued once the context ends run with that ended context, so they
+// finish fast.
+func (d *dispatcher) wait() {
+	d.close()
+	d.wg.Wait()
+}

@@ -1,7 +1,8 @@
 // Package telegramtest is a fake Telegram Bot API for tests: an
 // httptest server that speaks enough of the API for go-telegram/bot (and
 // so for package bot and the whole daemon). It queues updates for long
-// polling, answers the send, edit and delete methods with realistic JSON,
+// polling — or posts them to the webhook once setWebhook named one —,
+// answers the send, edit and delete methods with realistic JSON,
 // keeps what the bot sent per chat, records every request, and can be
 // scripted to fail.
 //
@@ -59,6 +60,10 @@ type Fake struct {
 	messages  []*Message
 	failures  map[string][]failure
 	commands  []models.BotCommand
+
+	webhookURL    string // set by setWebhook: updates are posted there
+	webhookSecret string
+	delivering    bool // the webhook poster runs
 }
 
 // Request is one API call the fake received.

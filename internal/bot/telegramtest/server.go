@@ -63,6 +63,9 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		if fail, ok := f.takeFailure(method); ok {
 			err = &apiError{status: fail.status, description: fail.description, retryAfter: fail.retryAfter}
+		} else if strings.EqualFold(method, "getUpdates") && f.WebhookURL() != "" {
+			err = &apiError{status: http.StatusConflict,
+				description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"}
 		} else if strings.EqualFold(method, "getUpdates") {
 			// Record first: a long poll can last a while.
 			f.record(req, http.StatusOK)
@@ -244,10 +247,12 @@ func (f *Fake) call(method string, p map[string]string, files map[string]File) (
 	switch strings.ToLower(method) {
 	case "getme":
 		return f.me, nil
-	case "deletewebhook", "setwebhook":
-		return true, nil
+	case "setwebhook":
+		return f.setWebhook(p)
+	case "deletewebhook":
+		return f.deleteWebhook(p)
 	case "getwebhookinfo":
-		return models.WebhookInfo{}, nil
+		return f.webhookInfo(), nil
 	case "setmycommands":
 		var cmds []models.BotCommand
 		if err := json.Unmarshal([]byte(p["commands"]), &cmds); err != nil {

@@ -1,0 +1,202 @@
+package bot
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const testSecret = "s3cret-Token_for-tests"
+
+// webhookBot is a bot in webhook mode whose handler an httptest server
+// serves at /tg/hook, as main serves it on HTTP_ADDR.
+func webhookBot(t *testing.T) (*harness, *httptest.Server) {
+	t.Helper()
+	var handler atomic.Pointer[http.Handler]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/tg/hook" {
+			http.NotFound(w, r)
+			return
+		}
+		(*handler.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h := newBot(t, func(o *Options) {
+		o.WebhookURL = srv.URL + "/tg/hook"
+		o.WebhookSecret = testSecret
+	})
+	hd := h.bot.WebhookHandler()
+	handler.Store(&hd)
+	return h, srv
+}
+
+// run runs the bot until the returned stop is called (or the test ends).
+func (h *harness) run(t *testing.T) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.bot.Run(ctx) }()
+	var stopped atomic.Bool
+	stop = func() {
+		if !stopped.CompareAndSwap(false, true) {
+			return
+		}
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run = %v, want nil", err)
+			}
+		case <-time.After(waitLong):
+			t.Error("Run did not return after cancel")
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func waitHealthy(t *testing.T, b *Bot) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		if ok, _ := b.Health(time.Now(), time.Minute); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			_, detail := b.Health(time.Now(), time.Minute)
+			t.Fatalf("bot not healthy: %s", detail)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// With a webhook URL the bot registers the webhook instead of polling, and
+// the updates Telegram posts reach the chats as polled ones do.
+func TestWebhookReceivesUpdates(t *testing.T) {
+	h, srv := webhookBot(t)
+	if _, detail := h.bot.Health(time.Now(), time.Minute); !strings.HasPrefix(detail, "starting") {
+		t.Errorf("health before Run = %q", detail)
+	}
+	h.run(t)
+	waitHealthy(t, h.bot)
+
+	set := h.fake.RequestsFor("setWebhook")
+	if len(set) != 1 || set[0].Params["url"] != srv.URL+"/tg/hook" || set[0].Params["secret_token"] != testSecret ||
+		!strings.Contains(set[0].Params["allowed_updates"], "message") {
+		t.Fatalf("setWebhook requests: %+v", set)
+	}
+	h.fake.Message(alice, alice, "hello by webhook")
+	h.fake.Message(alice, alice, "/help")
+	h.fake.Message(bob, bob, "second chat")
+	h.sess.waitCalls(t, "deliver", 2)
+	if got := h.sess.callsWith("deliver"); !slices.Contains(got, "deliver 1001 hello by webhook") || !slices.Contains(got, "deliver 1002 second chat") {
+		t.Errorf("delivered %q", got)
+	}
+	if texts := h.texts(t, alice, 1); !strings.Contains(texts[0], "/new") {
+		t.Errorf("/help answered %q", texts[0])
+	}
+	for _, r := range h.fake.RequestsFor("webhook") {
+		if r.Status != http.StatusOK {
+			t.Errorf("the bot answered a post with %d", r.Status)
+		}
+	}
+	if n := len(h.fake.RequestsFor("getUpdates")) + len(h.fake.RequestsFor("deleteWebhook")); n != 0 {
+		t.Errorf("%d getUpdates/deleteWebhook calls in webhook mode", n)
+	}
+	if _, detail := h.bot.Health(time.Now(), time.Minute); !strings.Contains(detail, "last update") {
+		t.Errorf("health = %q", detail)
+	}
+}
+
+// Posts that are not Telegram's, or that come when the bot cannot take
+// them, are refused with a status that says why, and reach no chat.
+func TestWebhookRefuses(t *testing.T) {
+	h, srv := webhookBot(t)
+	post := func(method, secret, body string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+"/tg/hook", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if secret != "" {
+			req.Header.Set(secretHeader, secret)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	update := `{"update_id":7,"message":{"message_id":1,"date":1,"chat":{"id":1001,"type":"private"},"from":{"id":1001,"first_name":"A"},"text":"sneaky"}}`
+
+	if got := post(http.MethodPost, testSecret, update); got != http.StatusServiceUnavailable {
+		t.Errorf("before Run: %d, want 503", got)
+	}
+	stop := h.run(t)
+	waitHealthy(t, h.bot)
+	for _, tc := range []struct {
+		name, method, secret, body string
+		want                       int
+	}{
+		{"no secret", http.MethodPost, "", update, http.StatusUnauthorized},
+		{"wrong secret", http.MethodPost, "not-" + testSecret, update, http.StatusUnauthorized},
+		{"secret prefix", http.MethodPost, testSecret[:5], update, http.StatusUnauthorized},
+		{"GET", http.MethodGet, testSecret, "", http.StatusMethodNotAllowed},
+		{"not JSON", http.MethodPost, testSecret, "hello", http.StatusBadRequest},
+		{"too big", http.MethodPost, testSecret, `{"update_id":1,"x":"` + strings.Repeat("a", maxWebhookBody) + `"}`, http.StatusRequestEntityTooLarge},
+	} {
+		if got := post(tc.method, tc.secret, tc.body); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	stop()
+	if got := post(http.MethodPost, testSecret, update); got != http.StatusServiceUnavailable {
+		t.Errorf("after Run: %d, want 503", got)
+	}
+	if ok, detail := h.bot.Health(time.Now(), time.Minute); ok {
+		t.Errorf("healthy after Run ended: %q", detail)
+	}
+	if got := h.sess.callsWith("deliver"); len(got) != 0 {
+		t.Errorf("refused posts were delivered: %q", got)
+	}
+	if !strings.Contains(h.logs.String(), "wrong secret token") || strings.Contains(h.logs.String(), testSecret) {
+		t.Errorf("log should note the refusal without the secret:\n%s", h.logs)
+	}
+}
+
+func TestWebhookOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name, url, secret, err string
+	}{
+		{"not a URL", "telegram", "", "not an https URL"},
+		{"no host", "https:///hook", "", "not an https URL"},
+		{"secret with a space", "https://bot.example.test/hook", "two words", "TELEGRAM_WEBHOOK_SECRET"},
+		{"secret too long", "https://bot.example.test/hook", strings.Repeat("a", 257), "TELEGRAM_WEBHOOK_SECRET"},
+	} {
+		_, err := New(Options{Token: "1:abcdefghij", WebhookURL: tc.url, WebhookSecret: tc.secret})
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.err)
+		}
+	}
+	// Without a secret each bot gets its own random one.
+	a, err := New(Options{Token: "1:abcdefghij", WebhookURL: "https://bot.example.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Options{Token: "1:abcdefghij", WebhookURL: "https://bot.example.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ValidWebhookSecret(a.secret) || len(a.secret) < 20 || a.secret == b.secret {
+		t.Errorf("random secrets %q and %q", a.secret, b.secret)
+	}
+	if a.WebhookPath() != "/" {
+		t.Errorf("path of a URL without one = %q, want /", a.WebhookPath())
+	}
+}
