@@ -8,6 +8,8 @@
 // The fake model is a tiny script, so every tool can be driven by hand:
 //
 //	call <tool> <json args>   the model calls that tool, then reports its result
+//	photo <path> [caption]    sends that image file as a Telegram photo
+//	file <path> [caption]     sends that file as a Telegram document
 //	anything else             the model answers "You said: …"
 //
 // Commands (/mcp, /new, /stop, …) go to the bot as they are. See
@@ -23,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -67,7 +70,8 @@ Run the bot in another terminal with:
   LLM_PROVIDER=openai LLM_MODEL=fake OPENAI_API_KEY=sk-fake-key OPENAI_BASE_URL=%s \
   make run
 
-Then type messages here (as user %d). "call <tool> <json>" makes the model call a tool.
+Then type messages here (as user %d). "call <tool> <json>" makes the model call a tool;
+"photo <path> [caption]" and "file <path> [caption]" send a file.
 `, tg.URL(), model.URL, tg.Token(), tg.URL(), user, model.URL, user)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -92,10 +96,32 @@ Then type messages here (as user %d). "call <tool> <json>" makes the model call 
 				return nil
 			}
 			if line = strings.TrimSpace(line); line != "" {
-				tg.Message(user, user, line)
+				if err := sendLine(tg, line); err != nil {
+					fmt.Println("fakechat:", err)
+				}
 			}
 		}
 	}
+}
+
+// sendLine sends what the user typed: a photo, a file or a text message.
+func sendLine(tg *telegramtest.Fake, line string) error {
+	kind, rest, _ := strings.Cut(line, " ")
+	if kind != "photo" && kind != "file" {
+		tg.Message(user, user, line)
+		return nil
+	}
+	path, caption, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if kind == "photo" {
+		tg.Photo(user, user, data, caption)
+		return nil
+	}
+	tg.Document(user, user, filepath.Base(path), mime.TypeByExtension(filepath.Ext(path)), data, 0, caption)
+	return nil
 }
 
 // printReplies prints every message the bot sends to the user's chat, once

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"io"
 	"net"
 	"net/http"
@@ -451,6 +453,45 @@ func TestE2EToolImageReachesTheModel(t *testing.T) {
 				if !strings.Contains(body, `"type":"image"`) || !strings.Contains(body, `"media_type":"image/png"`) {
 					t.Errorf("no image block in the messages request:\n%.2000s", body)
 				}
+			}
+		})
+	}
+}
+
+// A photo sent in Telegram is downloaded, saved in the chat's workspace and
+// shown to the model with its caption, in both wire formats.
+func TestE2EUserPhotoReachesTheModel(t *testing.T) {
+	var jpg bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
+	if err := jpeg.Encode(&jpg, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, provider := range []string{"openai", "anthropic"} {
+		t.Run(provider, func(t *testing.T) {
+			d := startDaemon(t, func(req llmtest.Request) llmtest.Reply {
+				return llmtest.Text("a black square")
+			}, daemonOptions{provider: provider})
+			d.tg.Photo(alice, alice, jpg.Bytes(), "what is in this picture?")
+			d.waitText(alice, "a black square")
+			body := string(d.model.Requests()[0].Body)
+			for _, want := range []string{"what is in this picture?", "uploads/photo-"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("request lacks %q:\n%.2000s", want, body)
+				}
+			}
+			switch provider {
+			case "openai":
+				if !strings.Contains(body, "data:image/jpeg;base64,") {
+					t.Errorf("no image part in the chat-completions request:\n%.2000s", body)
+				}
+			case "anthropic":
+				if !strings.Contains(body, `"media_type":"image/jpeg"`) {
+					t.Errorf("no image block in the messages request:\n%.2000s", body)
+				}
+			}
+			saved, _ := filepath.Glob(filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), "uploads", "photo-*.jpg"))
+			if len(saved) != 1 {
+				t.Errorf("saved photos: %v", saved)
 			}
 		})
 	}

@@ -101,9 +101,12 @@ var defaultStatus = regexp.MustCompile(`error response from telegram for method 
 func statusOf(err error) int {
 	var tooMany *tgbot.TooManyRequestsError
 	var migrate *tgbot.MigrateError
+	var status *statusError
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &status):
+		return status.code
 	case errors.As(err, &tooMany):
 		return 429
 	case errors.As(err, &migrate), errors.Is(err, tgbot.ErrorBadRequest):

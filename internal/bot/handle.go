@@ -2,18 +2,22 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
 // User-facing texts of the update handling.
 const (
 	panicReply   = "Sorry, something went wrong with that message. The operator has the details in the log."
-	mediaReply   = "I can only read text messages for now: please write your request as text."
+	mediaReply   = "I can read text, photos and files, but not this kind of message: please write your request as text."
+	fileReply    = "Sorry, I could not receive that file. Please try again in a moment."
 	emptyReply   = "Yes? Write your request after the mention, or send /help."
 	deliverReply = "Sorry, I can't take messages right now. Please try again in a moment."
 )
@@ -45,10 +49,25 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 	case routeEmpty:
 		b.reply(ctx, chatID, emptyReply)
 	case routeText:
-		if err := b.sessions.Deliver(chatID, r.text); err != nil {
-			b.log.Error("deliver a message", "chat", chatID, "err", errText(b.scrub, err))
-			b.reply(ctx, chatID, deliverReply)
+		b.deliver(ctx, chatID, r.text)
+	case routeFiles:
+		files, err := b.attachments(ctx, m)
+		switch {
+		case errors.Is(err, errTooBig):
+			b.reply(ctx, chatID, tooBigReply)
+		case err != nil:
+			b.log.Error("download a file", "chat", chatID, "err", errText(b.scrub, err))
+			b.reply(ctx, chatID, fileReply)
+		default:
+			b.deliver(ctx, chatID, r.text, files...)
 		}
+	}
+}
+
+func (b *Bot) deliver(ctx context.Context, chatID int64, text string, files ...session.Attachment) {
+	if err := b.sessions.Deliver(chatID, text, files...); err != nil {
+		b.log.Error("deliver a message", "chat", chatID, "err", errText(b.scrub, err))
+		b.reply(ctx, chatID, deliverReply)
 	}
 }
 

@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"bytes"
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -113,7 +115,7 @@ func TestPanicIsRecovered(t *testing.T) {
 func TestMediaAndBareMention(t *testing.T) {
 	h := startBot(t, nil)
 	m := h.fake.NewMessage(alice, alice, "")
-	m.Photo = []models.PhotoSize{{FileID: "x", Width: 1, Height: 1}}
+	m.Sticker = &models.Sticker{FileID: "x", Width: 1, Height: 1}
 	h.fake.Send(updateOf(m))
 	h.fake.Message(group, alice, "@"+h.fake.Me().Username)
 	if got := h.texts(t, alice, 1); got[0] != mediaReply {
@@ -125,5 +127,55 @@ func TestMediaAndBareMention(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	if calls := h.sess.Calls(); len(calls) != 0 {
 		t.Errorf("calls %q", calls)
+	}
+}
+
+// Photos and documents are downloaded and reach the session with their
+// caption; a file over the Bot API's limit, or one that cannot be
+// downloaded, gets a reply instead.
+func TestFilesReachTheSession(t *testing.T) {
+	h := startBot(t, nil)
+	jpeg := bytes.Repeat([]byte{0xff, 0xd8, 0xff, 0xe0}, 300)
+	pdf := []byte("%PDF-1.4 a tiny document")
+
+	h.fake.Photo(alice, alice, jpeg, "what is this?")
+	h.sess.waitCalls(t, "deliver", 1)
+	h.fake.Document(alice, alice, "report.pdf", "application/pdf", pdf, 0, "")
+	h.sess.waitCalls(t, "deliver", 2)
+	h.fake.Document(alice, alice, "notes", "", []byte("plain words\n"), 0, "read it")
+	got := h.sess.waitCalls(t, "deliver", 3)
+	want := []string{
+		`deliver 1001 what is this? +file "" image/jpeg 1200`,
+		`deliver 1001  +file "report.pdf" application/pdf 24`,
+		`deliver 1001 read it +file "notes" text/plain; charset=utf-8 12`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("delivered\n%q\nwant\n%q", got, want)
+	}
+	h.sess.mu.Lock()
+	photo := h.sess.files[0].Data
+	h.sess.mu.Unlock()
+	if !bytes.Equal(photo, jpeg) {
+		t.Error("the photo's bytes changed on the way")
+	}
+	// The largest size was downloaded, once.
+	if n := len(h.fake.RequestsFor("file")); n != 3 {
+		t.Errorf("%d downloads, want 3", n)
+	}
+
+	h.fake.Document(bob, bob, "huge.iso", "application/octet-stream", []byte("x"), 25<<20, "")
+	if texts := h.texts(t, bob, 1); texts[0] != tooBigReply {
+		t.Errorf("a 25 MB file got %q", texts[0])
+	}
+	h.fake.FailNext("getFile", http.StatusBadRequest, "Bad Request: invalid file_id", 0)
+	h.fake.Photo(bob, bob, jpeg, "")
+	if texts := h.texts(t, bob, 2); texts[1] != fileReply {
+		t.Errorf("a failed download got %q", texts[1])
+	}
+	if n := len(h.sess.callsWith("deliver 1002")); n != 0 {
+		t.Errorf("%d deliveries for bob", n)
+	}
+	if strings.Contains(h.logs.String(), h.fake.Token()) {
+		t.Error("the token (in the file URL) reached the log")
 	}
 }

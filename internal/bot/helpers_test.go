@@ -30,6 +30,7 @@ type fakeSessions struct {
 	calls   []string // "deliver 5 hello", "reset 5", "stop 5", "mcp 5 name", "restart 5 name"
 	changed chan struct{}
 
+	files    []session.Attachment // every file delivered
 	servers  []string
 	running  bool                                                                 // what Stop reports
 	onCall   func(ctx context.Context, call string)                               // runs before the call returns (may block or panic)
@@ -53,8 +54,15 @@ func (s *fakeSessions) record(ctx context.Context, call string) {
 	}
 }
 
-func (s *fakeSessions) Deliver(chatID int64, text string) error {
-	s.record(context.Background(), fmt.Sprintf("deliver %d %s", chatID, text))
+func (s *fakeSessions) Deliver(chatID int64, text string, files ...session.Attachment) error {
+	call := fmt.Sprintf("deliver %d %s", chatID, text)
+	for _, f := range files {
+		call += fmt.Sprintf(" +file %q %s %d", f.Name, f.MIMEType, len(f.Data))
+	}
+	s.mu.Lock()
+	s.files = append(s.files, files...)
+	s.mu.Unlock()
+	s.record(context.Background(), call)
 	return nil
 }
 

@@ -14,13 +14,14 @@ const (
 	routeIgnore  routeKind = iota // not for us
 	routeText                     // a message for the session
 	routeCommand                  // one of our commands (or an unknown one in a private chat)
-	routeMedia                    // addressed to us but without text (a photo, a sticker)
+	routeFiles                    // a photo or a document, with its caption as the text
+	routeMedia                    // addressed to us but nothing we read (a sticker, a voice message)
 	routeEmpty                    // addressed to us with nothing but the mention
 )
 
 type route struct {
 	kind routeKind
-	text string  // routeText: the text, the bot's @mention removed
+	text string  // routeText, routeFiles: the text, the bot's @mention removed
 	cmd  command // routeCommand
 }
 
@@ -67,6 +68,9 @@ func routeMessage(m *models.Message, me models.User) route {
 		body = stripMention(body, me.Username)
 	}
 	if media {
+		if len(m.Photo) > 0 || m.Document != nil {
+			return route{kind: routeFiles, text: body}
+		}
 		return route{kind: routeMedia}
 	}
 	if strings.TrimSpace(body) == "" {

@@ -19,7 +19,7 @@ func TestRouteMessage(t *testing.T) {
 		name string
 		m    *models.Message
 		kind routeKind
-		text string // routeText: the text; routeCommand: the name
+		text string // routeText, routeFiles: the text; routeCommand: the name
 	}{
 		{"private text", &models.Message{From: user, Chat: private, Text: "hello"}, routeText, "hello"},
 		{"private mention kept", &models.Message{From: user, Chat: private, Text: "hi @volcanic_test_bot"}, routeText, "hi @volcanic_test_bot"},
@@ -27,7 +27,10 @@ func TestRouteMessage(t *testing.T) {
 		{"private command to us", &models.Message{From: user, Chat: private, Text: "/new@Volcanic_Test_Bot"}, routeCommand, "new"},
 		{"private command to another bot", &models.Message{From: user, Chat: private, Text: "/new@other_bot"}, routeIgnore, ""},
 		{"private unknown command", &models.Message{From: user, Chat: private, Text: "/weather"}, routeCommand, "weather"},
-		{"private photo", &models.Message{From: user, Chat: private, Caption: "look", Photo: []models.PhotoSize{{}}}, routeMedia, ""},
+		{"private photo", &models.Message{From: user, Chat: private, Caption: "look", Photo: []models.PhotoSize{{}}}, routeFiles, "look"},
+		{"private photo without caption", &models.Message{From: user, Chat: private, Photo: []models.PhotoSize{{}}}, routeFiles, ""},
+		{"private document", &models.Message{From: user, Chat: private, Document: &models.Document{FileName: "a.pdf"}}, routeFiles, ""},
+		{"private photo with a command caption", &models.Message{From: user, Chat: private, Caption: "/new", Photo: []models.PhotoSize{{}}}, routeFiles, "/new"},
 		{"private sticker", &models.Message{From: user, Chat: private}, routeMedia, ""},
 		{"group chatter", &models.Message{From: user, Chat: grp, Text: "hello all"}, routeIgnore, ""},
 		{"group mention", &models.Message{From: user, Chat: grp, Text: "@volcanic_test_bot what is 2+2?"}, routeText, "what is 2+2?"},
@@ -38,7 +41,9 @@ func TestRouteMessage(t *testing.T) {
 		{"group bare mention", &models.Message{From: user, Chat: grp, Text: "@volcanic_test_bot"}, routeEmpty, ""},
 		{"group reply to the bot", &models.Message{From: user, Chat: grp, Text: "and then?", ReplyToMessage: fromBot}, routeText, "and then?"},
 		{"group reply to someone else", &models.Message{From: user, Chat: grp, Text: "yes", ReplyToMessage: fromOther}, routeIgnore, ""},
-		{"group photo with mention", &models.Message{From: user, Chat: grp, Caption: "@volcanic_test_bot look"}, routeMedia, ""},
+		{"group sticker with mention", &models.Message{From: user, Chat: grp, Caption: "@volcanic_test_bot look"}, routeMedia, ""},
+		{"group photo with mention", &models.Message{From: user, Chat: grp, Caption: "@volcanic_test_bot look", Photo: []models.PhotoSize{{}}}, routeFiles, "look"},
+		{"group photo without mention", &models.Message{From: user, Chat: grp, Caption: "look", Photo: []models.PhotoSize{{}}}, routeIgnore, ""},
 		{"group command to us", &models.Message{From: user, Chat: grp, Text: "/mcp@volcanic_test_bot restart x"}, routeCommand, "mcp"},
 		{"group bare known command", &models.Message{From: user, Chat: grp, Text: "/stop"}, routeCommand, "stop"},
 		{"group bare unknown command", &models.Message{From: user, Chat: grp, Text: "/roll"}, routeIgnore, ""},

@@ -1,14 +1,19 @@
 package bot
 
-import "context"
+import (
+	"context"
+
+	"github.com/volcanicbot/volcanicbot/internal/session"
+)
 
 // Sessions is what the bot needs from the session manager
 // (*session.Manager satisfies it). Deliver must not block on a turn; the
 // bot calls every method from the chat's own worker, so calls for one chat
 // come in the order the updates arrived.
 type Sessions interface {
-	// Deliver queues a user's message for chat.
-	Deliver(chatID int64, text string) error
+	// Deliver queues a user's message for chat, with the files sent with
+	// it.
+	Deliver(chatID int64, text string, files ...session.Attachment) error
 	// Stop cancels chat's running turn and reports whether one was running
 	// (the session then says "Stopped.").
 	Stop(chatID int64) bool

@@ -140,12 +140,12 @@ func (m *Manager) get(chatID int64) (*session, error) {
 
 // Deliver queues a user's message for chat. It never blocks on a turn:
 // messages that arrive during one wait for it, in order.
-func (m *Manager) Deliver(chatID int64, text string) error {
+func (m *Manager) Deliver(chatID int64, text string, files ...Attachment) error {
 	s, err := m.get(chatID)
 	if err != nil {
 		return err
 	}
-	s.enqueue(input{kind: inputMessage, text: text})
+	s.enqueue(input{kind: inputMessage, text: text, files: files})
 	return nil
 }
 

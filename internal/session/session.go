@@ -18,9 +18,10 @@ const (
 )
 
 type input struct {
-	kind inputKind
-	text string
-	done chan error // inputReset: the outcome
+	kind  inputKind
+	text  string
+	files []Attachment // inputMessage: files sent with the text
+	done  chan error   // inputReset: the outcome
 }
 
 // session is one chat. Its goroutine runs while there is work and for
@@ -182,7 +183,7 @@ func (s *session) release() {
 func (s *session) handle(in input) {
 	switch in.kind {
 	case inputMessage:
-		s.runTurn(in.text)
+		s.runTurn(in.text, in.files)
 	case inputReset:
 		in.done <- s.reset()
 	}
@@ -230,7 +231,7 @@ func (s *session) appendMessage(m llm.Message) error {
 }
 
 // runTurn answers one user message: the agent loop.
-func (s *session) runTurn(text string) {
+func (s *session) runTurn(text string, files []Attachment) {
 	m := s.m
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.mu.Lock()
@@ -254,7 +255,7 @@ func (s *session) runTurn(text string) {
 	activity := m.o.Chat.StartActivity(ctx, s.id)
 	defer activity.Done()
 
-	err := s.agent(ctx, text, activity)
+	err := s.agent(ctx, text, files, activity)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil && m.ctx.Err() == nil:
@@ -280,9 +281,13 @@ func (s *session) reply(ctx context.Context, text string) {
 
 // agent runs model calls and tool calls until the model answers without
 // tools, the step cap is reached, or ctx ends.
-func (s *session) agent(ctx context.Context, text string, activity Activity) error {
+func (s *session) agent(ctx context.Context, text string, files []Attachment, activity Activity) error {
 	m := s.m
-	if err := s.appendMessage(llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText, Text: text}}}); err != nil {
+	user, err := s.userMessage(text, files)
+	if err != nil {
+		return err
+	}
+	if err := s.appendMessage(user); err != nil {
 		return err
 	}
 	current := len(s.history) - 1

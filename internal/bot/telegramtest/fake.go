@@ -61,6 +61,9 @@ type Fake struct {
 	failures  map[string][]failure
 	commands  []models.BotCommand
 
+	files   map[string]storedFile // by file id: what users sent
+	fileSeq int
+
 	webhookURL    string // set by setWebhook: updates are posted there
 	webhookSecret string
 	delivering    bool // the webhook poster runs

@@ -43,6 +43,10 @@ func badRequest(format string, args ...any) *apiError {
 }
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"); ok {
+		f.serveFile(w, r, rest)
+		return
+	}
 	// /bot<token>/<method>
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
@@ -251,6 +255,8 @@ func (f *Fake) call(method string, p map[string]string, files map[string]File) (
 		return f.setWebhook(p)
 	case "deletewebhook":
 		return f.deleteWebhook(p)
+	case "getfile":
+		return f.getFile(p)
 	case "getwebhookinfo":
 		return f.webhookInfo(), nil
 	case "setmycommands":

@@ -1,0 +1,106 @@
+package telegramtest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-telegram/bot/models"
+)
+
+// maxDownloadBytes is the Bot API's getFile limit.
+const maxDownloadBytes = 20 << 20
+
+// storedFile is a file users sent, served by getFile and the file
+// endpoint.
+type storedFile struct {
+	path string
+	data []byte
+	size int // what getFile reports (may claim more than data, to test limits)
+}
+
+// addFileLocked stores data under a new file id and returns the id.
+// f.mu must be held.
+func (f *Fake) addFileLocked(data []byte, ext string, size int) string {
+	f.fileSeq++
+	id := "file-" + strconv.Itoa(f.fileSeq)
+	if f.files == nil {
+		f.files = map[string]storedFile{}
+	}
+	f.files[id] = storedFile{path: "documents/" + id + ext, data: data, size: size}
+	return id
+}
+
+// Photo queues a photo from user in chat with caption (its entities
+// marked) and returns the message id. Like Telegram, the message lists a
+// thumbnail and the full size; the full size's file holds data.
+func (f *Fake) Photo(chatID, userID int64, data []byte, caption string) int {
+	m := f.NewMessage(chatID, userID, "")
+	m.Caption, m.CaptionEntities = caption, entitiesOf(caption)
+	f.mu.Lock()
+	thumb := f.addFileLocked(data, ".jpg", len(data))
+	full := f.addFileLocked(data, ".jpg", len(data))
+	f.mu.Unlock()
+	m.Photo = []models.PhotoSize{
+		{FileID: thumb, FileUniqueID: thumb, Width: 90, Height: 90, FileSize: len(data)},
+		{FileID: full, FileUniqueID: full, Width: 1280, Height: 960, FileSize: len(data)},
+	}
+	return f.send(m)
+}
+
+// Document queues a file from user in chat and returns the message id.
+// size is what Telegram reports for it (0: len(data)); a size over 20 MB
+// makes getFile refuse it, as Telegram does.
+func (f *Fake) Document(chatID, userID int64, name, mime string, data []byte, size int, caption string) int {
+	if size == 0 {
+		size = len(data)
+	}
+	m := f.NewMessage(chatID, userID, "")
+	m.Caption, m.CaptionEntities = caption, entitiesOf(caption)
+	f.mu.Lock()
+	id := f.addFileLocked(data, "", size)
+	f.mu.Unlock()
+	m.Document = &models.Document{FileID: id, FileUniqueID: id, FileName: name, MimeType: mime, FileSize: int64(size)}
+	return f.send(m)
+}
+
+func (f *Fake) getFile(p map[string]string) (any, error) {
+	f.mu.Lock()
+	file, ok := f.files[p["file_id"]]
+	f.mu.Unlock()
+	switch {
+	case !ok:
+		return nil, badRequest("invalid file_id")
+	case file.size > maxDownloadBytes:
+		return nil, badRequest("file is too big")
+	}
+	return models.File{FileID: p["file_id"], FileUniqueID: p["file_id"], FileSize: int64(file.size), FilePath: file.path}, nil
+}
+
+// serveFile answers GET /file/bot<token>/<path>, the download of a file
+// getFile named. It is recorded as a request of the method "file".
+func (f *Fake) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
+	token, path, _ := strings.Cut(rest, "/")
+	status := http.StatusOK
+	var data []byte
+	f.mu.Lock()
+	switch {
+	case token != f.token:
+		status = http.StatusUnauthorized
+	default:
+		status = http.StatusNotFound
+		for _, file := range f.files {
+			if file.path == path {
+				status, data = http.StatusOK, file.data
+			}
+		}
+	}
+	f.mu.Unlock()
+	f.record(Request{Method: "file", Params: map[string]string{"path": path}}, status)
+	if status != http.StatusOK {
+		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	_, _ = w.Write(data)
+}

@@ -1,0 +1,172 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+)
+
+// Attachment is a file the user sent with a message: a photo or a
+// document.
+type Attachment struct {
+	// Name is the file name the user's client gave; empty for photos.
+	Name     string
+	MIMEType string
+	Data     []byte
+}
+
+// uploadsDir is where a chat's received files are kept, in its workspace,
+// so that tools (a browser's file upload, say) can use them.
+const uploadsDir = "uploads"
+
+// maxInlineImage is the largest received image also shown to the model;
+// larger ones are only saved (providers refuse images above ~5 MB).
+const maxInlineImage = 5 << 20
+
+// maxUploadName bounds a saved file's name, in bytes.
+const maxUploadName = 100
+
+// userMessage is the user's turn: the text, a note per received file
+// (saved under uploads/ in the workspace), and the images themselves.
+func (s *session) userMessage(text string, files []Attachment) (llm.Message, error) {
+	msg := llm.Message{Role: llm.RoleUser}
+	var notes []string
+	var images []llm.Part
+	for i, f := range files {
+		rel, err := s.saveUpload(f, i)
+		if err != nil {
+			return msg, err
+		}
+		what := "a file"
+		if isImage(f.MIMEType) {
+			what = "an image"
+		}
+		notes = append(notes, fmt.Sprintf("[The user sent %s, saved in the workspace as %s (%s, %s).]",
+			what, rel, orUnknown(f.MIMEType), byteSize(len(f.Data))))
+		if isImage(f.MIMEType) && len(f.Data) <= maxInlineImage {
+			images = append(images, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: f.MIMEType, Data: f.Data}})
+		}
+	}
+	body := strings.TrimSpace(strings.Join(append([]string{text}, notes...), "\n"))
+	msg.Parts = append([]llm.Part{{Kind: llm.PartText, Text: body}}, images...)
+	return msg, nil
+}
+
+// saveUpload writes f to uploads/ under a safe, unused name and returns
+// its workspace-relative path.
+func (s *session) saveUpload(f Attachment, i int) (string, error) {
+	dir := filepath.Join(s.workspace, uploadsDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("uploads: %w", err)
+	}
+	name := uploadName(f, s.m.o.Now().UTC().Format("20060102-150405"), i)
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	for n := 1; ; n++ {
+		candidate := name
+		if n > 1 {
+			candidate = stem + "-" + strconv.Itoa(n) + ext
+		}
+		file, err := os.OpenFile(filepath.Join(dir, candidate), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("uploads: %w", err)
+		}
+		_, err = file.Write(f.Data)
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", fmt.Errorf("uploads: %w", err)
+		}
+		return uploadsDir + "/" + candidate, nil
+	}
+}
+
+// uploadName is a file name for f that is safe in any file system and
+// shell: the client's name with path parts, control characters and
+// anything but letters, digits and . _ - replaced, or photo-<stamp>.<ext>.
+func uploadName(f Attachment, stamp string, i int) string {
+	name := filepath.Base(strings.ReplaceAll(f.Name, "\\", "/"))
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	name = strings.Trim(b.String(), "._")
+	if name == "" {
+		name = "file"
+		if isImage(f.MIMEType) {
+			name = "photo"
+		}
+		name += "-" + stamp
+		if i > 0 {
+			name += "-" + strconv.Itoa(i+1)
+		}
+		name += extension(f.MIMEType)
+	}
+	for len(name) > maxUploadName { // keep the extension
+		ext := filepath.Ext(name)
+		if len(ext) > 16 {
+			ext = ""
+		}
+		stem := strings.TrimSuffix(name, ext)
+		cut := maxUploadName - len(ext)
+		for cut > 0 && !utf8.RuneStart(stem[cut]) {
+			cut--
+		}
+		name = stem[:cut] + ext
+	}
+	return name
+}
+
+func isImage(mime string) bool { return strings.HasPrefix(mime, "image/") }
+
+func extension(mime string) string {
+	switch mime {
+	case "image/jpeg":
+		return ".jpg"
+	case "image/png":
+		return ".png"
+	case "image/gif":
+		return ".gif"
+	case "image/webp":
+		return ".webp"
+	case "application/pdf":
+		return ".pdf"
+	case "text/plain":
+		return ".txt"
+	}
+	return ""
+}
+
+func orUnknown(mime string) string {
+	if mime == "" {
+		return "unknown type"
+	}
+	return mime
+}
+
+// byteSize is n for people: 512 bytes, 12 KB, 3.4 MB.
+func byteSize(n int) string {
+	switch {
+	case n < 1024:
+		return strconv.Itoa(n) + " bytes"
+	case n < 1024*1024:
+		return strconv.Itoa((n+512)/1024) + " KB"
+	}
+	return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 1, 64) + " MB"
+}

@@ -1,0 +1,98 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+)
+
+// A photo and a document reach the model with the text: each saved under
+// uploads/ in the workspace and named in a note, the image also as an
+// image; the transcript keeps the image as a file, and a restart sends it
+// again.
+func TestFilesTheUserSends(t *testing.T) {
+	answer := func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: "got them"}, nil }
+	e := newEnv(t, answer, envOptions{})
+	png := fakemcp.PNG1x1()
+	pdf := []byte("%PDF-1.4 tiny")
+	if err := e.manager.Deliver(3, "what are these?",
+		Attachment{MIMEType: "image/png", Data: png},
+		Attachment{Name: "../../Q3 report.pdf", MIMEType: "application/pdf", Data: pdf}); err != nil {
+		t.Fatal(err)
+	}
+	e.chat.waitTexts(t, 3, 1)
+
+	msgs := e.model.Requests()[0].Messages
+	user := msgs[len(msgs)-1]
+	if len(user.Parts) != 2 || user.Parts[0].Kind != llm.PartText || user.Parts[1].Kind != llm.PartImage ||
+		!bytes.Equal(user.Parts[1].Image.Data, png) {
+		t.Fatalf("user message: %+v", user)
+	}
+	text := user.Parts[0].Text
+	for _, want := range []string{"what are these?", "[The user sent an image, saved in the workspace as uploads/photo-",
+		fmt.Sprintf(".png (image/png, %d bytes).]", len(png)), "[The user sent a file, saved in the workspace as uploads/Q3_report.pdf (application/pdf, 13 bytes).]"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	ws := e.manager.Workspace(3)
+	if got, err := os.ReadFile(filepath.Join(ws, "uploads", "Q3_report.pdf")); err != nil || !bytes.Equal(got, pdf) {
+		t.Errorf("saved document: %q %v", got, err)
+	}
+	if photos, _ := filepath.Glob(filepath.Join(ws, "uploads", "photo-*.png")); len(photos) != 1 {
+		t.Errorf("saved photos: %v", photos)
+	}
+
+	// The same name again gets a new one; the first file stays.
+	if err := e.manager.Deliver(3, "", Attachment{Name: "Q3 report.pdf", MIMEType: "application/pdf", Data: []byte("v2")}); err != nil {
+		t.Fatal(err)
+	}
+	e.chat.waitTexts(t, 3, 2)
+	if got, _ := os.ReadFile(filepath.Join(ws, "uploads", "Q3_report-2.pdf")); string(got) != "v2" {
+		t.Errorf("second upload: %q", got)
+	}
+
+	// After a restart the image is read back from the transcript's files.
+	e.close()
+	e2 := newEnv(t, answer, envOptions{dataDir: e.dataDir})
+	e2.deliver(3, "and now?")
+	e2.chat.waitTexts(t, 3, 1)
+	first := e2.model.Requests()[0].Messages[0]
+	if len(first.Parts) != 2 || first.Parts[1].Image == nil || !bytes.Equal(first.Parts[1].Image.Data, png) {
+		t.Errorf("after a restart the first message is %+v", first)
+	}
+}
+
+func TestUploadName(t *testing.T) {
+	long := strings.Repeat("é", 80) + ".tar.gz"
+	for _, tc := range []struct {
+		name, mime, want string
+	}{
+		{"report.pdf", "application/pdf", "report.pdf"},
+		{"../../etc/passwd", "", "passwd"},
+		{`C:\Users\me\notes.txt`, "text/plain", "notes.txt"},
+		{"my file (1).docx", "", "my_file__1_.docx"},
+		{"ça marche.txt", "", "ça_marche.txt"},
+		{".bashrc", "", "bashrc"},
+		{"..", "image/jpeg", "photo-20260102-030405-2.jpg"},
+		{"", "image/png", "photo-20260102-030405-2.png"},
+		{"", "application/zip", "file-20260102-030405-2"},
+		{"rm -rf $(x);.sh", "", "rm_-rf___x__.sh"},
+		{long, "", strings.Repeat("é", 48) + ".gz"},
+	} {
+		got := uploadName(Attachment{Name: tc.name, MIMEType: tc.mime}, "20260102-030405", 1)
+		if got != tc.want {
+			t.Errorf("uploadName(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+		if len(got) > maxUploadName {
+			t.Errorf("uploadName(%q) is %d bytes", tc.name, len(got))
+		}
+	}
+}
