@@ -138,8 +138,10 @@ func (m *Manager) get(chatID int64) (*session, error) {
 	return s, nil
 }
 
-// Deliver queues a user's message for chat. It never blocks on a turn:
-// messages that arrive during one wait for it, in order.
+// Deliver queues a user's message for chat, with the files sent with it
+// (saved under uploads/ in the workspace when the turn starts; images are
+// also shown to the model). It never blocks on a turn: messages that
+// arrive during one wait for it, in order.
 func (m *Manager) Deliver(chatID int64, text string, files ...Attachment) error {
 	s, err := m.get(chatID)
 	if err != nil {
