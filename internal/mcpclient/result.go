@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -112,19 +113,26 @@ func mapResult(server, tool string, raw json.RawMessage, lim resultLimits, valid
 	return res, nil
 }
 
-// decodeSimpleResult decodes the common result — text parts whose strings
-// need no unescaping, isError, structuredContent — without reflection, in
-// one scan after validation (skipped when valid says raw is known to be
-// valid JSON). ok is false for anything else (other content
-// types, escapes, keys whose case differs from the protocol's): the caller
-// then decodes the result in full, with the same outcome, only slower.
+// decodeSimpleResult decodes the common result — text parts, isError,
+// structuredContent — without reflection, in one scan after validation
+// (skipped when valid says raw is known to be valid JSON). ok is false for
+// anything else (other content types, escaped keys, keys whose case
+// differs from the protocol's): the caller then decodes the result in
+// full, with the same outcome, only slower.
 func decodeSimpleResult(raw []byte, valid bool) (w callResultWire, ok bool) {
 	if !valid && !validJSON(raw) {
 		return w, false
 	}
+	seenContent := false
 	ok = eachMember(raw, func(key, v []byte) bool {
 		switch string(key) {
 		case "content":
+			// A repeated content array: encoding/json decodes the second
+			// into the first one's elements, a quirk left to it.
+			if seenContent {
+				return false
+			}
+			seenContent = true
 			return decodeSimpleContent(v, &w.Content)
 		case "isError":
 			switch string(v) {
@@ -146,7 +154,8 @@ func decodeSimpleResult(raw []byte, valid bool) (w callResultWire, ok bool) {
 	return w, ok
 }
 
-// decodeSimpleContent reads a content array made of text parts only. v is
+// decodeSimpleContent reads a content array of text, image and audio
+// parts (the members the mapper uses for them; others are skipped). v is
 // valid JSON.
 func decodeSimpleContent(v []byte, out *[]contentWire) bool {
 	*out = nil // a repeated key replaces, as in encoding/json
@@ -160,36 +169,56 @@ func decodeSimpleContent(v []byte, out *[]contentWire) bool {
 	i := skipJSONSpace(v, 1)
 	for i < len(v) && v[i] != ']' {
 		end := skipJSONValue(v, i)
-		var typ, text string
-		ok := eachMember(v[i:end], func(key, val []byte) bool {
-			switch string(key) {
-			case "type", "text":
-				s, ok := plainJSONString(val)
-				if !ok {
-					return false
-				}
-				if key[1] == 'y' {
-					typ = s
-				} else {
-					text = s
-				}
-			default:
-				if bytes.IndexByte(key, '\\') >= 0 || bytes.EqualFold(key, []byte("type")) || bytes.EqualFold(key, []byte("text")) {
-					return false
-				}
-			}
-			return true
-		})
-		if !ok || typ != "text" {
+		var c contentWire
+		if !eachMember(v[i:end], func(key, val []byte) bool { return decodeSimpleMember(&c, key, val) }) {
 			return false
 		}
-		parts = append(parts, contentWire{Type: typ, Text: text})
+		switch c.Type {
+		case "text", "image", "audio":
+		default:
+			return false
+		}
+		parts = append(parts, c)
 		i = skipJSONSpace(v, end)
 		if i < len(v) && v[i] == ',' {
 			i = skipJSONSpace(v, i+1)
 		}
 	}
 	*out = parts
+	return true
+}
+
+// decodeSimpleMember sets the field of c that key names, as encoding/json
+// would; false when only encoding/json can tell (an escaped key, one whose
+// case differs, a value of an unexpected type).
+func decodeSimpleMember(c *contentWire, key, val []byte) bool {
+	switch string(key) {
+	case "type", "text", "mimeType":
+		if string(val) == "null" {
+			return true // leaves the field as it is
+		}
+		s, ok := jsonString(val)
+		if !ok {
+			return false
+		}
+		switch key[1] {
+		case 'y':
+			c.Type = s
+		case 'e':
+			c.Text = s
+		default:
+			c.MIMEType = s
+		}
+	case "data":
+		c.Data = json.RawMessage(val)
+	default:
+		for _, known := range [...]string{"type", "text", "mimeType", "data", "uri", "name", "resource"} {
+			if bytes.EqualFold(key, []byte(known)) {
+				return false
+			}
+		}
+		return bytes.IndexByte(key, '\\') < 0
+	}
 	return true
 }
 
@@ -220,13 +249,97 @@ func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
 	return true
 }
 
-// plainJSONString returns the content of a JSON string literal that needs
-// no unescaping and is valid UTF-8.
-func plainJSONString(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+// jsonString returns the value of the JSON string literal v, which must be
+// valid JSON, as encoding/json decodes it: escapes resolved, and an
+// unpaired surrogate escape or a byte of invalid UTF-8 replaced by U+FFFD.
+// ok is false when v is not a string.
+func jsonString(v []byte) (s string, ok bool) {
+	if len(v) < 2 || v[0] != '"' {
 		return "", false
 	}
-	return string(v[1 : len(v)-1]), true
+	raw := v[1 : len(v)-1]
+	i := 0
+	for i < len(raw) && raw[i] != '\\' && raw[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(raw) || (bytes.IndexByte(raw[i:], '\\') < 0 && utf8.Valid(raw[i:])) {
+		return string(raw), true // nothing to resolve or replace
+	}
+	var b strings.Builder
+	b.Grow(len(raw))
+	b.Write(raw[:i])
+	for i < len(raw) {
+		switch c := raw[i]; {
+		case c == '\\':
+			i = writeEscape(&b, raw, i)
+		case c < utf8.RuneSelf:
+			j := i + 1
+			for j < len(raw) && raw[j] != '\\' && raw[j] < utf8.RuneSelf {
+				j++
+			}
+			b.Write(raw[i:j])
+			i = j
+		default:
+			r, size := utf8.DecodeRune(raw[i:]) // utf8.RuneError for a bad byte
+			b.WriteRune(r)
+			i += size
+		}
+	}
+	return b.String(), true
+}
+
+// writeEscape writes the escape at raw[i] (a backslash; the escape is
+// valid JSON) and returns the index after it. A \u escape of a surrogate
+// takes the next \u escape with it when the two make a pair.
+func writeEscape(b *strings.Builder, raw []byte, i int) int {
+	switch c := raw[i+1]; c {
+	case 'b':
+		b.WriteByte('\b')
+	case 'f':
+		b.WriteByte('\f')
+	case 'n':
+		b.WriteByte('\n')
+	case 'r':
+		b.WriteByte('\r')
+	case 't':
+		b.WriteByte('\t')
+	case 'u':
+		r := hexRune(raw[i+2 : i+6])
+		i += 6
+		if utf16.IsSurrogate(r) {
+			if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+				if pair := utf16.DecodeRune(r, hexRune(raw[i+2:i+6])); pair != utf8.RuneError {
+					b.WriteRune(pair)
+					return i + 6
+				}
+			}
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+		return i
+	default: // '"', '\\', '/'
+		b.WriteByte(c)
+	}
+	return i + 2
+}
+
+// hexRune reads four hex digits (valid: the JSON was validated); -1 when
+// they are not.
+func hexRune(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return r
 }
 
 // mapLooseResult is the slow path for a result whose fields have unexpected

@@ -108,17 +108,26 @@ func skipJSONSpace(b []byte, i int) int {
 	return i
 }
 
-// skipJSONString returns the index just past the string that starts at b[i].
+// skipJSONString returns the index just past the string that starts at
+// b[i]: the first quote after it not escaped by an odd run of backslashes
+// (found with bytes.IndexByte: results carry strings of tens of kilobytes).
 func skipJSONString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		backslashes := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
-	return i
+	return len(b)
 }
 
 // skipJSONValue returns the index just past the value that starts at b[i].
