@@ -309,18 +309,27 @@ func TestE2EMessageToolAnswer(t *testing.T) {
 			if len(d.tg.RequestsFor("sendChatAction")) == 0 {
 				t.Error("no typing action")
 			}
-			// The progress message listed the call and was removed.
-			var progress bool
-			for _, m := range d.tg.Sent(alice) {
-				if strings.Contains(strings.Join(append(m.History, m.Text), "\n"), "echo") && m.Deleted {
-					progress = true
+			// The progress message listed the call and is removed (right
+			// after the answer goes out).
+			deadline := time.Now().Add(10 * time.Second)
+			for !progressRemoved(d.tg.Sent(alice), "echo") {
+				if time.Now().After(deadline) {
+					t.Fatalf("no removed progress message naming echo: %+v", d.tg.Sent(alice))
 				}
-			}
-			if !progress {
-				t.Errorf("no progress message naming echo: %+v", d.tg.Sent(alice))
+				time.Sleep(10 * time.Millisecond)
 			}
 		})
 	}
+}
+
+// progressRemoved reports whether a deleted message of msgs named tool.
+func progressRemoved(msgs []telegramtest.Message, tool string) bool {
+	for _, m := range msgs {
+		if m.Deleted && strings.Contains(strings.Join(append(m.History, m.Text), "\n"), tool) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestE2EStrangerCausesNothing(t *testing.T) {
