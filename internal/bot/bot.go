@@ -76,6 +76,9 @@ type Options struct {
 	// (TELEGRAM_WEBHOOK_URL): Telegram posts every update to this public
 	// URL, which must reach WebhookHandler. Empty: long polling.
 	WebhookURL string
+	// AlbumWait is how long the parts of an album (photos sent together)
+	// are collected after the last one arrived; DefaultAlbumWait when 0.
+	AlbumWait time.Duration
 	// WebhookSecret is the secret token Telegram sends with every update
 	// (TELEGRAM_WEBHOOK_SECRET: 1–256 of A–Z a–z 0–9 _ -); a random one
 	// per start when empty.
@@ -91,6 +94,7 @@ type Bot struct {
 	chat   *Chat
 	access *access
 	disp   *dispatcher
+	albums *albums
 
 	client   *http.Client
 	sessions Sessions
@@ -188,6 +192,10 @@ func New(o Options) (*Bot, error) {
 		return nil, fmt.Errorf("bot: %s", b.scrub(err.Error()))
 	}
 	b.tg = tg
+	if o.AlbumWait <= 0 {
+		o.AlbumWait = DefaultAlbumWait
+	}
+	b.albums = newAlbums(o.AlbumWait, b.flushAlbum)
 	rt := &retrier{sleep: o.Sleep, tries: defaultTries, base: defaultBaseDelay, max: defaultMaxDelay, log: logger, scrub: b.scrub}
 	b.chat = newChat(tg, rt, logger, b.scrub)
 	return b, nil

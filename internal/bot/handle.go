@@ -30,6 +30,11 @@ const replyTimeout = 30 * time.Second
 // command or the session.
 func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 	r := routeMessage(m, b.me)
+	if r.kind == routeIgnore && m.MediaGroupID != "" && b.albums.has(m.Chat.ID, m.MediaGroupID) {
+		// A later part of an album addressed to us: in a group only the
+		// first part carries the caption with the mention.
+		r = route{kind: routeFiles}
+	}
 	if r.kind == routeIgnore {
 		return
 	}
@@ -40,6 +45,10 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 			b.reply(ctx, chatID, refusalText(userID))
 		}
 		return
+	}
+	if r.kind != routeFiles || m.MediaGroupID == "" {
+		// Anything else in the chat completes a pending album.
+		b.deliverAlbum(ctx, chatID, b.albums.take(chatID, ""))
 	}
 	switch r.kind {
 	case routeCommand:
@@ -58,6 +67,10 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 		case err != nil:
 			b.log.Error("download a file", "chat", chatID, "err", errText(b.scrub, err))
 			b.reply(ctx, chatID, fileReply)
+		case m.MediaGroupID != "":
+			// Photos sent together arrive one by one: collect them and
+			// deliver the album as one message when it is complete.
+			b.deliverAlbum(ctx, chatID, b.albums.add(chatID, m.MediaGroupID, r.text, files))
 		default:
 			b.deliver(ctx, chatID, r.text, files...)
 		}

@@ -3,6 +3,7 @@ package bot
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -177,5 +178,38 @@ func TestFilesReachTheSession(t *testing.T) {
 	}
 	if strings.Contains(h.logs.String(), h.fake.Token()) {
 		t.Error("the token (in the file URL) reached the log")
+	}
+}
+
+// Photos sent as an album arrive one by one and reach the session as one
+// message with every photo and the caption; anything else sent in the
+// chat completes the album first.
+func TestAlbumIsOneMessage(t *testing.T) {
+	h := startBot(t, func(o *Options) { o.AlbumWait = 100 * time.Millisecond })
+	photos := [][]byte{[]byte("\xff\xd8\xff one"), []byte("\xff\xd8\xff two"), []byte("\xff\xd8\xff three")}
+	h.fake.Album(alice, alice, photos, "compare these")
+	got := h.sess.waitCalls(t, "deliver", 1)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "deliver 1001 compare these +file") || strings.Count(got[0], "+file") != 3 {
+		t.Fatalf("delivered %q", got)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := len(h.sess.callsWith("deliver")); n != 1 {
+		t.Errorf("%d deliveries for one album", n)
+	}
+
+	// An album followed at once by a text: the album goes first, whole.
+	h.fake.Album(alice, alice, photos[:2], "")
+	h.fake.Message(alice, alice, "and this one?")
+	got = h.sess.waitCalls(t, "deliver", 3)
+	if strings.Count(got[1], "+file") != 2 || got[2] != "deliver 1001 and this one?" {
+		t.Errorf("delivered %q", got[1:])
+	}
+
+	// In a group only the first part mentions the bot; the others belong
+	// to the album all the same.
+	h.fake.Album(group, alice, photos, "@"+h.fake.Me().Username+" which is best?")
+	got = h.sess.waitCalls(t, fmt.Sprintf("deliver %d", group), 1)
+	if !strings.HasPrefix(got[0], fmt.Sprintf("deliver %d which is best? +file", group)) || strings.Count(got[0], "+file") != 3 {
+		t.Errorf("group album delivered as %q", got)
 	}
 }

@@ -48,6 +48,30 @@ func (f *Fake) Photo(chatID, userID int64, data []byte, caption string) int {
 	return f.send(m)
 }
 
+// Album queues photos sent together: one message each, sharing a media
+// group id, the caption on the first, as Telegram delivers an album. It
+// returns the message ids.
+func (f *Fake) Album(chatID, userID int64, photos [][]byte, caption string) []int {
+	f.mu.Lock()
+	f.fileSeq++
+	group := "album-" + strconv.Itoa(f.fileSeq)
+	f.mu.Unlock()
+	var ids []int
+	for i, data := range photos {
+		m := f.NewMessage(chatID, userID, "")
+		if i == 0 {
+			m.Caption, m.CaptionEntities = caption, entitiesOf(caption)
+		}
+		m.MediaGroupID = group
+		f.mu.Lock()
+		id := f.addFileLocked(data, ".jpg", len(data))
+		f.mu.Unlock()
+		m.Photo = []models.PhotoSize{{FileID: id, FileUniqueID: id, Width: 1280, Height: 960, FileSize: len(data)}}
+		ids = append(ids, f.send(m))
+	}
+	return ids
+}
+
 // Document queues a file from user in chat and returns the message id.
 // size is what Telegram reports for it (0: len(data)); a size over 20 MB
 // makes getFile refuse it, as Telegram does.

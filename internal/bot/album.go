@@ -1,0 +1,103 @@
+package bot
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/session"
+)
+
+// DefaultAlbumWait is how long the bot waits for more parts of an album:
+// photos and files sent together arrive as separate messages sharing a
+// media group id, within about a second.
+const DefaultAlbumWait = 1500 * time.Millisecond
+
+// album is the parts of one media group received so far in a chat.
+type album struct {
+	group string
+	text  string // the caption; Telegram clients put it on one part
+	files []session.Attachment
+	timer *time.Timer
+}
+
+// albums collects the parts of media groups per chat, so that an album
+// reaches the session as one message. It is used from the chats' workers
+// and from the timers; each chat's parts come from its worker in order.
+type albums struct {
+	wait time.Duration
+	// flush is called (from a timer) when a chat's album has waited long
+	// enough; it must queue the delivery on the chat's worker.
+	flush func(chatID int64, group string)
+
+	mu      sync.Mutex
+	pending map[int64]*album
+}
+
+func newAlbums(wait time.Duration, flush func(chatID int64, group string)) *albums {
+	return &albums{wait: wait, flush: flush, pending: map[int64]*album{}}
+}
+
+// add appends a part to chat's album for group and restarts its timer.
+// An album of another group still pending is returned to be delivered
+// first.
+func (a *albums) add(chatID int64, group, text string, files []session.Attachment) (previous *album) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur := a.pending[chatID]
+	if cur != nil && cur.group != group {
+		cur.timer.Stop()
+		previous, cur = cur, nil
+	}
+	if cur == nil {
+		cur = &album{group: group}
+		a.pending[chatID] = cur
+	} else {
+		cur.timer.Stop()
+	}
+	if cur.text == "" {
+		cur.text = text
+	}
+	cur.files = append(cur.files, files...)
+	cur.timer = time.AfterFunc(a.wait, func() { a.flush(chatID, group) })
+	return previous
+}
+
+// has reports whether chat has a pending album of group.
+func (a *albums) has(chatID int64, group string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur := a.pending[chatID]
+	return cur != nil && cur.group == group
+}
+
+// take removes and returns chat's pending album when it is of group (any
+// group when group is empty); nil when there is none.
+func (a *albums) take(chatID int64, group string) *album {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur := a.pending[chatID]
+	if cur == nil || (group != "" && cur.group != group) {
+		return nil
+	}
+	cur.timer.Stop()
+	delete(a.pending, chatID)
+	return cur
+}
+
+// deliverAlbum hands a completed album to the session as one message.
+func (b *Bot) deliverAlbum(ctx context.Context, chatID int64, al *album) {
+	if al != nil && len(al.files) > 0 {
+		b.deliver(ctx, chatID, al.text, al.files...)
+	}
+}
+
+// flushAlbum runs from an album's timer: the delivery is queued on the
+// chat's worker, after any part still waiting there.
+func (b *Bot) flushAlbum(chatID int64, group string) {
+	if b.disp == nil || !b.disp.submit(chatID, func(ctx context.Context) {
+		b.deliverAlbum(ctx, chatID, b.albums.take(chatID, group))
+	}) {
+		b.log.Warn("album not delivered: shutting down", "chat", chatID)
+	}
+}
