@@ -177,7 +177,7 @@ func (c *CatalogCache) discoverOnce(cfg ServerConfig) (Catalog, error) {
 		return Catalog{}, err
 	}
 	defer func() {
-		go func() { sess.proc.terminate(); cleanupDir() }()
+		go func() { sess.ep.terminate(); cleanupDir() }()
 	}()
 	raws, err := sess.rpc.listTools(ctx)
 	if err != nil {

@@ -126,7 +126,7 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 		return Result{}, context.Cause(ctx)
 	}
 	// A transport failure: the process died, or is about to.
-	if srv.proc.waitExit(exitNoticeWindow) {
+	if srv.ep.waitExit(exitNoticeWindow) {
 		return ErrorResult(c.cfg.Name, tool.Name, c.exitMessage(srv)), nil
 	}
 	return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %v", tool.Name, err))), nil
@@ -140,12 +140,12 @@ func (c *connection) exitMessage(srv *liveServer) string {
 	if stopped {
 		return fmt.Sprintf("%s MCP server was stopped during the call. It restarts on the next call.", c.cfg.Name)
 	}
-	tail := strings.Join(srv.proc.tail.snapshot(), "\n")
+	tail := strings.Join(srv.ep.tailLines(), "\n")
 	if tail == "" {
 		tail = "no stderr output"
 	}
 	return c.redact(fmt.Sprintf("%s MCP server exited (%s): %s. It restarts on the next call; browser state was lost.",
-		c.cfg.Name, srv.proc.exitDescription(), tail))
+		c.cfg.Name, srv.ep.exitDescription(), tail))
 }
 
 // acquire returns a live server, starting one if needed, and counts the
@@ -159,7 +159,7 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 	case c.state == StateDisabled:
 		c.mu.Unlock()
 		return nil, fmt.Errorf("MCP server %s is disabled", c.cfg.Name)
-	case c.srv != nil && !c.srv.proc.done():
+	case c.srv != nil && !c.srv.ep.done():
 		c.inflight++ // fast path: no gate, no start
 		c.stopIdleLocked()
 		srv := c.srv
@@ -180,7 +180,7 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if c.srv != nil && !c.srv.proc.done() { // someone else started it
+	if c.srv != nil && !c.srv.ep.done() { // someone else started it
 		c.inflight++
 		c.stopIdleLocked()
 		srv := c.srv
@@ -194,7 +194,7 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 	c.startCancel = cancel
 	c.mu.Unlock()
 	if dead != nil {
-		dead.proc.closeTransport()
+		dead.ep.closeTransport()
 	}
 
 	srv, err := c.start(ctx, startCtx)
@@ -205,7 +205,7 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 	c.startCancel = nil
 	if c.state == StateClosed { // closed while starting
 		if srv != nil {
-			go srv.proc.terminate()
+			go srv.ep.terminate()
 		}
 		return nil, ErrClosed
 	}
@@ -221,7 +221,7 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 	c.srv = srv
 	c.state = StateRunning
 	c.info = srv.rpc.info
-	c.pid = srv.proc.pid
+	c.pid = srv.ep.processID()
 	c.starts++
 	c.inflight++
 	return srv, nil
@@ -257,7 +257,7 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.deps.logger.Info("MCP server started", "server", c.cfg.Name, "pid", srv.proc.pid,
+	c.deps.logger.Info("MCP server started", "server", c.cfg.Name, "pid", srv.ep.processID(),
 		"workspace", c.workspace, "protocol", srv.rpc.info.ProtocolVersion)
 	go c.checkCatalog(srv)
 	return srv, nil
@@ -309,8 +309,8 @@ func (c *connection) release(srv *liveServer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight--
-	if srv.proc.done() && c.inflight == 0 && c.srv == srv {
-		srv.proc.closeTransport()
+	if srv.ep.done() && c.inflight == 0 && c.srv == srv {
+		srv.ep.closeTransport()
 	}
 	if c.inflight == 0 && c.srv == srv && c.cfg.IdleTimeout > 0 {
 		c.idleGen++
@@ -344,9 +344,9 @@ func (c *connection) idleStop() {
 	srv := c.srv
 	c.detachLocked(srv, StateNotStarted)
 	c.mu.Unlock()
-	c.deps.logger.Info("MCP server stopped after idle timeout", "server", c.cfg.Name, "pid", srv.proc.pid,
+	c.deps.logger.Info("MCP server stopped after idle timeout", "server", c.cfg.Name, "pid", srv.ep.processID(),
 		"idle", c.cfg.IdleTimeout)
-	srv.proc.terminate()
+	srv.ep.terminate()
 	c.forget(srv)
 }
 
@@ -354,7 +354,7 @@ func (c *connection) idleStop() {
 func (c *connection) onExit(p *process) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.srv == nil || c.srv.proc != p {
+	if c.srv == nil || c.srv.ep != endpoint(p) {
 		return // stopped on purpose, or replaced
 	}
 	c.state = StateExited
@@ -368,7 +368,7 @@ func (c *connection) onExit(p *process) {
 // detachLocked takes srv off the connection before it is stopped on purpose.
 func (c *connection) detachLocked(srv *liveServer, next State) {
 	c.stopping[srv] = true
-	c.tail = srv.proc.tail.snapshot()
+	c.tail = srv.ep.tailLines()
 	c.srv = nil
 	c.state = next
 	c.stopIdleLocked()
@@ -419,7 +419,7 @@ func (c *connection) shutdown(next State) {
 	}
 	c.mu.Unlock()
 	if srv != nil {
-		srv.proc.terminate()
+		srv.ep.terminate()
 		c.forget(srv)
 	}
 }
@@ -444,7 +444,7 @@ func (c *connection) status() ConnStatus {
 	st := ConnStatus{Server: c.cfg.Name, State: c.state, Starts: c.starts, Info: c.info,
 		LastErr: c.lastErr, InFlight: c.inflight, Tail: c.tail}
 	if c.srv != nil {
-		st.Tail = c.srv.proc.tail.snapshot()
+		st.Tail = c.srv.ep.tailLines()
 		if c.state == StateRunning {
 			st.PID = c.pid
 		}

@@ -209,6 +209,12 @@ func (p *process) terminate() {
 	p.closeTransport()
 }
 
+// tailLines is the end of the process's stderr.
+func (p *process) tailLines() []string { return p.tail.snapshot() }
+
+// processID is the child's pid.
+func (p *process) processID() int { return p.pid }
+
 // closeTransport releases the pipes.
 func (p *process) closeTransport() {
 	p.closeOnce.Do(func() { _ = p.tr.Close() })

@@ -40,9 +40,19 @@ func (e *RPCError) Error() string {
 	return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message)
 }
 
+// wire carries an rpc's messages: the stdio transport of a process, or an
+// HTTP session.
+type wire interface {
+	// roundTrip sends m and waits for its answer until ctx ends or
+	// deadline (zero: none) passes, then errCallTimeout.
+	roundTrip(ctx context.Context, m *message, deadline time.Time) (reply, error)
+	// notifyServer sends a notification.
+	notifyServer(method string, params any) error
+}
+
 // rpc is one MCP session over a started transport.
 type rpc struct {
-	tr     *stdioTransport
+	tr     wire
 	nextID atomic.Int64
 	// meta is the encoded _meta object every request carries on the
 	// 2026-07-28 protocol; nil on the handshake protocols.

@@ -15,11 +15,34 @@ import (
 // exit before it is reported as an ordinary failure rather than an exit.
 const exitNoticeWindow = 2 * time.Second
 
-// liveServer is a started process with an MCP session on it.
+// liveServer is an MCP session on a started endpoint.
 type liveServer struct {
-	proc *process
-	rpc  *rpc
-	dir  string // the working directory, for links in results
+	ep  endpoint
+	rpc *rpc
+	dir string // the working directory, for links in results
+}
+
+// endpoint is what a session runs on: a child process speaking stdio, or
+// an HTTP session with a remote server.
+type endpoint interface {
+	// done reports whether the endpoint has ended: the process exited, or
+	// the HTTP session failed. The next call starts a new one.
+	done() bool
+	// waitExit waits up to d for the end after a transport failure and
+	// reports whether it came.
+	waitExit(d time.Duration) bool
+	// exitDescription says how it ended ("exit code 1", "signal: killed",
+	// the HTTP error).
+	exitDescription() string
+	// tailLines is the end of the process's stderr (nil for HTTP).
+	tailLines() []string
+	// processID is the child's pid (0 for HTTP).
+	processID() int
+	// closeTransport releases the pipes or connections.
+	closeTransport()
+	// terminate ends it for good: the process group killed, the HTTP
+	// session deleted. It returns when that is done.
+	terminate()
 }
 
 type sessionDeps struct {
@@ -44,7 +67,7 @@ func openSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionDeps)
 	if err != nil {
 		return nil, err
 	}
-	s := &liveServer{proc: p, rpc: &rpc{tr: p.tr}, dir: sp.Dir}
+	s := &liveServer{ep: p, rpc: &rpc{tr: p.tr}, dir: sp.Dir}
 	p.tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
 		d.logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
 	})
@@ -63,12 +86,12 @@ func (s *liveServer) startError(ctx context.Context, err error, cfg ServerConfig
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		msg = fmt.Sprintf("%s: no answer within the startup timeout of %s", cfg.Name, fmtSeconds(cfg.StartupTimeout))
-	case s.proc.waitExit(exitNoticeWindow):
-		msg = fmt.Sprintf("%s: exited (%s) during start-up", cfg.Name, s.proc.exitDescription())
+	case s.ep.waitExit(exitNoticeWindow):
+		msg = fmt.Sprintf("%s: exited (%s) during start-up", cfg.Name, s.ep.exitDescription())
 	default:
 		msg = fmt.Sprintf("%s: %v", cfg.Name, err)
 	}
-	if tail := s.proc.tail.snapshot(); len(tail) > 0 {
+	if tail := s.ep.tailLines(); len(tail) > 0 {
 		msg += "\nstderr:\n" + strings.Join(tail, "\n")
 	}
 	return errors.New(msg)

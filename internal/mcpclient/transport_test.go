@@ -32,7 +32,7 @@ func startFake(t *testing.T, modes ...string) *process {
 	return p
 }
 
-func startRPC(t *testing.T, modes ...string) *rpc {
+func startRPC(t *testing.T, modes ...string) (*rpc, *stdioTransport) {
 	t.Helper()
 	p := startFake(t, modes...)
 	c := &rpc{tr: p.tr}
@@ -41,7 +41,7 @@ func startRPC(t *testing.T, modes ...string) *rpc {
 	if err := c.handshake(ctx, "", clientInfo{Name: "test", Version: "0"}); err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return c, p.tr
 }
 
 // The transport.Interface adapter is a working transport for mcp-go's own
@@ -80,7 +80,7 @@ func TestTransportDrivesMCPGoClient(t *testing.T) {
 // Concurrent calls on one transport: whoever reads delivers every answer to
 // its own caller, slow and fast calls interleaved, waiters reused.
 func TestTransportConcurrentCalls(t *testing.T) {
-	c := startRPC(t, fakemcp.ModeNormal)
+	c, tr := startRPC(t, fakemcp.ModeNormal)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -112,10 +112,10 @@ func TestTransportConcurrentCalls(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	c.tr.mu.Lock()
-	defer c.tr.mu.Unlock()
-	if len(c.tr.pending) != 0 || len(c.tr.free) > 8 {
-		t.Errorf("%d pending, %d free waiters after the calls", len(c.tr.pending), len(c.tr.free))
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.pending) != 0 || len(tr.free) > 8 {
+		t.Errorf("%d pending, %d free waiters after the calls", len(tr.pending), len(tr.free))
 	}
 }
 
@@ -123,7 +123,7 @@ func TestTransportConcurrentCalls(t *testing.T) {
 // reader or waits behind one; the late answers are dropped and the
 // transport goes on.
 func TestTransportDeadline(t *testing.T) {
-	c := startRPC(t, fakemcp.ModeNormal)
+	c, _ := startRPC(t, fakemcp.ModeNormal)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for range 2 { // one reads, the other waits for the token
@@ -148,7 +148,7 @@ func TestTransportDeadline(t *testing.T) {
 // Cancelling a caller's context ends its wait (the reader's blocked read is
 // woken), and the other callers are not disturbed.
 func TestTransportCancel(t *testing.T) {
-	c := startRPC(t, fakemcp.ModeNormal)
+	c, _ := startRPC(t, fakemcp.ModeNormal)
 	ctx, cancel := context.WithCancel(context.Background())
 	slow := make(chan error, 1)
 	go func() {
