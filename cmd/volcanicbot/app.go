@@ -101,8 +101,10 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	}
 	servers := mcpclient.MergeServers(logger, cfg.MCPServers, presets, settings)
 	for _, s := range servers {
-		// Secrets written literally into a server's env are known secrets too.
+		// Secrets written literally into a server's env or headers are known
+		// secrets too.
 		secrets.Add(redact.ExplicitSecrets(s.Env)...)
+		secrets.Add(redact.HeaderSecrets(s.Headers)...)
 	}
 
 	owner := ownerMark(cfg.DataDir)

@@ -42,8 +42,8 @@ func (l *configLoader) servers(raw map[string]any, environ []string) []mcpclient
 			origins[name] = "environment"
 		}
 		for f, v := range vars[name] {
-			if f == "env" {
-				merged, _ := e["env"].(map[string]any)
+			if mapField(f) {
+				merged, _ := e[f].(map[string]any)
 				merged = maps.Clone(merged)
 				if merged == nil {
 					merged = map[string]any{}
@@ -99,7 +99,8 @@ func (l *configLoader) fileServers(raw map[string]any, fields map[string]reflect
 // envServers reads the MCP__SERVERS__<NAME>__<FIELD> variables into entries
 // with canonical field names (JSON values), and the server names in the
 // order first seen. <NAME>__ENV__<VARIABLE> sets one env variable and wins
-// over the same variable in a JSON object given as <NAME>__ENV.
+// over the same variable in a JSON object given as <NAME>__ENV; HEADERS
+// works the same way (<NAME>__HEADERS__<HEADER>).
 func (l *configLoader) envServers(environ []string, fields map[string]reflect.Type, file map[string]map[string]any) (map[string]map[string]any, []string) {
 	vars := map[string]map[string]any{}
 	var names []string
@@ -125,12 +126,12 @@ func (l *configLoader) envServers(environ []string, fields map[string]reflect.Ty
 		case !ok:
 			refuse("unknown field %q", parts[1])
 			continue
-		case len(parts) > 2 && field != "env":
+		case len(parts) > 2 && !mapField(field):
 			refuse("unexpected %q after the field name", "__"+strings.Join(parts[2:], "__"))
 			continue
 		}
 		var v any
-		if field != "env" || len(parts) == 2 {
+		if !mapField(field) || len(parts) == 2 {
 			var want string
 			if v, want = envFieldValue(fields[field], val); want != "" {
 				refuse("%s must be %s (got %q)", field, want, val)
@@ -143,27 +144,31 @@ func (l *configLoader) envServers(environ []string, fields map[string]reflect.Ty
 			vars[name] = e
 			names = append(names, name)
 		}
-		if field != "env" {
+		if !mapField(field) {
 			e[field] = v
 			continue
 		}
-		env, _ := e["env"].(map[string]any)
-		if env == nil {
-			env = map[string]any{}
-			e["env"] = env
+		m, _ := e[field].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+			e[field] = m
 		}
 		if len(parts) > 2 {
-			env[strings.Join(parts[2:], "__")] = val
+			m[strings.Join(parts[2:], "__")] = val
 			continue
 		}
-		for variable, x := range v.(map[string]any) {
-			if _, set := env[variable]; !set {
-				env[variable] = x
+		for key, x := range v.(map[string]any) {
+			if _, set := m[key]; !set {
+				m[key] = x
 			}
 		}
 	}
 	return vars, names
 }
+
+// mapField reports whether an entry field is an object set key by key
+// from variables: env and headers.
+func mapField(field string) bool { return field == "env" || field == "headers" }
 
 // envServerName maps the lower-cased NAME of a variable to a server: a file
 // server whose name equals it ignoring case, or the name itself.
@@ -285,7 +290,7 @@ func envFieldValue(t reflect.Type, s string) (any, string) {
 	case reflect.Map:
 		var m map[string]any
 		if json.Unmarshal([]byte(s), &m) != nil {
-			return nil, "a JSON object (or use " + mcpServersEnvPrefix + "<NAME>__ENV__<VARIABLE>)"
+			return nil, "a JSON object (or use " + mcpServersEnvPrefix + "<NAME>__<FIELD>__<KEY>)"
 		}
 		return m, ""
 	}

@@ -315,6 +315,23 @@ func TestLoadConfigServersFromEnvironment(t *testing.T) {
 	}
 }
 
+// A server at a URL from variables: HEADERS key by key, or as a JSON object.
+func TestLoadConfigHTTPServerFromEnvironment(t *testing.T) {
+	c := loadOK(t, testEnv{"HOME": "/h"},
+		"MCP__SERVERS__REMOTE__URL=https://mcp.example.test/mcp",
+		"MCP__SERVERS__REMOTE__HEADERS__AUTHORIZATION=Bearer ${env:REMOTE_TOKEN}",
+		`MCP__SERVERS__REMOTE__HEADERS={"X-Team": "blue", "AUTHORIZATION": "json"}`,
+	)
+	if len(c.MCPServers) != 1 {
+		t.Fatalf("servers %+v", c.MCPServers)
+	}
+	r := c.MCPServers[0]
+	if r.URL != "https://mcp.example.test/mcp" || r.Command != "" || r.Headers["AUTHORIZATION"] != "Bearer ${env:REMOTE_TOKEN}" ||
+		r.Headers["X-Team"] != "blue" {
+		t.Errorf("remote: %+v", r)
+	}
+}
+
 func TestLoadConfigRefusals(t *testing.T) {
 	dir := t.TempDir()
 	yaml := func(content string) string { return writeConfigFile(t, "c.yaml", content) }

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,8 +36,14 @@ const SettingsFileName = "settings.json"
 // and the MCP__SERVERS__<NAME>__<FIELD> variables. Pointer fields
 // distinguish "left out" (nil: the default applies) from an explicit value.
 type ServerEntry struct {
+	// Type is "stdio" (a command) or "http" (streamable HTTP at URL);
+	// inferred from which of command and url is set.
+	Type    string   `json:"type"`
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
+	// URL and Headers describe a server reached over streamable HTTP.
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
 	// Env is applied over the filtered host environment; a null value
 	// removes the variable.
 	Env                   map[string]*string `json:"env"`
@@ -155,8 +162,23 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		ProtocolVersion: e.ProtocolVersion,
 	}
 
-	if strings.TrimSpace(e.Command) == "" {
-		refuse("command", "command must not be empty")
+	e.checkTransport(refuse)
+	if e.URL != "" {
+		c.URL = strings.TrimSpace(e.URL)
+		if len(e.Headers) > 0 {
+			c.Headers = make(map[string]string, len(e.Headers))
+			for k, v := range e.Headers {
+				if k == "" || strings.ContainsAny(k, " \t\r\n:") {
+					refuse("headers", "headers has an invalid header name %q", k)
+					continue
+				}
+				if strings.ContainsAny(v, "\r\n") {
+					refuse("headers", "header %s must be one line", k)
+					continue
+				}
+				c.Headers[k] = v
+			}
+		}
 	}
 	if len(e.Env) > 0 {
 		c.Env = make(map[string]*string, len(e.Env))
@@ -218,6 +240,53 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	return c, nil
 }
 
+// checkTransport refuses an entry that is neither a command nor a URL,
+// or mixes the fields of both.
+func (e ServerEntry) checkTransport(refuse func(field, format string, args ...any)) {
+	typ := strings.ToLower(strings.TrimSpace(e.Type))
+	switch typ {
+	case "":
+		if e.URL != "" && e.Command == "" {
+			typ = "http"
+		} else {
+			typ = "stdio"
+		}
+	case "stdio":
+	case "http", "streamable-http", "streamablehttp":
+		typ = "http"
+	case "sse":
+		refuse("type", "type sse (the old HTTP+SSE transport) is not supported: use the server's streamable HTTP endpoint with type http")
+		return
+	default:
+		refuse("type", "type must be stdio or http (got %q)", e.Type)
+		return
+	}
+	if typ == "stdio" {
+		if strings.TrimSpace(e.Command) == "" {
+			refuse("command", "command must not be empty")
+		}
+		if e.URL != "" || len(e.Headers) > 0 {
+			refuse("url", "an entry has either a command (stdio) or a url (http), not both")
+		}
+		return
+	}
+	u, err := url.Parse(strings.TrimSpace(e.URL))
+	switch {
+	case strings.TrimSpace(e.URL) == "":
+		refuse("url", "url must not be empty for type http")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		refuse("url", "url must be an http or https URL (got %q)", e.URL)
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"command", e.Command != ""}, {"args", len(e.Args) > 0}, {"env", len(e.Env) > 0}, {"cwd", e.Cwd != ""}} {
+		if f.set {
+			refuse(f.name, "%s applies only to a command (stdio) server, not to one at a url", f.name)
+		}
+	}
+}
+
 func formatSeconds(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // ParseServerEntry decodes one server entry (a JSON object), refusing
@@ -269,7 +338,10 @@ func ParseServerEntry(name string, data []byte, src Source, origin string) (Serv
 
 // entryFieldKinds describes each ServerEntry field for error messages.
 var entryFieldKinds = map[string]string{
+	"type":                  "a string",
 	"command":               "a string",
+	"url":                   "a string",
+	"headers":               "an object of strings",
 	"args":                  "an array of strings",
 	"env":                   "an object of strings (or null to remove a variable)",
 	"cwd":                   "a string",
@@ -636,6 +708,11 @@ func (c ServerConfig) Digest() string {
 	if args == nil {
 		args = []string{}
 	}
+	headers := make([]kv, 0, len(c.Headers))
+	for k, v := range c.Headers {
+		headers = append(headers, kv{k, &v})
+	}
+	slices.SortFunc(headers, func(a, b kv) int { return strings.Compare(a.K, b.K) })
 	key := struct {
 		V               int      `json:"v"`
 		Name            string   `json:"name"`
@@ -645,7 +722,9 @@ func (c ServerConfig) Digest() string {
 		Cwd             string   `json:"cwd"`
 		ToolPrefix      string   `json:"toolPrefix"`
 		ProtocolVersion string   `json:"protocolVersion"`
-	}{1, c.Name, c.Command, args, env, c.Cwd, c.ToolPrefix, c.ProtocolVersion}
+		URL             string   `json:"url,omitempty"`
+		Headers         []kv     `json:"headers,omitempty"`
+	}{1, c.Name, c.Command, args, env, c.Cwd, c.ToolPrefix, c.ProtocolVersion, c.URL, headers}
 	b, err := json.Marshal(key)
 	if err != nil { // cannot happen: strings only
 		panic("mcpclient: digest: " + err.Error())

@@ -140,6 +140,10 @@ func (c *connection) exitMessage(srv *liveServer) string {
 	if stopped {
 		return fmt.Sprintf("%s MCP server was stopped during the call. It restarts on the next call.", c.cfg.Name)
 	}
+	if c.cfg.URL != "" {
+		return c.redact(fmt.Sprintf("%s MCP server connection failed: %s. It reconnects on the next call.",
+			c.cfg.Name, srv.ep.exitDescription()))
+	}
 	tail := strings.Join(srv.ep.tailLines(), "\n")
 	if tail == "" {
 		tail = "no stderr output"

@@ -3,9 +3,12 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +122,60 @@ func TestEverything(t *testing.T) {
 			t.Errorf("after the cancel: %+v", res)
 		}
 	})
+}
+
+// The same server over streamable HTTP (`mcp-server-everything
+// streamableHttp`), as a remote server: echo, an image, and a cancelled
+// long operation.
+func TestEverythingOverHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	bin := npmBin(t, "mcp-server-everything")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	cmd := exec.Command(bin, "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	waitFor(t, "the HTTP server to listen", 30*time.Second, func() bool {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+
+	cfg := ServerConfig{Name: "everything", Source: SourceSettings, URL: "http://127.0.0.1:" + port + "/mcp",
+		Enabled: true, StartupTimeout: 30 * time.Second, CallTimeout: 30 * time.Second}
+	h := newHarness(t, nil, cfg)
+	s := h.session("")
+	tool := func(name string) Tool { return h.tool("everything", name) }
+
+	if res := h.call(s, tool("echo"), `{"message":"over http"}`); res.IsError || !strings.Contains(res.Text(), "over http") {
+		t.Errorf("echo: %+v", res)
+	}
+	if res := h.call(s, tool("get-tiny-image"), `{}`); res.Images != 1 {
+		t.Errorf("get-tiny-image: %+v", res)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := s.Call(ctx, tool("trigger-long-running-operation"), []byte(`{"duration":30,"steps":10}`)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	if res := h.call(s, tool("echo"), `{"message":"still here"}`); !strings.Contains(res.Text(), "still here") {
+		t.Errorf("after the cancel: %+v", res)
+	}
 }

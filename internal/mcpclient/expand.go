@@ -21,10 +21,16 @@ type Spawn struct {
 	Args    []string
 	Dir     string
 	Env     []string
+
+	// URL and Headers, set instead of the above for an HTTP server, with
+	// ${env:NAME} expanded.
+	URL     string
+	Headers map[string]string
 }
 
 // Expand prepares c for a process in workspace (a chat workspace, or the
-// temp directory of a discovery):
+// temp directory of a discovery) — or, for an HTTP server, its URL and
+// headers with ${env:NAME} expanded:
 //
 //   - ${workspace} in the command, args, cwd and env values becomes workspace;
 //   - ${env:NAME} in env values becomes the host variable, read through
@@ -37,6 +43,16 @@ type Spawn struct {
 func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
 	if env == nil {
 		return Spawn{}, fmt.Errorf("expand %s: no environment", c.Name)
+	}
+	if c.URL != "" {
+		sp := Spawn{Dir: workspace, URL: expandVars(c.URL, workspace, env.Lookup)}
+		if len(c.Headers) > 0 {
+			sp.Headers = make(map[string]string, len(c.Headers))
+			for k, v := range c.Headers {
+				sp.Headers[k] = expandVars(v, workspace, env.Lookup)
+			}
+		}
+		return sp, nil
 	}
 	ws := func(s string) string { return expandVars(s, workspace, nil) }
 

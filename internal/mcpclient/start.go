@@ -56,6 +56,9 @@ type sessionDeps struct {
 // openSession starts sp and negotiates the protocol under ctx (the startup
 // timeout). On failure the process is gone when it returns.
 func openSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionDeps) (*liveServer, error) {
+	if sp.URL != "" {
+		return openHTTPSession(ctx, sp, cfg, d)
+	}
 	p, err := startProcess(sp, spawnOptions{
 		name:        cfg.Name,
 		logger:      d.logger,

@@ -45,8 +45,8 @@ func (s *Session) stateLine(sc ServerCatalog) string {
 	return fmt.Sprintf("%s, %s", state, plural(len(sc.Catalog.Tools), "tool"))
 }
 
-// ServerText is /mcp <name>: the unexpanded command line, the names (never
-// the values) of its env entries, server info, tools, the last error and
+// ServerText is /mcp <name>: the unexpanded command line (or URL), the
+// names (never the values) of its env entries (or headers), server info, tools, the last error and
 // the stderr tail.
 func (s *Session) ServerText(ctx context.Context, name string) (string, error) {
 	cfg, ok := s.client.Server(name)
@@ -69,7 +69,19 @@ func (s *Session) ServerText(ctx context.Context, name string) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", name, s.stateLine(sc))
-	fmt.Fprintf(&b, "command: %s\n", commandLine(cfg))
+	if cfg.URL != "" {
+		fmt.Fprintf(&b, "url: %s\n", cfg.URL)
+		if len(cfg.Headers) > 0 {
+			keys := make([]string, 0, len(cfg.Headers))
+			for k := range cfg.Headers {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			fmt.Fprintf(&b, "headers: %s\n", strings.Join(keys, ", "))
+		}
+	} else {
+		fmt.Fprintf(&b, "command: %s\n", commandLine(cfg))
+	}
 	if cfg.Cwd != "" {
 		fmt.Fprintf(&b, "cwd: %s\n", cfg.Cwd)
 	}

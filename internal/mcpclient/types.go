@@ -50,6 +50,11 @@ type ServerConfig struct {
 	// ${workspace}.
 	Cwd string
 
+	// URL is set instead of Command for a server reached over streamable
+	// HTTP; Headers go with every request. Values may use ${env:NAME}.
+	URL     string
+	Headers map[string]string
+
 	ToolPrefix      string
 	Enabled         bool
 	Parallel        bool

@@ -1,0 +1,41 @@
+package redact
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// HeaderSecrets returns the values among an HTTP server's headers that are
+// secrets, written literally in its configuration: the values of
+// Authorization, Proxy-Authorization and Cookie, and of any header whose
+// name looks like a secret's (X-Api-Key, X-Auth-Token, …), with the
+// credential after an auth scheme on its own too ("Bearer abc…" also gives
+// "abc…"). A value that still holds a ${…} reference is skipped: what it
+// expands to is the host variable's, known already when that is a secret.
+func HeaderSecrets(headers map[string]string) []string {
+	set := make(map[string]struct{})
+	for name, value := range headers {
+		value = strings.TrimSpace(value)
+		if strings.Contains(value, "${") || !secretHeader(name) {
+			continue
+		}
+		if registrable(value) {
+			set[value] = struct{}{}
+		}
+		if _, cred, ok := strings.Cut(value, " "); ok {
+			if cred = strings.TrimSpace(cred); registrable(cred) {
+				set[cred] = struct{}{}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func secretHeader(name string) bool {
+	switch strings.ToLower(name) {
+	case "authorization", "proxy-authorization", "cookie":
+		return true
+	}
+	return IsSecretName(strings.ReplaceAll(name, "-", "_"))
+}
