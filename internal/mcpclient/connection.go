@@ -20,6 +20,9 @@ const (
 	StateStarting
 	StateRunning
 	StateExited // the process ended since the last call; the next call respawns it
+	// StateDisconnected: an HTTP server's session failed; the next call
+	// opens a new one.
+	StateDisconnected
 	StateFailed // the last start failed
 	StateDisabled
 	StateClosed
@@ -35,6 +38,8 @@ func (s State) String() string {
 		return "running"
 	case StateExited:
 		return "exited (restarts on the next call)"
+	case StateDisconnected:
+		return "disconnected (reconnects on the next call)"
 	case StateFailed:
 		return "failed"
 	case StateDisabled:
@@ -125,8 +130,12 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	case ctx.Err() != nil:
 		return Result{}, context.Cause(ctx)
 	}
-	// A transport failure: the process died, or is about to.
+	// A transport failure: the process died, or is about to; the HTTP
+	// session failed.
 	if srv.ep.waitExit(exitNoticeWindow) {
+		if c.cfg.URL != "" {
+			c.disconnected(srv)
+		}
 		return ErrorResult(c.cfg.Name, tool.Name, c.exitMessage(srv)), nil
 	}
 	return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %v", tool.Name, err))), nil
@@ -367,6 +376,17 @@ func (c *connection) onExit(p *process) {
 		go p.closeTransport()
 	}
 	c.deps.logger.Warn("MCP server exited", "server", c.cfg.Name, "pid", p.pid, "code", p.exitDescription())
+}
+
+// disconnected records that srv's HTTP session failed (a process's exit
+// is recorded by onExit).
+func (c *connection) disconnected(srv *liveServer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srv == srv {
+		c.state = StateDisconnected
+		c.lastErr = c.redact(srv.ep.exitDescription())
+	}
 }
 
 // detachLocked takes srv off the connection before it is stopped on purpose.

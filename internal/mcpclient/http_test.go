@@ -103,6 +103,9 @@ func TestHTTPServer(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Text(), "remote MCP server connection failed") || !strings.Contains(res.Text(), "reconnects on the next call") {
 		t.Errorf("server down: %+v", res)
 	}
+	if st, _ := s.Status("remote"); st.State != StateDisconnected || !strings.Contains(st.LastErr, "503") {
+		t.Errorf("status after the failure: %v, %q", st.State, st.LastErr)
+	}
 	srv.down.Store(false)
 	if res := h.call(s, echo, `{"text":"back"}`); res.IsError || res.Text() != "back" {
 		t.Errorf("after the server came back: %+v", res)
