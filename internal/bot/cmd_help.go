@@ -20,7 +20,7 @@ func helpText(servers []string, username string, group bool) string {
 	} else {
 		s.WriteString(". No MCP servers are configured, so I have no tools beyond sending files.")
 	}
-	s.WriteString(" I can send you files I make, such as screenshots.\n\n")
+	s.WriteString(" You can send me photos and files too, and I can send you files I make, such as screenshots.\n\n")
 	if group && username != "" {
 		fmt.Fprintf(&s, "In a group, mention me (@%s) or reply to one of my messages.\n\n", username)
 	}
