@@ -185,7 +185,7 @@ func TestFilesReachTheSession(t *testing.T) {
 // message with every photo and the caption; anything else sent in the
 // chat completes the album first.
 func TestAlbumIsOneMessage(t *testing.T) {
-	h := startBot(t, func(o *Options) { o.AlbumWait = 100 * time.Millisecond })
+	h := startBot(t, func(o *Options) { o.AlbumWait = 500 * time.Millisecond })
 	photos := [][]byte{[]byte("\xff\xd8\xff one"), []byte("\xff\xd8\xff two"), []byte("\xff\xd8\xff three")}
 	h.fake.Album(alice, alice, photos, "compare these")
 	got := h.sess.waitCalls(t, "deliver", 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -32,7 +33,8 @@ var (
 // openHTTPSession connects to sp.URL with sp.Headers and negotiates under
 // ctx (the startup timeout).
 func openHTTPSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionDeps) (*liveServer, error) {
-	tr, err := transport.NewStreamableHTTP(sp.URL, transport.WithHTTPHeaders(sp.Headers),
+	client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: sp.Headers}}
+	tr, err := transport.NewStreamableHTTP(sp.URL, transport.WithHTTPBasicClient(client),
 		transport.WithHTTPLogger(d.logger.With("server", cfg.Name)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
@@ -54,6 +56,24 @@ func openHTTPSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionD
 	}
 	tr.SetProtocolVersion(s.rpc.info.ProtocolVersion)
 	return s, nil
+}
+
+// headerTransport sets the server's headers on every request. mcp-go's
+// WithHTTPHeaders leaves them off the DELETE that ends a session, which a
+// server requiring them refuses (the session would linger there).
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.base.RoundTrip(r)
 }
 
 // roundTrip sends m as one HTTP request; the answer comes as JSON or on an

@@ -16,9 +16,11 @@ import (
 // requests' Authorization headers and methods.
 type httpServer struct {
 	*httptest.Server
-	auth    atomic.Value // last Authorization header
-	deletes atomic.Int32 // DELETE requests (sessions ended)
-	down    atomic.Bool  // answer 503 to everything
+	auth      atomic.Value // last Authorization header
+	deletes   atomic.Int32 // DELETE requests (sessions ended)
+	noAuth    atomic.Int32 // requests without an Authorization header
+	noAuthDel atomic.Int32 // DELETE requests among them
+	down      atomic.Bool  // answer 503 to everything
 }
 
 func newHTTPServer(t *testing.T) *httpServer {
@@ -30,7 +32,14 @@ func newHTTPServer(t *testing.T) *httpServer {
 			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 			return
 		}
-		s.auth.Store(r.Header.Get("Authorization"))
+		if a := r.Header.Get("Authorization"); a != "" {
+			s.auth.Store(a)
+		} else {
+			s.noAuth.Add(1)
+			if r.Method == http.MethodDelete {
+				s.noAuthDel.Add(1)
+			}
+		}
 		if r.Method == http.MethodDelete {
 			s.deletes.Add(1)
 		}
@@ -112,6 +121,10 @@ func TestHTTPServer(t *testing.T) {
 	}
 	if st, _ := s.Status("remote"); st.Starts < 3 {
 		t.Errorf("starts = %d, want a new session after Stop and after the failure", st.Starts)
+	}
+	// Every request carried the headers, the DELETEs that end sessions too.
+	if n, d := srv.noAuth.Load(), srv.noAuthDel.Load(); n != 0 {
+		t.Errorf("%d requests (%d DELETE) without the Authorization header", n, d)
 	}
 }
 
