@@ -49,10 +49,11 @@ func openHTTPSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionD
 	s := &liveServer{ep: h, rpc: &rpc{tr: h}, dir: sp.Dir}
 	if err := s.rpc.handshake(ctx, cfg.ProtocolVersion, d.client); err != nil {
 		h.terminate()
+		// The URL as configured: an expanded ${env:…} stays out of messages.
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%s: no answer from %s within the startup timeout of %s", cfg.Name, sp.URL, fmtSeconds(cfg.StartupTimeout))
+			return nil, fmt.Errorf("%s: no answer from %s within the startup timeout of %s", cfg.Name, cfg.URL, fmtSeconds(cfg.StartupTimeout))
 		}
-		return nil, fmt.Errorf("%s: %s: %v", cfg.Name, sp.URL, err)
+		return nil, fmt.Errorf("%s: %s: %v", cfg.Name, cfg.URL, err)
 	}
 	tr.SetProtocolVersion(s.rpc.info.ProtocolVersion)
 	return s, nil
