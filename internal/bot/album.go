@@ -95,9 +95,9 @@ func (b *Bot) deliverAlbum(ctx context.Context, chatID int64, al *album) {
 // flushAlbum runs from an album's timer: the delivery is queued on the
 // chat's worker, after any part still waiting there.
 func (b *Bot) flushAlbum(chatID int64, group string) {
-	if b.disp == nil || !b.disp.submit(chatID, func(ctx context.Context) {
+	if !b.disp.submit(chatID, func(ctx context.Context) {
 		b.deliverAlbum(ctx, chatID, b.albums.take(chatID, group))
 	}) {
-		b.log.Warn("album not delivered: shutting down", "chat", chatID)
+		b.log.Warn("album not delivered: the chat's queue is full or the bot is stopping", "chat", chatID)
 	}
 }
