@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -34,7 +35,8 @@ const maxInlineImage = 5 << 20
 const maxUploadName = 100
 
 // userMessage is the user's turn: the text, a note per received file
-// (saved under uploads/ in the workspace), and the images themselves.
+// (saved under uploads/ in the workspace), the content of text files, and
+// the images themselves.
 func (s *session) userMessage(text string, files []Attachment) (llm.Message, error) {
 	msg := llm.Message{Role: llm.RoleUser}
 	var notes []string
@@ -50,8 +52,13 @@ func (s *session) userMessage(text string, files []Attachment) (llm.Message, err
 		}
 		notes = append(notes, fmt.Sprintf("[The user sent %s, saved in the workspace as %s (%s, %s).]",
 			what, rel, orUnknown(f.MIMEType), byteSize(len(f.Data))))
-		if isImage(f.MIMEType) && len(f.Data) <= maxInlineImage {
-			images = append(images, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: f.MIMEType, Data: f.Data}})
+		switch {
+		case isImage(f.MIMEType):
+			if len(f.Data) <= maxInlineImage {
+				images = append(images, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: f.MIMEType, Data: f.Data}})
+			}
+		case isText(f.MIMEType, f.Data):
+			notes = append(notes, inlineText(rel, f.Data))
 		}
 	}
 	body := strings.TrimSpace(strings.Join(append([]string{text}, notes...), "\n"))
@@ -134,6 +141,53 @@ func uploadName(f Attachment, stamp string, i int) string {
 }
 
 func isImage(mime string) bool { return strings.HasPrefix(mime, "image/") }
+
+// maxInlineText is how much of a text file the model reads in the message
+// itself; the whole file is in the workspace.
+const maxInlineText = 32 << 10
+
+// isText reports whether a file can be shown to the model as text: a
+// textual type, or no telling type and valid UTF-8 without NUL bytes.
+func isText(mime string, data []byte) bool {
+	base, _, _ := strings.Cut(mime, ";")
+	switch base = strings.TrimSpace(base); {
+	case strings.HasPrefix(base, "text/"), base == "application/json", base == "application/xml",
+		base == "application/yaml", base == "application/x-yaml", base == "application/toml",
+		base == "application/javascript", base == "application/x-sh":
+	case base == "", base == "application/octet-stream":
+		if bytes.IndexByte(data, 0) >= 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	return utf8.Valid(trimPartialRune(data[:min(len(data), maxInlineText)]))
+}
+
+// inlineText is a text file's content for the user's message, its head
+// when it is long.
+func inlineText(rel string, data []byte) string {
+	shown := data
+	note := ""
+	if len(shown) > maxInlineText {
+		shown = trimPartialRune(shown[:maxInlineText])
+		note = fmt.Sprintf("\n[only the first %s of %s are shown; the whole file is %s]", byteSize(len(shown)), byteSize(len(data)), rel)
+	}
+	return fmt.Sprintf("--- %s ---\n%s\n--- end of %s ---%s", rel, strings.ToValidUTF8(string(shown), "\uFFFD"), rel, note)
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence at the end of b.
+func trimPartialRune(b []byte) []byte {
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+		if utf8.RuneStart(b[len(b)-i]) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			break
+		}
+	}
+	return b
+}
 
 func extension(mime string) string {
 	switch mime {

@@ -96,3 +96,36 @@ func TestUploadName(t *testing.T) {
 		}
 	}
 }
+
+// A text file is also shown in the message (its head when long); a
+// binary one only by its path.
+func TestTextFilesAreInlined(t *testing.T) {
+	answer := func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: "read"}, nil }
+	e := newEnv(t, answer, envOptions{})
+	long := strings.Repeat("é line of text\n", 3000) // 48,000 bytes, two-byte runes
+	if err := e.manager.Deliver(4, "summarize",
+		Attachment{Name: "notes.md", MIMEType: "text/markdown", Data: []byte("# Notes\nbuy milk")},
+		Attachment{Name: "data.csv", MIMEType: "", Data: []byte("a,b\n1,2\n")},
+		Attachment{Name: "long.txt", MIMEType: "text/plain", Data: []byte(long)},
+		Attachment{Name: "doc.pdf", MIMEType: "application/pdf", Data: []byte("%PDF-1.4 binary\x00stuff")},
+		Attachment{Name: "blob.bin", MIMEType: "application/octet-stream", Data: []byte("ab\x00cd")},
+	); err != nil {
+		t.Fatal(err)
+	}
+	e.chat.waitTexts(t, 4, 1)
+	msgs := e.model.Requests()[0].Messages
+	text := msgs[len(msgs)-1].Parts[0].Text
+	for _, want := range []string{
+		"--- uploads/notes.md ---\n# Notes\nbuy milk\n--- end of uploads/notes.md ---",
+		"--- uploads/data.csv ---\na,b\n1,2\n\n--- end of uploads/data.csv ---",
+		"[only the first 32 KB of 47 KB are shown; the whole file is uploads/long.txt]",
+		"saved in the workspace as uploads/doc.pdf", "saved in the workspace as uploads/blob.bin",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("message lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "--- uploads/doc.pdf") || strings.Contains(text, "--- uploads/blob.bin") || strings.Contains(text, "\uFFFD") {
+		t.Errorf("binary content or a broken rune in the message:\n%.300s", text)
+	}
+}
