@@ -58,7 +58,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 	case routeEmpty:
 		b.reply(ctx, chatID, emptyReply)
 	case routeText:
-		b.deliver(ctx, chatID, r.text)
+		b.deliver(ctx, chatID, withReplyContext(m, b.me, r.text))
 	case routeFiles:
 		files, err := b.attachments(ctx, m)
 		switch {
@@ -72,7 +72,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 			// deliver the album as one message when it is complete.
 			b.deliverAlbum(ctx, chatID, b.albums.add(chatID, m.MediaGroupID, r.text, files))
 		default:
-			b.deliver(ctx, chatID, r.text, files...)
+			b.deliver(ctx, chatID, withReplyContext(m, b.me, r.text), files...)
 		}
 	}
 }

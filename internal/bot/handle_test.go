@@ -41,7 +41,7 @@ func TestGroupRules(t *testing.T) {
 	want := []string{
 		"deliver -1001234567890 first question",
 		"mcp -1001234567890",
-		"deliver -1001234567890 a reply to the bot",
+		"deliver -1001234567890 [Replying to your earlier message: \"status of\"]\na reply to the bot",
 		"stop -1001234567890",
 	}
 	if got := h.sess.Calls(); !slices.Equal(got, want) {
