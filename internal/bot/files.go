@@ -20,9 +20,9 @@ const maxDownload = 20 << 20
 // tooBigReply answers a file the bot cannot download.
 const tooBigReply = "That file is too big for me: Telegram lets bots receive files up to 20 MB."
 
-// attachments downloads the photo or document of m. The photo is its
-// largest size. A file over the Bot API's limit is refused with
-// tooBigReply as the user-facing reason.
+// attachments downloads the photo (its largest size) or document of m. A
+// file over the Bot API's limit is errTooBig, which the caller answers
+// with tooBigReply.
 func (b *Bot) attachments(ctx context.Context, m *models.Message) ([]session.Attachment, error) {
 	switch {
 	case len(m.Photo) > 0:
