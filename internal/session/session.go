@@ -256,6 +256,11 @@ func (s *session) runTurn(text string, files []Attachment) {
 	defer activity.Done()
 
 	err := s.agent(ctx, text, files, activity)
+	// The turn is over before its last words: once the user reads
+	// "Stopped." or an error, /stop finds nothing to stop.
+	m.mu.Lock()
+	s.turn = nil
+	m.mu.Unlock()
 	switch {
 	case err == nil:
 	case ctx.Err() != nil && m.ctx.Err() == nil:
