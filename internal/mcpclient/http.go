@@ -79,7 +79,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // roundTrip sends m as one HTTP request; the answer comes as JSON or on an
 // SSE stream, which the transport reads.
-func (h *httpEndpoint) roundTrip(ctx context.Context, m *message, deadline time.Time) (reply, error) {
+func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.Time) (reply, error) {
 	callCtx := ctx
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc

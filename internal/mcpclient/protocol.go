@@ -45,7 +45,7 @@ func (e *RPCError) Error() string {
 type wire interface {
 	// roundTrip sends m and waits for its answer until ctx ends or
 	// deadline (zero: none) passes, then errCallTimeout.
-	roundTrip(ctx context.Context, m *message, deadline time.Time) (reply, error)
+	roundTrip(ctx context.Context, m message, deadline time.Time) (reply, error)
 	// notifyServer sends a notification.
 	notifyServer(method string, params any) error
 }
@@ -184,7 +184,7 @@ func (c *rpc) request(ctx context.Context, method string, params any) (json.RawM
 func (c *rpc) exchange(ctx context.Context, m message, deadline time.Time) (json.RawMessage, error) {
 	m.id = c.nextID.Add(1)
 	m.meta = c.meta
-	r, err := c.tr.roundTrip(ctx, &m, deadline)
+	r, err := c.tr.roundTrip(ctx, m, deadline)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:

@@ -114,7 +114,7 @@ func newStdioTransport(stdin io.WriteCloser, stdout *os.File, logger *slog.Logge
 
 // roundTrip writes m and waits for its response until ctx ends, deadline
 // passes (errCallTimeout; zero means none) or the transport closes.
-func (t *stdioTransport) roundTrip(ctx context.Context, m *message, deadline time.Time) (reply, error) {
+func (t *stdioTransport) roundTrip(ctx context.Context, m message, deadline time.Time) (reply, error) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -133,7 +133,7 @@ func (t *stdioTransport) roundTrip(ctx context.Context, m *message, deadline tim
 	t.pending[m.id] = w
 	t.mu.Unlock()
 
-	err := t.writeMessage(m)
+	err := t.writeMessage(&m)
 	if err == nil {
 		err = t.await(ctx, w, deadline)
 	}
@@ -266,7 +266,7 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	if !ok {
 		return nil, fmt.Errorf("request id %v is not an int64", req.ID)
 	}
-	r, err := t.roundTrip(ctx, &message{id: id, method: req.Method, params: req.Params}, time.Time{})
+	r, err := t.roundTrip(ctx, message{id: id, method: req.Method, params: req.Params}, time.Time{})
 	if err != nil {
 		return nil, err
 	}
