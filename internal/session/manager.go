@@ -170,10 +170,12 @@ func (m *Manager) Reset(ctx context.Context, chatID int64) error {
 	if err != nil {
 		return err
 	}
-	s.cancelTurn()
+	// Drop first: a turn cancelled first could end and let the session
+	// start the next waiting message before it is dropped.
 	if n := s.dropQueuedMessages(); n > 0 {
 		m.logger.Info("new conversation: dropped waiting messages", "chat", chatID, "messages", n)
 	}
+	s.cancelTurn()
 	done := make(chan error, 1)
 	s.enqueue(input{kind: inputReset, done: done})
 	select {

@@ -441,7 +441,19 @@ func TestNewDropsWaitingMessages(t *testing.T) {
 	e.deliver(14, "busy")
 	e.deliver(14, "old one")
 	e.deliver(14, "old two")
-	time.Sleep(50 * time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for { // the model is answering "busy"; the others wait
+		mu.Lock()
+		started := len(seen) > 0
+		mu.Unlock()
+		if started {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first message never reached the model")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if err := e.manager.Reset(context.Background(), 14); err != nil {
 		t.Fatal(err)
 	}
