@@ -8,12 +8,15 @@ import (
 	"image"
 	"image/jpeg"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,6 +73,8 @@ type daemonOptions struct {
 	// webhook serves the bot on a local HTTP_ADDR and lets the fake post
 	// updates there instead of answering long polls.
 	webhook bool
+	// servers are more mcpServers entries for settings.json.
+	servers map[string]any
 }
 
 // modelReply decides the model's answer from what it was sent.
@@ -98,9 +103,9 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 	agentDir := t.TempDir()
 	mcpLog := filepath.Join(t.TempDir(), "fake.log")
 	l := fakemcp.Command(append(o.modes, fakemcp.ModeCountStarts)...).WithLog(mcpLog)
-	settings, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"fake": map[string]any{"command": l.Command, "env": l.Env, "startupTimeoutSeconds": 10},
-	}})
+	servers := map[string]any{"fake": map[string]any{"command": l.Command, "env": l.Env, "startupTimeoutSeconds": 10}}
+	maps.Copy(servers, o.servers)
+	settings, _ := json.Marshal(map[string]any{"mcpServers": servers})
 	if err := os.WriteFile(filepath.Join(agentDir, "settings.json"), settings, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -636,5 +641,38 @@ func TestE2EWebhook(t *testing.T) {
 	}
 	if strings.Contains(d.logs.String(), "e2e-webhook-secret_0123456789") {
 		t.Error("the webhook secret is in the log")
+	}
+}
+
+// A server at a URL, configured in settings.json like a user would: the
+// daemon discovers it and a chat calls its tool over streamable HTTP with
+// the header from the environment.
+func TestE2EServerAtAURL(t *testing.T) {
+	var auth atomic.Value
+	h := fakemcp.HTTPHandler("")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization"))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	d := startDaemon(t, func(req llmtest.Request) llmtest.Reply {
+		if res, ok := toolResultText(req); ok {
+			return llmtest.Text("the remote tool said: " + res)
+		}
+		return call("remote_echo", `{"text":"far away"}`)
+	}, daemonOptions{
+		servers: map[string]any{"remote": map[string]any{"url": srv.URL + "/mcp", "toolPrefix": "remote_",
+			"headers": map[string]string{"Authorization": "Bearer ${env:REMOTE_MCP_TOKEN}"}}},
+		extra: []string{"REMOTE_MCP_TOKEN=e2e-remote-token-0123456789"},
+	})
+	d.tg.Message(alice, alice, "call the remote one")
+	d.waitText(alice, "the remote tool said: far away")
+	if got, _ := auth.Load().(string); got != "Bearer e2e-remote-token-0123456789" {
+		t.Errorf("Authorization %q", got)
+	}
+	d.tg.Message(alice, alice, "/mcp remote")
+	d.waitText(alice, "url: "+srv.URL+"/mcp")
+	if strings.Contains(strings.Join(d.texts(alice), "\n"), "e2e-remote-token") {
+		t.Error("the token reached the chat")
 	}
 }
