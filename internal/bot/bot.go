@@ -72,13 +72,13 @@ type Options struct {
 	// Sleep waits between retries; a timer honouring ctx when nil. Tests
 	// make it instant.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// AlbumWait is how long the parts of an album (photos sent together)
+	// are collected after the last one arrived; DefaultAlbumWait when 0.
+	AlbumWait time.Duration
 	// WebhookURL switches from long polling to a webhook
 	// (TELEGRAM_WEBHOOK_URL): Telegram posts every update to this public
 	// URL, which must reach WebhookHandler. Empty: long polling.
 	WebhookURL string
-	// AlbumWait is how long the parts of an album (photos sent together)
-	// are collected after the last one arrived; DefaultAlbumWait when 0.
-	AlbumWait time.Duration
 	// WebhookSecret is the secret token Telegram sends with every update
 	// (TELEGRAM_WEBHOOK_SECRET: 1–256 of A–Z a–z 0–9 _ -); a random one
 	// per start when empty.
@@ -102,11 +102,11 @@ type Bot struct {
 	started  atomic.Bool
 	lastPoll atomic.Int64 // unix nanoseconds of the last good getUpdates
 
-	webhookPath string      // the path of WebhookURL; empty when polling
-	secret      string      // the webhook's secret token
-	accepting   atomic.Bool // the webhook handler may queue updates (b.disp is set)
-	webhookSet  atomic.Bool // setWebhook succeeded
-	lastUpdate  atomic.Int64
+	webhookPath string       // the path of WebhookURL; empty when polling
+	secret      string       // the webhook's secret token
+	accepting   atomic.Bool  // the webhook handler may queue updates (b.disp is set)
+	webhookSet  atomic.Bool  // setWebhook succeeded
+	lastUpdate  atomic.Int64 // unix nanoseconds of the last webhook post taken
 }
 
 // New returns a Bot. It does no network I/O: Run calls getMe.
