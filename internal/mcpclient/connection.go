@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 )
@@ -133,9 +132,9 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	// A transport failure: the process died, or is about to; the HTTP
 	// session failed.
 	if srv.ep.waitExit(exitNoticeWindow) {
-		if c.cfg.URL != "" {
-			c.disconnected(srv)
-		}
+		c.mu.Lock()
+		c.recordEndLocked(srv)
+		c.mu.Unlock()
 		return ErrorResult(c.cfg.Name, tool.Name, c.exitMessage(srv)), nil
 	}
 	return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %v", tool.Name, err))), nil
@@ -149,16 +148,7 @@ func (c *connection) exitMessage(srv *liveServer) string {
 	if stopped {
 		return fmt.Sprintf("%s MCP server was stopped during the call. It restarts on the next call.", c.cfg.Name)
 	}
-	if c.cfg.URL != "" {
-		return c.redact(fmt.Sprintf("%s MCP server connection failed: %s. It reconnects on the next call.",
-			c.cfg.Name, srv.ep.exitDescription()))
-	}
-	tail := strings.Join(srv.ep.tailLines(), "\n")
-	if tail == "" {
-		tail = "no stderr output"
-	}
-	return c.redact(fmt.Sprintf("%s MCP server exited (%s): %s. It restarts on the next call; browser state was lost.",
-		c.cfg.Name, srv.ep.exitDescription(), tail))
+	return c.redact(srv.ep.endMessage(c.cfg.Name))
 }
 
 // acquire returns a live server, starting one if needed, and counts the
@@ -370,22 +360,20 @@ func (c *connection) onExit(p *process) {
 	if c.srv == nil || c.srv.ep != endpoint(p) {
 		return // stopped on purpose, or replaced
 	}
-	c.state = StateExited
-	c.lastErr = fmt.Sprintf("exited (%s)", p.exitDescription())
+	c.recordEndLocked(c.srv)
 	if c.inflight == 0 {
 		go p.closeTransport()
 	}
 	c.deps.logger.Warn("MCP server exited", "server", c.cfg.Name, "pid", p.pid, "code", p.exitDescription())
 }
 
-// disconnected records that srv's HTTP session failed (a process's exit
-// is recorded by onExit).
-func (c *connection) disconnected(srv *liveServer) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// recordEndLocked records that srv's endpoint ended (a process's exit
+// watcher and a call that saw it both may): the state and reason /mcp
+// shows. c.mu must be held.
+func (c *connection) recordEndLocked(srv *liveServer) {
 	if c.srv == srv {
-		c.state = StateDisconnected
-		c.lastErr = c.redact(srv.ep.exitDescription())
+		state, reason := srv.ep.ending()
+		c.state, c.lastErr = state, c.redact(reason)
 	}
 }
 

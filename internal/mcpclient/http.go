@@ -164,6 +164,12 @@ func (h *httpEndpoint) exitDescription() string {
 	return h.err.Error()
 }
 
+func (h *httpEndpoint) ending() (State, string) { return StateDisconnected, h.exitDescription() }
+
+func (h *httpEndpoint) endMessage(server string) string {
+	return fmt.Sprintf("%s MCP server connection failed: %s. It reconnects on the next call.", server, h.exitDescription())
+}
+
 func (h *httpEndpoint) tailLines() []string { return nil }
 
 func (h *httpEndpoint) processID() int { return 0 }

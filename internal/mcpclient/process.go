@@ -209,6 +209,19 @@ func (p *process) terminate() {
 	p.closeTransport()
 }
 
+func (p *process) ending() (State, string) {
+	return StateExited, "exited (" + p.exitDescription() + ")"
+}
+
+func (p *process) endMessage(server string) string {
+	tail := strings.Join(p.tail.snapshot(), "\n")
+	if tail == "" {
+		tail = "no stderr output"
+	}
+	return fmt.Sprintf("%s MCP server exited (%s): %s. It restarts on the next call; browser state was lost.",
+		server, p.exitDescription(), tail)
+}
+
 // tailLines is the end of the process's stderr.
 func (p *process) tailLines() []string { return p.tail.snapshot() }
 

@@ -34,6 +34,12 @@ type endpoint interface {
 	// exitDescription says how it ended ("exit code 1", "signal: killed",
 	// the HTTP error).
 	exitDescription() string
+	// ending is how the connection records the end: the state /mcp shows
+	// and the short reason kept as the last error.
+	ending() (State, string)
+	// endMessage is the error a call gets when the endpoint ended under
+	// it, for the server named server.
+	endMessage(server string) string
 	// tailLines is the end of the process's stderr (nil for HTTP).
 	tailLines() []string
 	// processID is the child's pid (0 for HTTP).
