@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -19,6 +20,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 	"github.com/volcanicbot/volcanicbot/internal/session"
@@ -73,7 +75,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		return nil, err
 	}
 
-	settings, err := mcpclient.LoadSettingsFile(cfg.AgentDir)
+	settings, err := mcpconfig.LoadSettingsFile(cfg.AgentDir)
 	if err != nil {
 		return nil, err
 	}
@@ -85,21 +87,9 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		Command:   cfg.Playwright.Command,
 		Package:   cfg.Playwright.Package,
 	}
-	var presets []mcpclient.ServerConfig
-	switch {
-	case hasServer(cfg.MCPServers, preset.PlaywrightServer):
-		if pw.IsEnabled() {
-			logger.Warn("MCP: the playwright preset is skipped: a configured server is named playwright")
-		}
-	case !pw.IsEnabled() && hasServer(settings, preset.PlaywrightServer):
-		// The disabled preset is only a placeholder for /mcp: a playwright
-		// entry of the user's own in settings.json stands.
-	default:
-		s := pw.Server()
-		s.PromptSection = preset.BrowserSection(true) // send is always offered
-		presets = append(presets, s)
-	}
-	servers := mcpclient.MergeServers(logger, cfg.MCPServers, presets, settings)
+	browser := pw.Server()
+	browser.PromptSection = preset.BrowserSection(true) // send is always offered
+	servers := mcpconfig.Merge(logger, cfg.MCPServers, []mcpconfig.ServerConfig{browser}, settings)
 	for _, s := range servers {
 		// Secrets written literally into a server's env or headers are known
 		// secrets too.
@@ -131,6 +121,23 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, cache: cache, mcp: client, owner: owner}, nil
 }
 
+// serverWarnings are what the operator should know about the configured
+// servers: fields of other clients kept but not applied, and ${env:NAME}
+// references to unset variables. Run logs them; check prints them.
+func (m *Main) serverWarnings() []string {
+	var out []string
+	for _, s := range m.mcp.Servers() {
+		for _, w := range s.Warnings {
+			out = append(out, fmt.Sprintf("server %q: %s", s.Name, w))
+		}
+		if unset := s.UnsetVariables(m.env.Lookup); len(unset) > 0 {
+			out = append(out, fmt.Sprintf("server %q: ${env:…} refers to %s, not set in the bot's environment: the server gets an empty value",
+				s.Name, strings.Join(unset, ", ")))
+		}
+	}
+	return out
+}
+
 // ownerMark ties this bot's processes to its data dir, so the next start
 // can end what a crash left (see mcpclient.ReapOrphans).
 func ownerMark(dataDir string) string {
@@ -140,15 +147,6 @@ func ownerMark(dataDir string) string {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	return hex.EncodeToString(sum[:8])
-}
-
-func hasServer(servers []mcpclient.ServerConfig, name string) bool {
-	for _, s := range servers {
-		if s.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // Run runs the bot until ctx ends, then shuts down gracefully: polling
@@ -170,6 +168,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	if len(m.cfg.Telegram.AllowedUsers) == 0 {
 		m.logger.Warn("TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody")
+	}
+	for _, w := range m.serverWarnings() {
+		m.logger.Warn("MCP configuration: " + w)
 	}
 	m.logger.Info(m.preset.StartupLine())
 	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,

@@ -34,6 +34,9 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 	if m.cfg.Telegram.Token == "" {
 		fmt.Fprintln(stdout, "warning: TELEGRAM_BOT_TOKEN is not set: `run` needs it")
 	}
+	for _, w := range m.serverWarnings() {
+		fmt.Fprintln(stdout, "warning: "+w)
+	}
 	if !printCatalogs(stdout, m.mcp.Discover(ctx)) {
 		return errReported
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 )
 
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var _ mcpclient.Environment = (*redact.EnvFilter)(nil)
+var _ mcpconfig.Environment = (*redact.EnvFilter)(nil)
 var _ mcpclient.Redactor = (*redact.Registry)(nil)
 
 // writeSettings writes an agent dir whose settings.json names the fake

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -17,7 +18,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // Config is the bot's configuration: the config file named by
@@ -44,8 +45,8 @@ type Config struct {
 
 	// MCPServers is the config-file source (mcp.servers.<name> and the
 	// MCP__SERVERS__<NAME>__<FIELD> variables), sorted with
-	// mcpclient.SortServers. The preset and settings.json are merged later.
-	MCPServers []mcpclient.ServerConfig
+	// mcpconfig.SortServers. The preset and settings.json are merged later.
+	MCPServers []mcpconfig.ServerConfig
 }
 
 // TelegramConfig is the Bot API connection and the allowlist.
@@ -165,8 +166,8 @@ type configKey struct {
 //
 // The config file itself is VOLCANIC_CONFIG. Server entries take the
 // settings.json shape (command, args, env, cwd, toolPrefix, enabled, …);
-// their field names match case-insensitively and ignoring underscores, so
-// toolPrefix, toolprefix and tool_prefix are one field.
+// their field names match ignoring case, underscores and dashes, so
+// toolPrefix, toolprefix, tool_prefix and tool-prefix are one field.
 var configKeys = []configKey{
 	{"telegram.bot_token", "TELEGRAM_BOT_TOKEN"},
 	{"telegram.allowed_users", "TELEGRAM_ALLOWED_USERS"},
@@ -208,9 +209,6 @@ func fileWins(key string) bool { return strings.HasPrefix(key, "mcp.playwright."
 
 // configFileVar names the config file.
 const configFileVar = "VOLCANIC_CONFIG"
-
-// mcpServersEnvPrefix starts the per-server variables.
-const mcpServersEnvPrefix = "MCP__SERVERS__"
 
 // LoadConfig reads the configuration from the config file named by
 // VOLCANIC_CONFIG (YAML, JSON or TOML, by extension; a named file that is
@@ -280,7 +278,11 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		Command:   l.str("mcp.playwright.command"),
 		Package:   l.str("mcp.playwright.package"),
 	}
-	c.MCPServers = l.servers(raw, environ)
+	servers, err := mcpconfig.FromConfigFile(mcpServersSection(raw), environ, "config "+l.file)
+	if err != nil {
+		l.errs = append(l.errs, err)
+	}
+	c.MCPServers = servers
 
 	if len(l.errs) > 0 {
 		return nil, errors.Join(l.errs...)
@@ -380,15 +382,27 @@ func describeParseError(data []byte, err error) string {
 }
 
 // checkKeys refuses keys of the config file that mean nothing to us, so a
-// typo does not pass silently. Server entries are checked by mcpclient.
+// typo does not pass silently. A section left empty ("telegram:" with
+// nothing under it) is fine. Server entries are checked by mcpconfig.
 func (l *configLoader) checkKeys() {
-	known := map[string]bool{}
+	known, sections := map[string]bool{}, map[string]bool{"mcp.servers": true}
 	for _, k := range configKeys {
 		known[k.key] = true
+		for i := range len(k.key) {
+			if k.key[i] == '.' {
+				sections[k.key[:i]] = true
+			}
+		}
 	}
 	var unknown []string
 	for _, k := range l.v.AllKeys() {
-		if !known[k] && k != "mcp.servers" && !strings.HasPrefix(k, "mcp.servers.") {
+		switch {
+		case known[k], k == "mcp.servers", strings.HasPrefix(k, "mcp.servers."):
+		case sections[k] && l.v.Get(k) == nil:
+			// An empty section.
+		case sections[k]:
+			l.errs = append(l.errs, fmt.Errorf("config %s: %s must be a section of keys (got %v)", l.file, k, l.v.Get(k)))
+		default:
 			unknown = append(unknown, k)
 		}
 	}
@@ -396,6 +410,28 @@ func (l *configLoader) checkKeys() {
 	for _, k := range unknown {
 		l.errs = append(l.errs, fmt.Errorf("config %s: unknown key %q", l.file, k))
 	}
+}
+
+// mcpServersSection returns the config file's mcp.servers value (keys
+// matched ignoring case, as viper does), with the servers' names in the
+// case they were written; nil when there is none.
+func mcpServersSection(raw map[string]any) any {
+	mcp, _ := lookupFold(raw, "mcp").(map[string]any)
+	return lookupFold(mcp, "servers")
+}
+
+// lookupFold returns the value of m's key equal to key ignoring case,
+// preferring an exact match, then the first in sorted order.
+func lookupFold(m map[string]any, key string) any {
+	if v, ok := m[key]; ok {
+		return v
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.EqualFold(k, key) {
+			return m[k]
+		}
+	}
+	return nil
 }
 
 // str returns key as a string, trimmed; scalars are formatted, lists and

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // testEnv is a getenv over a map.
@@ -55,7 +55,7 @@ func loadErr(t *testing.T, e testEnv, environ []string, want ...string) error {
 	return err
 }
 
-func serverNames(s []mcpclient.ServerConfig) []string {
+func serverNames(s []mcpconfig.ServerConfig) []string {
 	var out []string
 	for _, c := range s {
 		out = append(out, c.Name)
@@ -218,7 +218,7 @@ idletimeoutseconds = 0
 				t.Fatalf("servers %v, want [fetch GitHub] (case kept, sorted)", got)
 			}
 			f, gh := c.MCPServers[0], c.MCPServers[1]
-			if gh.Source != mcpclient.SourceConfig || gh.Origin != "config "+p || gh.Command != "npx" || gh.ToolPrefix != "gh_" ||
+			if gh.Source != mcpconfig.SourceConfig || gh.Origin != "config "+p || gh.Command != "npx" || gh.ToolPrefix != "gh_" ||
 				gh.CallTimeout != 30*time.Second || gh.StderrLevel != slog.LevelWarn || len(gh.Args) != 2 ||
 				gh.Env["GITHUB_TOKEN"] == nil || *gh.Env["GITHUB_TOKEN"] != "${env:GITHUB_TOKEN}" {
 				t.Errorf("GitHub: %+v", gh)
@@ -402,9 +402,9 @@ func TestLoadConfigCollectsAllErrors(t *testing.T) {
 		[]string{"MCP__SERVERS__A__COMMAND=", "MCP__SERVERS__A__CALLTIMEOUTSECONDS=-1", "MCP__SERVERS__B__STDERRLEVEL=loud"},
 		"TELEGRAM_ALLOWED_USERS", "PLAYWRIGHT_HEADLESS", `server "a": command must not be empty`,
 		`server "a": callTimeoutSeconds must be positive (got -1)`, `server "b": command must not be empty`, `server "b": stderrLevel`)
-	var ce *mcpclient.ConfigError
+	var ce *mcpconfig.ConfigError
 	if !errors.As(err, &ce) || ce.Origin != "environment" {
-		t.Errorf("no *mcpclient.ConfigError from the environment in %v", err)
+		t.Errorf("no *mcpconfig.ConfigError from the environment in %v", err)
 	}
 }
 
@@ -414,7 +414,7 @@ func TestEnvironmentAddressesFileServerIgnoringCase(t *testing.T) {
 		"MCP__SERVERS__GITHUB__TOOLPREFIX=gh_", // addresses GitHub
 		"MCP__SERVERS__BOTH__TOOLPREFIX=b_",    // exact lower-case match wins
 	)
-	byName := map[string]mcpclient.ServerConfig{}
+	byName := map[string]mcpconfig.ServerConfig{}
 	for _, s := range c.MCPServers {
 		byName[s.Name] = s
 	}
@@ -431,7 +431,7 @@ func TestEnvironmentAddressesFileServerIgnoringCase(t *testing.T) {
 func TestServerSourcesPrecedence(t *testing.T) {
 	p := writeConfigFile(t, "c.yaml", "mcp:\n  servers:\n    github: {command: from-config}\n")
 	c := loadOK(t, testEnv{"VOLCANIC_CONFIG": p, "HOME": "/h"}, "MCP__SERVERS__FETCH__COMMAND=from-env")
-	settings, err := mcpclient.ParseSettings([]byte(`{"mcpServers": {
+	settings, err := mcpconfig.ParseSettings([]byte(`{"mcpServers": {
 		"zz": {"command": "from-settings"},
 		"github": {"command": "from-settings"},
 		"fetch": {"command": "from-settings"},
@@ -439,11 +439,11 @@ func TestServerSourcesPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	preset := []mcpclient.ServerConfig{{Name: "playwright", Command: "from-preset", Origin: "preset playwright"}}
+	preset := []mcpconfig.ServerConfig{{Name: "playwright", Command: "from-preset", Origin: "preset playwright", Source: mcpconfig.SourcePreset, Enabled: true}}
 
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
-	got := mcpclient.MergeServers(logger, c.MCPServers, preset, settings)
+	got := mcpconfig.Merge(logger, c.MCPServers, preset, settings)
 	var pairs []string
 	for _, s := range got {
 		pairs = append(pairs, s.Name+"="+s.Command)
@@ -624,4 +624,34 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+// A section with nothing under it is an empty section, not an unknown key;
+// a section given a value is refused with what it should be.
+func TestLoadConfigEmptySections(t *testing.T) {
+	for _, content := range []string{"telegram:\n", "telegram:\nllm:\n  openai:\nmcp:\n", "telegram: {}\nmcp:\n  servers:\n"} {
+		loadOK(t, testEnv{"VOLCANIC_CONFIG": writeConfigFile(t, "c.yaml", content), "HOME": "/h"})
+	}
+	loadErr(t, testEnv{"VOLCANIC_CONFIG": writeConfigFile(t, "c.yaml", "telegram: 5\n"), "HOME": "/h"}, nil,
+		`telegram must be a section of keys (got 5)`)
+}
+
+// Other clients' fields work in the config file and the variables too.
+func TestLoadConfigOtherClientsFields(t *testing.T) {
+	p := writeConfigFile(t, "c.yaml", "mcp:\n  servers:\n    cline:\n      command: x\n      disabled: true\n      timeout: 30\n    windsurf:\n      serverUrl: https://mcp.example.test/mcp\n")
+	c := loadOK(t, testEnv{"VOLCANIC_CONFIG": p, "HOME": "/h"}, "MCP__SERVERS__ENVONLY__COMMAND=y", "MCP__SERVERS__ENVONLY__DISABLED=true",
+		"MCP__SERVERS__ENVONLY__TIMEOUT=5", "MCP__SERVERS__ENVONLY__TOOL-PREFIX=e_")
+	byName := map[string]mcpconfig.ServerConfig{}
+	for _, s := range c.MCPServers {
+		byName[s.Name] = s
+	}
+	if s := byName["cline"]; s.Enabled || s.CallTimeout != 30*time.Second {
+		t.Errorf("cline: enabled %v call timeout %v", s.Enabled, s.CallTimeout)
+	}
+	if s := byName["windsurf"]; s.URL != "https://mcp.example.test/mcp" {
+		t.Errorf("windsurf: url %q", s.URL)
+	}
+	if s := byName["envonly"]; s.Enabled || s.CallTimeout != 5*time.Second || s.ToolPrefix != "e_" {
+		t.Errorf("envonly: enabled %v call timeout %v prefix %q", s.Enabled, s.CallTimeout, s.ToolPrefix)
+	}
 }

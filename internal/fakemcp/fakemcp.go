@@ -8,7 +8,7 @@
 //	}
 //
 //	l := fakemcp.Command("normal", "count-starts").WithLog(filepath.Join(t.TempDir(), "log"))
-//	cfg := mcpclient.ServerConfig{Command: l.Command, Args: l.Args, Env: l.EnvRefs()}
+//	cfg := mcpconfig.ServerConfig{Command: l.Command, Args: l.Args, Env: l.EnvRefs()}
 //
 // FAKE_MCP_MODE is a comma-separated list of modes (see the Mode constants);
 // the tools of the normal set are always offered, other modes add tools or

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 )
 
@@ -33,11 +34,11 @@ func BenchmarkCallTool(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			l := fakemcp.Command(bc.mode)
-			cfg := ServerConfig{Name: "fake", Command: l.Command, Env: l.EnvRefs(), Enabled: true,
-				StartupTimeout: DefaultStartupTimeout, CallTimeout: DefaultCallTimeout, ProtocolVersion: bc.protocol}
+			cfg := mcpconfig.ServerConfig{Name: "fake", Command: l.Command, Env: l.EnvRefs(), Enabled: true,
+				StartupTimeout: mcpconfig.DefaultStartupTimeout, CallTimeout: mcpconfig.DefaultCallTimeout, ProtocolVersion: bc.protocol}
 			env := redact.NewEnvFilter(os.Environ())
 			cache := NewCatalogCache(CatalogCacheOptions{Env: env})
-			client := New(Options{Servers: []ServerConfig{cfg}, Cache: cache, Env: env})
+			client := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Cache: cache, Env: env})
 			defer client.Close()
 			s, err := client.NewSession(b.TempDir())
 			if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // DefaultFailureCooldown is how long a failed discovery is remembered before
@@ -26,7 +28,7 @@ const DefaultFailureCooldown = 60 * time.Second
 // after which the next request starts a new discovery without waiting for
 // it.
 type CatalogCache struct {
-	env      Environment
+	env      mcpconfig.Environment
 	redactor Redactor
 	logger   *slog.Logger
 	client   clientInfo
@@ -47,7 +49,7 @@ type catalogEntry struct {
 
 // CatalogCacheOptions configure a CatalogCache. Zero values take defaults.
 type CatalogCacheOptions struct {
-	Env      Environment // required
+	Env      mcpconfig.Environment // required
 	Redactor Redactor
 	Logger   *slog.Logger
 	// ClientName and ClientVersion are sent in the handshake.
@@ -96,7 +98,7 @@ func NewCatalogCache(o CatalogCacheOptions) *CatalogCache {
 
 // Get returns cfg's catalogue, discovering it if no fresh entry exists.
 // ctx bounds only this caller's wait.
-func (c *CatalogCache) Get(ctx context.Context, cfg ServerConfig) (Catalog, error) {
+func (c *CatalogCache) Get(ctx context.Context, cfg mcpconfig.ServerConfig) (Catalog, error) {
 	key := cfg.Name + "\x00" + cfg.Digest()
 	c.mu.Lock()
 	e, ok := c.entries[key]
@@ -128,7 +130,7 @@ func (c *CatalogCache) Get(ctx context.Context, cfg ServerConfig) (Catalog, erro
 
 // Peek returns cfg's catalogue if a successful discovery is cached,
 // without starting one.
-func (c *CatalogCache) Peek(cfg ServerConfig) (Catalog, bool) {
+func (c *CatalogCache) Peek(cfg mcpconfig.ServerConfig) (Catalog, bool) {
 	key := cfg.Name + "\x00" + cfg.Digest()
 	c.mu.Lock()
 	e, ok := c.entries[key]
@@ -143,7 +145,7 @@ func (c *CatalogCache) Peek(cfg ServerConfig) (Catalog, bool) {
 // handshake and a paginated tools/list under the startup timeout, and
 // records the outcome in e. The process is stopped and the directory removed
 // in the background: callers do not wait for the clean-up.
-func (c *CatalogCache) discover(cfg ServerConfig, e *catalogEntry) {
+func (c *CatalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 	defer close(e.done)
 	start := time.Now()
 	cat, err := c.discoverOnce(cfg)
@@ -158,7 +160,7 @@ func (c *CatalogCache) discover(cfg ServerConfig, e *catalogEntry) {
 		"protocol", cat.ServerInfo.ProtocolVersion, "elapsed", time.Since(start).Round(time.Millisecond))
 }
 
-func (c *CatalogCache) discoverOnce(cfg ServerConfig) (Catalog, error) {
+func (c *CatalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error) {
 	dir, err := os.MkdirTemp("", "volcanicbot-discover-*")
 	if err != nil {
 		return Catalog{}, fmt.Errorf("temp dir: %w", err)

@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // Options configure a Client. Servers must already be merged and validated,
 // in source order.
 type Options struct {
-	Servers  []ServerConfig
-	Cache    *CatalogCache // required: the process-wide catalogue cache
-	Env      Environment   // required
+	Servers  []mcpconfig.ServerConfig
+	Cache    *CatalogCache         // required: the process-wide catalogue cache
+	Env      mcpconfig.Environment // required
 	Redactor Redactor
 	Logger   *slog.Logger
 	// Builtins are the names of the host's built-in tools (such as send):
@@ -29,9 +31,9 @@ type Options struct {
 // Client is the process-wide MCP side of the bot: the configured servers,
 // their shared catalogues and every session's connections.
 type Client struct {
-	servers  []ServerConfig
+	servers  []mcpconfig.ServerConfig
 	cache    *CatalogCache
-	env      Environment
+	env      mcpconfig.Environment
 	redactor Redactor
 	logger   *slog.Logger
 	builtins []string
@@ -75,21 +77,21 @@ func New(o Options) *Client {
 
 // Servers returns the configured servers in source order, disabled ones
 // included.
-func (c *Client) Servers() []ServerConfig { return c.servers }
+func (c *Client) Servers() []mcpconfig.ServerConfig { return c.servers }
 
 // Server returns the server named name (names compare ordinally).
-func (c *Client) Server(name string) (ServerConfig, bool) {
+func (c *Client) Server(name string) (mcpconfig.ServerConfig, bool) {
 	for _, s := range c.servers {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return ServerConfig{}, false
+	return mcpconfig.ServerConfig{}, false
 }
 
 // ServerCatalog is one server's discovery outcome.
 type ServerCatalog struct {
-	Config  ServerConfig
+	Config  mcpconfig.ServerConfig
 	Catalog Catalog
 	Err     error // the discovery failure; nil when disabled or discovered
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // State is a connection's state as /mcp shows it.
@@ -63,7 +65,7 @@ var ErrClosed = errors.New("mcp connection closed")
 // flight under mu; the idle stop re-checks the count under the gate and mu,
 // so it never kills a process a call has just been handed.
 type connection struct {
-	cfg       ServerConfig
+	cfg       mcpconfig.ServerConfig
 	workspace string
 	deps      *Client
 
@@ -85,7 +87,7 @@ type connection struct {
 	stopping    map[*liveServer]bool // processes being stopped on purpose
 }
 
-func newConnection(cfg ServerConfig, workspace string, deps *Client) *connection {
+func newConnection(cfg mcpconfig.ServerConfig, workspace string, deps *Client) *connection {
 	c := &connection{cfg: cfg, workspace: workspace, deps: deps, gate: make(chan struct{}, 1),
 		stopping: map[*liveServer]bool{}}
 	if !cfg.Enabled {

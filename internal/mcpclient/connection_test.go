@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 func TestCatalogPassesToolsThrough(t *testing.T) {
@@ -586,7 +587,7 @@ func TestCollisions(t *testing.T) {
 func TestStatusTexts(t *testing.T) {
 	cfg, _ := fakeServer(t, "fake", fakemcp.ModeStderrChatter)
 	cfg = withEnv(cfg, "API_TOKEN", "${env:API_TOKEN}")
-	off := ServerConfig{Name: "playwright", Command: "npx", Enabled: false, DisabledHint: "set PLAYWRIGHT_ENABLED=true"}
+	off := mcpconfig.ServerConfig{Name: "playwright", Command: "npx", Enabled: false, DisabledHint: "set PLAYWRIGHT_ENABLED=true"}
 	h := newHarness(t, []string{"API_TOKEN=tok_0123456789abcdef"}, cfg, off)
 	s := h.session("")
 	ctx := context.Background()

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // Integration tests against the real @modelcontextprotocol/server-everything,
@@ -36,11 +38,11 @@ func npmBin(t *testing.T, name string) string {
 	return p
 }
 
-func everythingServer(t *testing.T, wrap string) ServerConfig {
+func everythingServer(t *testing.T, wrap string) mcpconfig.ServerConfig {
 	t.Helper()
 	bin := npmBin(t, "mcp-server-everything")
-	cfg := ServerConfig{
-		Name: "everything", Source: SourceSettings, Command: bin, Args: []string{"stdio"},
+	cfg := mcpconfig.ServerConfig{
+		Name: "everything", Source: mcpconfig.SourceSettings, Command: bin, Args: []string{"stdio"},
 		Enabled: true, StartupTimeout: 60 * time.Second, CallTimeout: 60 * time.Second,
 	}
 	if wrap != "" {
@@ -154,7 +156,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 		return err == nil
 	})
 
-	cfg := ServerConfig{Name: "everything", Source: SourceSettings, URL: "http://127.0.0.1:" + port + "/mcp",
+	cfg := mcpconfig.ServerConfig{Name: "everything", Source: mcpconfig.SourceSettings, URL: "http://127.0.0.1:" + port + "/mcp",
 		Enabled: true, StartupTimeout: 30 * time.Second, CallTimeout: 30 * time.Second}
 	h := newHarness(t, nil, cfg)
 	s := h.session("")

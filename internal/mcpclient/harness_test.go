@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 )
 
@@ -67,7 +68,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // newHarness builds a client over servers; host is the injected host
 // environment (os.Environ plus extra entries).
-func newHarness(t *testing.T, extraHost []string, servers ...ServerConfig) *harness {
+func newHarness(t *testing.T, extraHost []string, servers ...mcpconfig.ServerConfig) *harness {
 	t.Helper()
 	host := append(os.Environ(), extraHost...)
 	env := redact.NewEnvFilter(host)
@@ -85,13 +86,13 @@ func newHarness(t *testing.T, extraHost []string, servers ...ServerConfig) *harn
 
 // fakeServer is a server entry that runs the fake with modes, logging to a
 // fresh log file whose path it returns.
-func fakeServer(t *testing.T, name string, modes ...string) (ServerConfig, string) {
+func fakeServer(t *testing.T, name string, modes ...string) (mcpconfig.ServerConfig, string) {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), name+".log")
 	l := fakemcp.Command(modes...).WithLog(logPath)
-	return ServerConfig{
+	return mcpconfig.ServerConfig{
 		Name:           name,
-		Source:         SourceConfig,
+		Source:         mcpconfig.SourceConfig,
 		Origin:         "test",
 		Command:        l.Command,
 		Args:           l.Args,
@@ -104,7 +105,7 @@ func fakeServer(t *testing.T, name string, modes ...string) (ServerConfig, strin
 	}, logPath
 }
 
-func withEnv(cfg ServerConfig, k, v string) ServerConfig {
+func withEnv(cfg mcpconfig.ServerConfig, k, v string) mcpconfig.ServerConfig {
 	env := make(map[string]*string, len(cfg.Env)+1)
 	for key, val := range cfg.Env {
 		env[key] = val

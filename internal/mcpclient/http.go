@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // httpEndpoint is an MCP session with a remote server over streamable
@@ -32,7 +34,7 @@ var (
 
 // openHTTPSession connects to sp.URL with sp.Headers and negotiates under
 // ctx (the startup timeout).
-func openHTTPSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionDeps) (*liveServer, error) {
+func openHTTPSession(ctx context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, d sessionDeps) (*liveServer, error) {
 	client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: sp.Headers}}
 	tr, err := transport.NewStreamableHTTP(sp.URL, transport.WithHTTPBasicClient(client),
 		transport.WithHTTPLogger(d.logger.With("server", cfg.Name)))

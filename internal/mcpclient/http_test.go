@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // httpServer serves the fake's tools over streamable HTTP and records the
@@ -49,8 +50,8 @@ func newHTTPServer(t *testing.T) *httpServer {
 	return s
 }
 
-func httpConfig(name, url string, headers map[string]string) ServerConfig {
-	return ServerConfig{Name: name, Source: SourceSettings, Origin: "test", URL: url, Headers: headers, Enabled: true,
+func httpConfig(name, url string, headers map[string]string) mcpconfig.ServerConfig {
+	return mcpconfig.ServerConfig{Name: name, Source: mcpconfig.SourceSettings, Origin: "test", URL: url, Headers: headers, Enabled: true,
 		StartupTimeout: 10 * time.Second, CallTimeout: 10 * time.Second}
 }
 

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // stderrTailLines is how many stderr lines a process keeps for error
@@ -61,7 +63,7 @@ type spawnOptions struct {
 // goroutines for non-file writers and close the pipes in Wait, and the
 // transport needs the stdout *os.File itself (for read deadlines). Nothing
 // calls cmd.Wait; the exit watcher reaps the child with Process.Wait.
-func startProcess(sp Spawn, o spawnOptions) (*process, error) {
+func startProcess(sp mcpconfig.Spawn, o spawnOptions) (*process, error) {
 	p := &process{
 		name:       o.name,
 		tail:       newLineTail(stderrTailLines),

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // exitNoticeWindow is how long a failed request waits for the process to
@@ -61,7 +63,7 @@ type sessionDeps struct {
 
 // openSession starts sp and negotiates the protocol under ctx (the startup
 // timeout). On failure the process is gone when it returns.
-func openSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionDeps) (*liveServer, error) {
+func openSession(ctx context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, d sessionDeps) (*liveServer, error) {
 	if sp.URL != "" {
 		return openHTTPSession(ctx, sp, cfg, d)
 	}
@@ -90,7 +92,7 @@ func openSession(ctx context.Context, sp Spawn, cfg ServerConfig, d sessionDeps)
 
 // startError explains a failure during start-up or discovery: a timeout, an
 // exit with its code, or the protocol error, each with the stderr tail.
-func (s *liveServer) startError(ctx context.Context, err error, cfg ServerConfig) error {
+func (s *liveServer) startError(ctx context.Context, err error, cfg mcpconfig.ServerConfig) error {
 	var msg string
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // The /mcp texts. They cost no model call; everything goes through the
@@ -130,7 +132,7 @@ func (s *Session) ServerText(ctx context.Context, name string) (string, error) {
 }
 
 // commandLine renders the unexpanded command and args, quoting where needed.
-func commandLine(cfg ServerConfig) string {
+func commandLine(cfg mcpconfig.ServerConfig) string {
 	parts := make([]string, 0, 1+len(cfg.Args))
 	for _, a := range append([]string{cfg.Command}, cfg.Args...) {
 		if a == "" || strings.ContainsAny(a, " \t\"'\\") {

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // startFake starts the fake server with modes as a bare process with a
@@ -23,7 +24,7 @@ import (
 func startFake(t *testing.T, modes ...string) *process {
 	t.Helper()
 	l := fakemcp.Command(modes...)
-	p, err := startProcess(Spawn{Command: l.Command, Args: l.Args, Dir: t.TempDir(),
+	p, err := startProcess(mcpconfig.Spawn{Command: l.Command, Args: l.Args, Dir: t.TempDir(),
 		Env: append(os.Environ(), l.Environ()...)}, spawnOptions{name: "fake", logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

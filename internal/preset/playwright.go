@@ -5,8 +5,9 @@ package preset
 import (
 	"fmt"
 	"strings"
+	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // PlaywrightPackage is the pinned @playwright/mcp: the single source of
@@ -56,10 +57,11 @@ func (p Playwright) BrowserName() string {
 //	    --user-data-dir ${workspace}/.volcanic/browser-profile <extra args>
 //
 // --user-data-dir is left out when the extra arguments contain --isolated.
-func (p Playwright) Server() mcpclient.ServerConfig {
+func (p Playwright) Server() mcpconfig.ServerConfig {
 	cmd, args := "npx", []string{"-y", p.pkg()}
+	startup := mcpconfig.DefaultInstallerStartupTimeout // npx may install the package first
 	if p.Command != "" {
-		cmd, args = p.Command, nil
+		cmd, args, startup = p.Command, nil, 120*time.Second
 	}
 	if p.IsHeadless() {
 		args = append(args, "--headless")
@@ -69,18 +71,18 @@ func (p Playwright) Server() mcpclient.ServerConfig {
 		args = append(args, "--user-data-dir", "${workspace}/.volcanic/browser-profile")
 	}
 	args = append(args, p.ExtraArgs...)
-	return mcpclient.ServerConfig{
+	return mcpconfig.ServerConfig{
 		Name:           PlaywrightServer,
-		Source:         mcpclient.SourcePreset,
+		Source:         mcpconfig.SourcePreset,
 		Origin:         "preset playwright",
 		Command:        cmd,
 		Args:           args,
 		Cwd:            "${workspace}",
 		Enabled:        p.IsEnabled(),
-		StartupTimeout: 120e9,
-		CallTimeout:    120e9,
-		IdleTimeout:    mcpclient.DefaultIdleTimeout,
-		StderrLevel:    mcpclient.DefaultStderrLevel,
+		StartupTimeout: startup,
+		CallTimeout:    120 * time.Second,
+		IdleTimeout:    mcpconfig.DefaultIdleTimeout,
+		StderrLevel:    mcpconfig.DefaultStderrLevel,
 		DisabledHint:   PlaywrightHint,
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 )
 
@@ -203,7 +204,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	}
 	logPath := filepath.Join(t.TempDir(), "fake.log")
 	l := fakemcp.Command(o.modes...).WithLog(logPath)
-	cfg := mcpclient.ServerConfig{Name: "fake", Source: mcpclient.SourceConfig, Command: l.Command, Env: l.EnvRefs(),
+	cfg := mcpconfig.ServerConfig{Name: "fake", Source: mcpconfig.SourceConfig, Command: l.Command, Env: l.EnvRefs(),
 		Enabled: true, StartupTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, StderrLevel: slog.LevelDebug,
 		PromptSection: "## Fake\nThe fake tools are for tests."}
 	filter := redact.NewEnvFilter(append(os.Environ(), o.host...))
@@ -212,7 +213,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	secrets.Add(o.secrets...)
 	logger := slog.New(slog.DiscardHandler)
 	cache := mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{Env: filter, Redactor: secrets, Logger: logger})
-	client := mcpclient.New(mcpclient.Options{Servers: []mcpclient.ServerConfig{cfg}, Cache: cache, Env: filter,
+	client := mcpclient.New(mcpclient.Options{Servers: []mcpconfig.ServerConfig{cfg}, Cache: cache, Env: filter,
 		Redactor: secrets, Logger: logger, Builtins: []string{SendToolName}})
 	chat := newFakeChat()
 	model := &scriptModel{answer: answer}

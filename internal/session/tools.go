@@ -8,6 +8,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // toolset is the tools of one turn: the built-ins and the MCP tools.
@@ -18,7 +19,7 @@ type toolset struct {
 	active   map[string]bool           // servers with at least one tool offered
 }
 
-func newToolset(mcpTools []mcpclient.Tool, servers []mcpclient.ServerConfig) *toolset {
+func newToolset(mcpTools []mcpclient.Tool, servers []mcpconfig.ServerConfig) *toolset {
 	ts := &toolset{
 		mcp:      make(map[string]mcpclient.Tool, len(mcpTools)),
 		parallel: map[string]bool{},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 )
 
@@ -40,14 +41,14 @@ func main() {
 }
 
 func run(n, warm int, toolName string, args json.RawMessage, firstName string, firstArgs json.RawMessage, argv []string) error {
-	cfg := mcpclient.ServerConfig{
+	cfg := mcpconfig.ServerConfig{
 		Name: "bench", Command: argv[0], Args: argv[1:], Enabled: true,
-		StartupTimeout: mcpclient.DefaultStartupTimeout, CallTimeout: mcpclient.DefaultCallTimeout,
+		StartupTimeout: mcpconfig.DefaultStartupTimeout, CallTimeout: mcpconfig.DefaultCallTimeout,
 	}
 	// The production environment filter, as the bot uses it.
 	env := redact.NewEnvFilter(os.Environ())
 	client := mcpclient.New(mcpclient.Options{
-		Servers: []mcpclient.ServerConfig{cfg},
+		Servers: []mcpconfig.ServerConfig{cfg},
 		Cache:   mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{Env: env}),
 		Env:     env,
 	})

@@ -1,4 +1,4 @@
-package mcpclient
+package mcpconfig
 
 import (
 	"bytes"
@@ -16,17 +16,47 @@ import (
 func cfgPtr[T any](v T) *T { return &v }
 
 func TestServerEntryConfigDefaults(t *testing.T) {
-	c, err := ServerEntry{Command: "npx"}.Config("github", SourceSettings, "settings x")
+	c, err := ServerEntry{Command: "node"}.Config("github", SourceSettings, "settings x")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := ServerConfig{
-		Name: "github", Source: SourceSettings, Origin: "settings x", Command: "npx",
+		Name: "github", Source: SourceSettings, Origin: "settings x", Command: "node",
 		Enabled: true, StartupTimeout: 60 * time.Second, CallTimeout: 120 * time.Second,
-		IdleTimeout: 1800 * time.Second, StderrLevel: slog.LevelWarn,
+		IdleTimeout: 1800 * time.Second, StderrLevel: slog.LevelDebug,
 	}
 	if !equalConfig(c, want) {
 		t.Errorf("got %+v\nwant %+v", c, want)
+	}
+}
+
+// A package runner may install the package on its first start: it gets a
+// longer start-up limit unless the entry sets one.
+func TestInstallerStartupTimeout(t *testing.T) {
+	tests := []struct {
+		command string
+		args    []string
+		set     *float64
+		want    time.Duration
+	}{
+		{"npx", []string{"-y", "@modelcontextprotocol/server-memory"}, nil, DefaultInstallerStartupTimeout},
+		{"/usr/local/bin/npx", nil, nil, DefaultInstallerStartupTimeout},
+		{"uvx", []string{"mcp-server-git"}, nil, DefaultInstallerStartupTimeout},
+		{"bunx", nil, nil, DefaultInstallerStartupTimeout},
+		{"pnpm", []string{"dlx", "x"}, nil, DefaultInstallerStartupTimeout},
+		{"uv", []string{"tool", "run", "x"}, nil, DefaultInstallerStartupTimeout},
+		{"pnpm", []string{"exec", "x"}, nil, DefaultStartupTimeout},
+		{"node", []string{"server.js"}, nil, DefaultStartupTimeout},
+		{"npx", nil, cfgPtr(15.0), 15 * time.Second},
+	}
+	for _, tt := range tests {
+		c, err := ServerEntry{Command: tt.command, Args: tt.args, StartupTimeoutSeconds: tt.set}.Config("s", SourceSettings, "o")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.StartupTimeout != tt.want {
+			t.Errorf("%s %v: startup timeout %v, want %v", tt.command, tt.args, c.StartupTimeout, tt.want)
+		}
 	}
 }
 
@@ -63,7 +93,7 @@ func TestServerEntryConfigValues(t *testing.T) {
 func TestStderrLevels(t *testing.T) {
 	for in, want := range map[string]slog.Level{
 		"debug": slog.LevelDebug, "Info": slog.LevelInfo, "WARN": slog.LevelWarn,
-		"Warning": slog.LevelWarn, "error": slog.LevelError, "": slog.LevelWarn,
+		"Warning": slog.LevelWarn, "error": slog.LevelError, "": slog.LevelDebug,
 	} {
 		c, err := ServerEntry{Command: "x", StderrLevel: in}.Config("s", SourceSettings, "o")
 		if err != nil || c.StderrLevel != want {
@@ -313,12 +343,12 @@ func TestLoadSettingsFile(t *testing.T) {
 
 func TestMergeServers(t *testing.T) {
 	cfg := []ServerConfig{{Name: "github", Origin: "config c.yaml"}, {Name: "playwright", Origin: "config c.yaml"}}
-	preset := []ServerConfig{{Name: "playwright", Origin: "preset playwright"}}
+	preset := []ServerConfig{{Name: "playwright", Origin: "preset playwright", Source: SourcePreset, Enabled: true}}
 	settings := []ServerConfig{{Name: "zeta", Origin: "settings s"}, {Name: "github", Origin: "settings s"}, {Name: "GitHub", Origin: "settings s"}, {Name: "alpha", Origin: "settings s"}}
 
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	got := MergeServers(logger, cfg, preset, settings)
+	got := Merge(logger, cfg, preset, settings)
 
 	var names, origins []string
 	for _, c := range got {
@@ -333,17 +363,17 @@ func TestMergeServers(t *testing.T) {
 	}
 	log := buf.String()
 	for _, want := range []string{
-		`level=WARN msg="MCP server shadowed by an earlier source; ignoring it" server=playwright used="config c.yaml" ignored="preset playwright"`,
-		`server=github used="config c.yaml" ignored="settings s"`,
+		`level=WARN msg="MCP: the playwright preset is skipped: a configured server has its name" server=playwright used="config c.yaml" ignored="preset playwright"`,
+		`level=WARN msg="MCP server shadowed by an earlier source; ignoring it" server=github used="config c.yaml" ignored="settings s"`,
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log %q lacks %q", log, want)
 		}
 	}
-	if n := strings.Count(log, "shadowed"); n != 2 {
-		t.Errorf("%d shadow warnings, want 2 (GitHub is another name)", n)
+	if n := strings.Count(log, "shadowed"); n != 1 {
+		t.Errorf("%d shadow warnings, want 1 (GitHub is another name)", n)
 	}
-	if got := MergeServers(nil, cfg, cfg); len(got) != 2 {
+	if got := Merge(nil, cfg, nil, cfg); len(got) != 2 {
 		t.Errorf("nil logger: %v", got)
 	}
 }

@@ -1,12 +1,24 @@
-package mcpclient
+package mcpconfig
 
 import (
 	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
+
+// Environment builds the environment of a server process: the filtered host
+// environment with the server's explicit entries applied over it, and host
+// lookups for ${env:NAME}. redact.EnvFilter satisfies it.
+type Environment interface {
+	// Apply returns the filtered host environment with explicit applied
+	// over it ("NAME=value" entries); a nil value removes the variable.
+	Apply(explicit map[string]*string) []string
+	// Lookup reads a host variable, for ${env:NAME}.
+	Lookup(name string) (string, bool)
+}
 
 // ErrCommandNotFound is matched (errors.Is) by the error Expand returns when
 // a bare command is not in the server's PATH: the operator should install it
@@ -102,6 +114,47 @@ func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
 		sp.Command = abs
 	}
 	return sp, nil
+}
+
+// UnsetVariables returns the host variables that c's ${env:NAME}
+// references name (in env values, the URL and headers) and that are unset
+// or empty in lookup, sorted, each once: the server gets an empty value
+// for them, which is rarely what was meant.
+func (c ServerConfig) UnsetVariables(lookup func(string) (string, bool)) []string {
+	seen := map[string]bool{}
+	var out []string
+	scan := func(s string) {
+		for {
+			i := strings.Index(s, "${env:")
+			if i < 0 {
+				return
+			}
+			j := strings.IndexByte(s[i:], '}')
+			if j < 0 {
+				return
+			}
+			name := s[i+len("${env:") : i+j]
+			s = s[i+j+1:]
+			if name == "" || seen[name] {
+				continue
+			}
+			if v, ok := lookup(name); !ok || v == "" {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	for _, k := range sortedKeys(c.Env) {
+		if v := c.Env[k]; v != nil {
+			scan(*v)
+		}
+	}
+	scan(c.URL)
+	for _, k := range sortedKeys(c.Headers) {
+		scan(c.Headers[k])
+	}
+	slices.Sort(out)
+	return out
 }
 
 // expandVars replaces ${workspace} and, when lookup is not nil,

@@ -1,0 +1,343 @@
+package mcpconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ServerEntry is one MCP server entry as written, in any source. Pointer
+// fields distinguish "left out" (nil: the default applies) from an
+// explicit value.
+type ServerEntry struct {
+	// Type is "stdio" (a command) or "http" (streamable HTTP at URL);
+	// inferred from which of command and url is set.
+	Type    string
+	Command string
+	Args    []string
+	URL     string
+	Headers map[string]string
+	// Env is applied over the filtered host environment; a nil value
+	// removes the variable.
+	Env                   map[string]*string
+	Cwd                   string
+	ToolPrefix            string
+	Enabled               *bool // default true
+	Disabled              *bool // another client's spelling of !enabled
+	Parallel              bool
+	StartupTimeoutSeconds *float64 // default 60, 300 for npx and the like
+	CallTimeoutSeconds    *float64 // default 120
+	IdleTimeoutSeconds    *float64 // default 1800; 0 = never
+	StderrLevel           string   // debug, info, warn(ing), error; default debug
+	PromptSection         string
+	ProtocolVersion       string // optional pin, one of ProtocolVersions
+	AutoApprove           []string
+	DisabledTools         []string
+
+	warnings []string
+}
+
+// ParseEntry decodes one entry (a JSON object) of server name from source
+// src, then applies Config. Field names match ignoring case, '_' and '-';
+// another client's field maps onto ours or is kept with a warning; an
+// unknown field is refused, with the closest known name as a hint. Errors
+// are *ConfigError values, all of them joined.
+func ParseEntry(name string, data []byte, src Source, origin string) (ServerConfig, error) {
+	refusal := func(field, msg string) error {
+		return &ConfigError{Origin: origin, Server: name, Field: field, Msg: msg}
+	}
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 || t[0] != '{' {
+		got := "nothing"
+		if len(t) > 0 {
+			got = jsonKind(t[0])
+		}
+		return ServerConfig{}, refusal("", "entry must be an object (got "+got+")")
+	}
+	members, err := objectMembers(t)
+	if err != nil {
+		return ServerConfig{}, refusal("", "invalid entry: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+	var (
+		e        ServerEntry
+		errs     []error
+		typeErrs bool
+		given    = map[string]string{} // our field → the key that set it
+	)
+	for _, m := range members {
+		f, ok := lookupField(m.key)
+		if !ok {
+			msg := fmt.Sprintf("unknown field %q", m.key)
+			if s := suggestField(m.key); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			errs = append(errs, refusal(m.key, msg))
+			continue
+		}
+		target := f.name
+		if f.alias != "" {
+			target = f.alias
+		}
+		if prev, dup := given[target]; dup {
+			errs = append(errs, refusal(target, fmt.Sprintf("field %s is given twice (as %q and %q)", target, prev, m.key)))
+			continue
+		}
+		given[target] = m.key
+		if string(bytes.TrimSpace(m.value)) == "null" {
+			continue // left out
+		}
+		v, msg := f.decodeValue(f.name, m.value)
+		if msg != "" {
+			errs = append(errs, refusal(f.name, msg))
+			typeErrs = true
+			continue
+		}
+		f.set(&e, v)
+		if f.warn != "" {
+			e.warnings = append(e.warnings, f.warn+" ("+f.name+" is "+f.from+"'s)")
+		}
+	}
+	if typeErrs {
+		// A field of the wrong type is left empty: validating the rest
+		// would only add confusing messages.
+		return ServerConfig{}, errors.Join(errs...)
+	}
+	c, err := e.Config(name, src, origin)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return ServerConfig{}, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectMembers returns the members of the JSON object data in order.
+func objectMembers(data []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, member{key, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Config applies the defaults to e and validates it as the server name of
+// source src; origin describes where it came from for messages. Every
+// refusal is a *ConfigError; all of them are returned, joined.
+func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfig, error) {
+	var errs []error
+	refuse := func(field, format string, args ...any) {
+		errs = append(errs, &ConfigError{Origin: origin, Server: name, Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+
+	switch {
+	case name == "":
+		refuse("name", "server name must not be empty")
+	case !ValidServerName(name):
+		refuse("name", "server name must be 1 to %d characters from A-Z, a-z, 0-9, '.', '_' and '-', starting with a letter or a digit", MaxServerNameLen)
+	}
+
+	enabled := e.Enabled == nil || *e.Enabled
+	if e.Disabled != nil {
+		if e.Enabled != nil && *e.Enabled == *e.Disabled {
+			refuse("disabled", "enabled and disabled contradict each other: give one of them")
+		}
+		enabled = !*e.Disabled
+	}
+	c := ServerConfig{
+		Name:            name,
+		Source:          src,
+		Origin:          origin,
+		Command:         e.Command,
+		Args:            slices.Clone(e.Args),
+		Cwd:             e.Cwd,
+		ToolPrefix:      e.ToolPrefix,
+		Enabled:         enabled,
+		Parallel:        e.Parallel,
+		StderrLevel:     DefaultStderrLevel,
+		PromptSection:   e.PromptSection,
+		ProtocolVersion: e.ProtocolVersion,
+		AutoApprove:     slices.Clone(e.AutoApprove),
+		DisabledTools:   slices.Clone(e.DisabledTools),
+		Warnings:        slices.Clone(e.warnings),
+	}
+
+	e.checkTransport(refuse)
+	if e.URL != "" {
+		c.URL = strings.TrimSpace(e.URL)
+		if len(e.Headers) > 0 {
+			c.Headers = make(map[string]string, len(e.Headers))
+			for _, k := range sortedKeys(e.Headers) {
+				v := e.Headers[k]
+				switch {
+				case k == "" || strings.ContainsAny(k, " \t\r\n:"):
+					refuse("headers", "headers has an invalid header name %q", k)
+				case strings.ContainsAny(v, "\r\n"):
+					refuse("headers", "header %s must be one line", k)
+				default:
+					c.Headers[k] = v
+				}
+			}
+		}
+	}
+	if len(e.Env) > 0 {
+		c.Env = make(map[string]*string, len(e.Env))
+		for _, k := range sortedKeys(e.Env) {
+			v := e.Env[k]
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				refuse("env", "env has an invalid variable name %q", k)
+				continue
+			}
+			if v != nil {
+				s := *v
+				v = &s
+			}
+			c.Env[k] = v
+		}
+	}
+
+	seconds := func(field string, v *float64, def time.Duration, zeroOK bool) time.Duration {
+		if v == nil {
+			return def
+		}
+		f := *v
+		switch {
+		case zeroOK && f < 0:
+			refuse(field, "%s must not be negative (got %s)", field, formatSeconds(f))
+		case !zeroOK && f <= 0:
+			refuse(field, "%s must be positive (got %s)", field, formatSeconds(f))
+		case math.IsNaN(f) || f > float64(math.MaxInt64)/float64(time.Second):
+			refuse(field, "%s is too large (got %s)", field, formatSeconds(f))
+		default:
+			return time.Duration(f * float64(time.Second))
+		}
+		return def
+	}
+	startup := DefaultStartupTimeout
+	if c.Command != "" && (ServerConfig{Command: c.Command, Args: c.Args}).Installer() {
+		startup = DefaultInstallerStartupTimeout
+	}
+	c.StartupTimeout = seconds("startupTimeoutSeconds", e.StartupTimeoutSeconds, startup, false)
+	c.CallTimeout = seconds("callTimeoutSeconds", e.CallTimeoutSeconds, DefaultCallTimeout, false)
+	c.IdleTimeout = seconds("idleTimeoutSeconds", e.IdleTimeoutSeconds, DefaultIdleTimeout, true)
+
+	if !validToolPrefix(e.ToolPrefix) {
+		refuse("toolPrefix", "toolPrefix %q may contain only A-Z, a-z, 0-9, '_' and '-'", e.ToolPrefix)
+	} else if strings.HasPrefix(e.ToolPrefix, "mcp__") {
+		refuse("toolPrefix", "toolPrefix %q must not start with mcp__", e.ToolPrefix)
+	}
+
+	if e.StderrLevel != "" {
+		if l, ok := ParseStderrLevel(e.StderrLevel); ok {
+			c.StderrLevel = l
+		} else {
+			refuse("stderrLevel", "stderrLevel must be debug, info, warn or error (got %q)", e.StderrLevel)
+		}
+	}
+
+	if e.ProtocolVersion != "" && !slices.Contains(ProtocolVersions, e.ProtocolVersion) {
+		refuse("protocolVersion", "protocolVersion must be one of %s (got %q)", strings.Join(ProtocolVersions, ", "), e.ProtocolVersion)
+	}
+
+	if len(errs) > 0 {
+		return ServerConfig{}, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// checkTransport refuses an entry that is neither a command nor a URL,
+// or mixes the fields of both.
+func (e ServerEntry) checkTransport(refuse func(field, format string, args ...any)) {
+	typ := strings.ToLower(strings.TrimSpace(e.Type))
+	switch typ {
+	case "":
+		if e.URL != "" && e.Command == "" {
+			typ = "http"
+		} else {
+			typ = "stdio"
+		}
+	case "stdio", "local":
+		typ = "stdio"
+	case "http", "streamable-http", "streamablehttp", "streamable_http", "remote":
+		typ = "http"
+	case "sse":
+		refuse("type", "type sse (the old HTTP+SSE transport) is not supported: use the server's streamable HTTP endpoint with type http")
+		return
+	default:
+		refuse("type", "type must be stdio or http (got %q)", e.Type)
+		return
+	}
+	if typ == "stdio" {
+		if strings.TrimSpace(e.Command) == "" {
+			refuse("command", "command must not be empty")
+		}
+		if e.URL != "" || len(e.Headers) > 0 {
+			refuse("url", "an entry has either a command (stdio) or a url (http), not both")
+		}
+		return
+	}
+	u, err := url.Parse(strings.TrimSpace(e.URL))
+	switch {
+	case strings.TrimSpace(e.URL) == "":
+		refuse("url", "url must not be empty for type http")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		refuse("url", "url must be an http or https URL (got %q)", e.URL)
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"command", e.Command != ""}, {"args", len(e.Args) > 0}, {"env", len(e.Env) > 0}, {"cwd", e.Cwd != ""}} {
+		if f.set {
+			refuse(f.name, "%s applies only to a command (stdio) server, not to one at a url", f.name)
+		}
+	}
+}
+
+// validToolPrefix reports whether p matches [A-Za-z0-9_-]*.
+func validToolPrefix(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; !isAlnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func formatSeconds(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,211 @@
+package mcpconfig
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults applied when an entry leaves a field out.
+const (
+	DefaultStartupTimeout = 60 * time.Second
+	// DefaultInstallerStartupTimeout is the start-up limit of an entry run
+	// by a package runner (npx, uvx, bunx, pnpm dlx): its first start may
+	// download and build the package (seen: four npx servers installing at
+	// once took 42–49 s, a native build 2 min 41 s).
+	DefaultInstallerStartupTimeout = 300 * time.Second
+	DefaultCallTimeout             = 120 * time.Second
+	DefaultIdleTimeout             = 1800 * time.Second
+	// DefaultStderrLevel is the level a server's stderr lines are logged
+	// at: debug, because servers write banners, their own INFO lines and
+	// even the user's text there. A JSON line with a "level" field is
+	// logged at that level instead, and a server that exits or fails to
+	// start has its stderr tail in the warning that says so.
+	DefaultStderrLevel = slog.LevelDebug
+)
+
+// ProtocolVersions are the MCP protocol versions an entry may pin with
+// protocolVersion, oldest first.
+var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// MaxServerNameLen is the longest server name accepted.
+const MaxServerNameLen = 64
+
+// Source names where an entry came from. Sources are merged in the order
+// config → preset → settings; the first source wins a name.
+type Source string
+
+const (
+	// SourceConfig is the config file's mcp.servers and MCP__SERVERS__… variables.
+	SourceConfig Source = "config"
+	// SourcePreset is a preset such as playwright.
+	SourcePreset Source = "preset"
+	// SourceSettings is settings.json in the agent directory.
+	SourceSettings Source = "settings"
+)
+
+// ServerConfig is one MCP server entry after parsing and defaulting.
+// Command, Args, Cwd, Env, URL and Headers are unexpanded: ${workspace} and
+// ${env:NAME} are expanded when a process is spawned (see Expand).
+type ServerConfig struct {
+	Name   string
+	Source Source
+	// Origin is a human description of the source, such as a file path
+	// ("settings /root/.volcanic/agent/settings.json"), used in messages.
+	Origin string
+
+	Command string
+	Args    []string
+	// Env is applied over the filtered host environment. A nil value
+	// removes the variable (JSON null).
+	Env map[string]*string
+	// Cwd is the working directory of a session process; empty means
+	// ${workspace}.
+	Cwd string
+
+	// URL is set instead of Command for a server reached over streamable
+	// HTTP; Headers go with every request.
+	URL     string
+	Headers map[string]string
+
+	ToolPrefix      string
+	Enabled         bool
+	Parallel        bool
+	StartupTimeout  time.Duration
+	CallTimeout     time.Duration
+	IdleTimeout     time.Duration // 0 = never stop an idle process
+	StderrLevel     slog.Level
+	PromptSection   string
+	ProtocolVersion string // optional pin; empty = the fast default
+
+	// AutoApprove and AlwaysAllow are the tool names other clients
+	// (Cline's autoApprove, Roo Code's alwaysAllow) approve without asking,
+	// and DisabledTools the ones they hide; kept for the approvals and tool
+	// filters to come, applied by nothing yet (see Warnings).
+	AutoApprove   []string
+	DisabledTools []string
+
+	// Warnings are what parsing accepted but the operator should know
+	// (a field of another client kept but not applied yet). Logged at start
+	// and printed by check.
+	Warnings []string
+
+	// DisabledHint is shown by /mcp for a disabled entry, e.g.
+	// "set PLAYWRIGHT_ENABLED=true".
+	DisabledHint string
+	// BeforeStart, when set, runs before each process of the server starts,
+	// with the expanded spawn: a preset prepares what it owns there (the
+	// browser preset clears a stale profile lock). An error fails the
+	// start with that message.
+	BeforeStart func(Spawn) error
+}
+
+// Digest is the catalogue cache key of c: a hex SHA-256 of the name and the
+// unexpanded command, args, env (sorted by name, null distinct from ""),
+// cwd, URL, headers, tool prefix and pinned protocol version. ${env:…}
+// values are unexpanded here, so host secrets never enter it; ${workspace}
+// is unexpanded too, so every chat shares one key.
+func (c ServerConfig) Digest() string {
+	type kv struct {
+		K string  `json:"k"`
+		V *string `json:"v"`
+	}
+	env := make([]kv, 0, len(c.Env))
+	for k, v := range c.Env {
+		env = append(env, kv{k, v})
+	}
+	slices.SortFunc(env, func(a, b kv) int { return strings.Compare(a.K, b.K) })
+	args := c.Args
+	if args == nil {
+		args = []string{}
+	}
+	headers := make([]kv, 0, len(c.Headers))
+	for k, v := range c.Headers {
+		headers = append(headers, kv{k, &v})
+	}
+	slices.SortFunc(headers, func(a, b kv) int { return strings.Compare(a.K, b.K) })
+	key := struct {
+		V               int      `json:"v"`
+		Name            string   `json:"name"`
+		Command         string   `json:"command"`
+		Args            []string `json:"args"`
+		Env             []kv     `json:"env"`
+		Cwd             string   `json:"cwd"`
+		ToolPrefix      string   `json:"toolPrefix"`
+		ProtocolVersion string   `json:"protocolVersion"`
+		URL             string   `json:"url,omitempty"`
+		Headers         []kv     `json:"headers,omitempty"`
+	}{1, c.Name, c.Command, args, env, c.Cwd, c.ToolPrefix, c.ProtocolVersion, c.URL, headers}
+	b, err := json.Marshal(key)
+	if err != nil { // cannot happen: strings only
+		panic("mcpconfig: digest: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Installer reports whether c runs a package runner that may download the
+// package on its first start (npx, uvx, bunx, pnpm dlx, …).
+func (c ServerConfig) Installer() bool {
+	if c.URL != "" {
+		return false
+	}
+	switch strings.TrimSuffix(filepath.Base(c.Command), ".cmd") {
+	case "npx", "uvx", "bunx", "pipx":
+		return true
+	case "pnpm", "yarn", "uv":
+		return len(c.Args) > 0 && (c.Args[0] == "dlx" || c.Args[0] == "tool")
+	}
+	return false
+}
+
+// SortServers sorts by name, case-insensitively, then ordinally, so
+// "B", "a", "A" become "A", "a", "B".
+func SortServers(servers []ServerConfig) {
+	slices.SortStableFunc(servers, func(a, b ServerConfig) int {
+		if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+// ValidServerName reports whether name is an acceptable server name: 1 to
+// MaxServerNameLen characters from [A-Za-z0-9._-], starting with a letter or
+// a digit. Names are compared ordinally (case-sensitively) everywhere.
+func ValidServerName(name string) bool {
+	if name == "" || len(name) > MaxServerNameLen || !isAlnum(name[0]) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isAlnum(c) && c != '_' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// ParseStderrLevel maps a stderrLevel value (debug, info, warn, warning,
+// error; case-insensitive; "information" is accepted too) to a slog level.
+func ParseStderrLevel(s string) (slog.Level, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return slog.LevelDebug, true
+	case "info", "information":
+		return slog.LevelInfo, true
+	case "warn", "warning":
+		return slog.LevelWarn, true
+	case "error":
+		return slog.LevelError, true
+	}
+	return 0, false
+}
