@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/jsonscan"
 )
 
 // Limits of a mapped tool result (spec §7).
@@ -84,7 +85,7 @@ type resourceWire struct {
 
 func mapResult(server, tool string, raw json.RawMessage, lim resultLimits, valid bool) (Result, error) {
 	res := Result{Server: server, Tool: tool}
-	if i := skipJSONSpace(raw, 0); i == len(raw) || raw[i] != '{' {
+	if i := jsonscan.SkipSpace(raw, 0); i == len(raw) || raw[i] != '{' {
 		return res, ErrMalformedResult
 	}
 	w, simple := decodeSimpleResult(raw, valid)
@@ -120,11 +121,11 @@ func mapResult(server, tool string, raw json.RawMessage, lim resultLimits, valid
 // differs from the protocol's): the caller then decodes the result in
 // full, with the same outcome, only slower.
 func decodeSimpleResult(raw []byte, valid bool) (w callResultWire, ok bool) {
-	if !valid && !validJSON(raw) {
+	if !valid && !jsonscan.Valid(raw) {
 		return w, false
 	}
 	seenContent := false
-	ok = eachMember(raw, func(key, v []byte) bool {
+	ok = jsonscan.EachMember(raw, func(key, v []byte) bool {
 		switch string(key) {
 		case "content":
 			// A repeated content array: encoding/json decodes the second
@@ -166,11 +167,11 @@ func decodeSimpleContent(v []byte, out *[]contentWire) bool {
 		return false
 	}
 	parts := []contentWire{}
-	i := skipJSONSpace(v, 1)
+	i := jsonscan.SkipSpace(v, 1)
 	for i < len(v) && v[i] != ']' {
-		end := skipJSONValue(v, i)
+		end := jsonscan.SkipValue(v, i)
 		var c contentWire
-		if !eachMember(v[i:end], func(key, val []byte) bool { return decodeSimpleMember(&c, key, val) }) {
+		if !jsonscan.EachMember(v[i:end], func(key, val []byte) bool { return decodeSimpleMember(&c, key, val) }) {
 			return false
 		}
 		switch c.Type {
@@ -179,9 +180,9 @@ func decodeSimpleContent(v []byte, out *[]contentWire) bool {
 			return false
 		}
 		parts = append(parts, c)
-		i = skipJSONSpace(v, end)
+		i = jsonscan.SkipSpace(v, end)
 		if i < len(v) && v[i] == ',' {
-			i = skipJSONSpace(v, i+1)
+			i = jsonscan.SkipSpace(v, i+1)
 		}
 	}
 	*out = parts
@@ -197,7 +198,7 @@ func decodeSimpleMember(c *contentWire, key, val []byte) bool {
 		if string(val) == "null" {
 			return true // leaves the field as it is
 		}
-		s, ok := jsonString(val)
+		s, ok := jsonscan.String(val)
 		if !ok {
 			return false
 		}
@@ -220,126 +221,6 @@ func decodeSimpleMember(c *contentWire, key, val []byte) bool {
 		return bytes.IndexByte(key, '\\') < 0
 	}
 	return true
-}
-
-// eachMember calls fn with the raw key (without quotes; escapes left as
-// they are) and value of each member of the JSON object obj, which must be
-// valid JSON, until fn returns false. It reports false when obj is not an
-// object or fn returned false.
-func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
-	i := skipJSONSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return false
-	}
-	i = skipJSONSpace(obj, i+1)
-	for i < len(obj) && obj[i] != '}' {
-		keyEnd := skipJSONString(obj, i)
-		key := obj[i+1 : keyEnd-1]
-		i = skipJSONSpace(obj, keyEnd) // at ':'
-		val := skipJSONSpace(obj, i+1)
-		end := skipJSONValue(obj, val)
-		if !fn(key, obj[val:end]) {
-			return false
-		}
-		i = skipJSONSpace(obj, end)
-		if i < len(obj) && obj[i] == ',' {
-			i = skipJSONSpace(obj, i+1)
-		}
-	}
-	return true
-}
-
-// jsonString returns the value of the JSON string literal v, which must be
-// valid JSON, as encoding/json decodes it: escapes resolved, and an
-// unpaired surrogate escape or a byte of invalid UTF-8 replaced by U+FFFD.
-// ok is false when v is not a string.
-func jsonString(v []byte) (s string, ok bool) {
-	if len(v) < 2 || v[0] != '"' {
-		return "", false
-	}
-	raw := v[1 : len(v)-1]
-	i := 0
-	for i < len(raw) && raw[i] != '\\' && raw[i] < utf8.RuneSelf {
-		i++
-	}
-	if i == len(raw) || (bytes.IndexByte(raw[i:], '\\') < 0 && utf8.Valid(raw[i:])) {
-		return string(raw), true // nothing to resolve or replace
-	}
-	var b strings.Builder
-	b.Grow(len(raw))
-	b.Write(raw[:i])
-	for i < len(raw) {
-		switch c := raw[i]; {
-		case c == '\\':
-			i = writeEscape(&b, raw, i)
-		case c < utf8.RuneSelf:
-			j := i + 1
-			for j < len(raw) && raw[j] != '\\' && raw[j] < utf8.RuneSelf {
-				j++
-			}
-			b.Write(raw[i:j])
-			i = j
-		default:
-			r, size := utf8.DecodeRune(raw[i:]) // utf8.RuneError for a bad byte
-			b.WriteRune(r)
-			i += size
-		}
-	}
-	return b.String(), true
-}
-
-// writeEscape writes the escape at raw[i] (a backslash; the escape is
-// valid JSON) and returns the index after it. A \u escape of a surrogate
-// takes the next \u escape with it when the two make a pair.
-func writeEscape(b *strings.Builder, raw []byte, i int) int {
-	switch c := raw[i+1]; c {
-	case 'b':
-		b.WriteByte('\b')
-	case 'f':
-		b.WriteByte('\f')
-	case 'n':
-		b.WriteByte('\n')
-	case 'r':
-		b.WriteByte('\r')
-	case 't':
-		b.WriteByte('\t')
-	case 'u':
-		r := hexRune(raw[i+2 : i+6])
-		i += 6
-		if utf16.IsSurrogate(r) {
-			if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				if pair := utf16.DecodeRune(r, hexRune(raw[i+2:i+6])); pair != utf8.RuneError {
-					b.WriteRune(pair)
-					return i + 6
-				}
-			}
-			r = utf8.RuneError
-		}
-		b.WriteRune(r)
-		return i
-	default: // '"', '\\', '/'
-		b.WriteByte(c)
-	}
-	return i + 2
-}
-
-// hexRune reads four hex digits (valid: the JSON was validated); -1 when
-// they are not.
-func hexRune(h []byte) rune {
-	var r rune
-	for _, c := range h {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return -1
-		}
-	}
-	return r
 }
 
 // mapLooseResult is the slow path for a result whose fields have unexpected

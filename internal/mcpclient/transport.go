@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/jsonscan"
 )
 
 // stdioTransport speaks JSON-RPC over a child's stdin and stdout, built for
@@ -338,21 +339,21 @@ func (t *stdioTransport) dispatch(line []byte, self *waiter) bool {
 	if len(line) == 0 {
 		return false
 	}
-	m, ok := scanEnvelope(line)
+	m, ok := jsonscan.ScanEnvelope(line)
 	if !ok {
 		t.logger.Debug("MCP server wrote a line that is not JSON-RPC", "line", string(line[:min(len(line), 200)]))
 		return false
 	}
-	hasID := len(m.id) > 0 && string(m.id) != "null"
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
-	case m.method && !hasID:
+	case m.Method && !hasID:
 		t.notify(line)
 		return false
-	case m.method:
+	case m.Method:
 		t.serverRequest(line)
 		return false
 	}
-	id, err := strconv.ParseInt(string(m.id), 10, 64)
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	if err != nil {
 		return false // not one of ours: our ids are integers
 	}
@@ -363,10 +364,10 @@ func (t *stdioTransport) dispatch(line []byte, self *waiter) bool {
 		return false // its caller gave up, or a duplicate
 	}
 	w.got = true
-	if len(m.errorRaw) > 0 && string(m.errorRaw) != "null" {
-		w.errRaw = append([]byte(nil), m.errorRaw...)
+	if len(m.Error) > 0 && string(m.Error) != "null" {
+		w.errRaw = append([]byte(nil), m.Error...)
 	} else {
-		w.result = append([]byte(nil), m.result...)
+		w.result = append([]byte(nil), m.Result...)
 	}
 	if w == self {
 		return true

@@ -1,4 +1,4 @@
-package mcpclient
+package jsonscan
 
 import (
 	"encoding/json"
@@ -19,8 +19,8 @@ func FuzzValidJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", b, got, want)
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid says %v", b, got, want)
 		}
 	})
 }
@@ -35,7 +35,7 @@ func BenchmarkValidJSON(b *testing.B) {
 		b.Run(bc.name+"/ours", func(b *testing.B) {
 			b.SetBytes(int64(len(bc.b)))
 			for b.Loop() {
-				validJSON(bc.b)
+				Valid(bc.b)
 			}
 		})
 		b.Run(bc.name+"/encoding-json", func(b *testing.B) {

@@ -1,15 +1,15 @@
-package mcpclient
+package jsonscan
 
-// validJSON reports whether b is one JSON value with optional surrounding
+// Valid reports whether b is one JSON value with optional surrounding
 // white space: exactly encoding/json.Valid's answer (invalid UTF-8 inside
 // strings is accepted, nesting deeper than 10,000 is not), in a single
 // pass several times faster. Every line from a server and every result
 // the mapper reads goes through it, up to tens of kilobytes for a page
 // snapshot. FuzzValidJSON holds it to json.Valid.
-func validJSON(b []byte) bool {
+func Valid(b []byte) bool {
 	v := jsonValidator{b: b}
-	i, ok := v.value(skipJSONSpace(b, 0), 0)
-	return ok && skipJSONSpace(b, i) == len(b)
+	i, ok := v.value(SkipSpace(b, 0), 0)
+	return ok && SkipSpace(b, i) == len(b)
 }
 
 // maxJSONDepth is encoding/json's nesting limit.
@@ -47,7 +47,7 @@ func (v jsonValidator) object(i, depth int) (int, bool) {
 		return i, false
 	}
 	b := v.b
-	i = skipJSONSpace(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
@@ -59,18 +59,18 @@ func (v jsonValidator) object(i, depth int) (int, bool) {
 		if i, ok = v.str(i); !ok {
 			return i, false
 		}
-		if i = skipJSONSpace(b, i); i >= len(b) || b[i] != ':' {
+		if i = SkipSpace(b, i); i >= len(b) || b[i] != ':' {
 			return i, false
 		}
-		if i, ok = v.value(skipJSONSpace(b, i+1), depth); !ok {
+		if i, ok = v.value(SkipSpace(b, i+1), depth); !ok {
 			return i, false
 		}
-		if i = skipJSONSpace(b, i); i >= len(b) {
+		if i = SkipSpace(b, i); i >= len(b) {
 			return i, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipJSONSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		case '}':
 			return i + 1, true
 		default:
@@ -84,7 +84,7 @@ func (v jsonValidator) array(i, depth int) (int, bool) {
 		return i, false
 	}
 	b := v.b
-	i = skipJSONSpace(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
@@ -93,12 +93,12 @@ func (v jsonValidator) array(i, depth int) (int, bool) {
 		if i, ok = v.value(i, depth); !ok {
 			return i, false
 		}
-		if i = skipJSONSpace(b, i); i >= len(b) {
+		if i = SkipSpace(b, i); i >= len(b) {
 			return i, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipJSONSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		case ']':
 			return i + 1, true
 		default:
