@@ -43,7 +43,6 @@ type Main struct {
 	secrets  *redact.Registry
 	env      *redact.EnvFilter
 	preset   preset.Playwright
-	cache    *mcpclient.CatalogCache
 	mcp      *mcpclient.Client
 	owner    string
 	listener net.Listener // the health listener, when HTTP_ADDR is set
@@ -99,17 +98,8 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 
 	owner := ownerMark(cfg.DataDir)
 
-	cache := mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{
-		Env:           env,
-		Redactor:      secrets,
-		Logger:        logger,
-		ClientName:    "volcanicbot",
-		ClientVersion: version,
-		Owner:         owner,
-	})
 	client := mcpclient.New(mcpclient.Options{
 		Servers:       servers,
-		Cache:         cache,
 		Env:           env,
 		Redactor:      secrets,
 		Logger:        logger,
@@ -118,7 +108,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		ClientVersion: version,
 		Owner:         owner,
 	})
-	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, cache: cache, mcp: client, owner: owner}, nil
+	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, owner: owner}, nil
 }
 
 // serverWarnings are what the operator should know about the configured

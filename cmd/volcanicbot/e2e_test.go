@@ -226,6 +226,18 @@ func (d *daemon) waitText(chat int64, substr string) {
 	d.t.Fatalf("chat %d never got %q; got %q", chat, substr, d.texts(chat))
 }
 
+// waitLog waits for a line of the daemon's log that contains substr.
+func (d *daemon) waitLog(substr string) {
+	d.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(d.logs.String(), substr) {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("the daemon never logged %q", substr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // --- reading the model's requests in either wire format ---
 
 // lastRole is the role of the last message of a wire request and whether
@@ -360,6 +372,7 @@ func TestE2EStrangerCausesNothing(t *testing.T) {
 
 func TestE2EMCPCommands(t *testing.T) {
 	d := startDaemon(t, echoThenAnswer, daemonOptions{})
+	d.waitLog("MCP catalogue ready") // before it, /mcp says the server is starting
 	d.tg.Message(alice, alice, "/mcp")
 	d.waitText(alice, "fake: not started")
 	d.tg.Message(alice, alice, "hi")

@@ -37,8 +37,7 @@ func BenchmarkCallTool(b *testing.B) {
 			cfg := mcpconfig.ServerConfig{Name: "fake", Command: l.Command, Env: l.EnvRefs(), Enabled: true,
 				StartupTimeout: mcpconfig.DefaultStartupTimeout, CallTimeout: mcpconfig.DefaultCallTimeout, ProtocolVersion: bc.protocol}
 			env := redact.NewEnvFilter(os.Environ())
-			cache := NewCatalogCache(CatalogCacheOptions{Env: env})
-			client := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Cache: cache, Env: env})
+			client := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: env})
 			defer client.Close()
 			s, err := client.NewSession(b.TempDir())
 			if err != nil {

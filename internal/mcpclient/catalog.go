@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -18,26 +17,27 @@ import (
 // the next request tries again.
 const DefaultFailureCooldown = 60 * time.Second
 
-// CatalogCache discovers each server configuration's tools once per process
-// and shares the result. It is explicit process-wide state: main makes one
-// and hands it to the Client.
+// catalogCache discovers each server configuration's tools once per process
+// and shares the result: the process-wide state of the Client.
 //
 // Concurrent requests for the same key share one discovery, which runs
 // detached from every caller's context (each caller waits with its own).
 // Success is kept for the life of the process; failure for the cooldown,
-// after which the next request starts a new discovery without waiting for
-// it.
-type CatalogCache struct {
-	env      mcpconfig.Environment
-	redactor Redactor
-	logger   *slog.Logger
-	client   clientInfo
-	owner    string
+// after which the next request starts a new discovery in the background.
+// Only the first discovery of a key is ever waited for: while a later one
+// runs, callers get the outcome before it, so a server that hangs at start
+// holds up no turn but the ones that came before its first answer.
+type catalogCache struct {
+	sp       *spawner
 	cooldown time.Duration
 	now      func() time.Time
+	ctx      context.Context // ends with Close: discoveries give up
+	cancel   context.CancelFunc
 
 	mu      sync.Mutex
 	entries map[string]*catalogEntry
+	closed  bool
+	wg      sync.WaitGroup // discoveries and their clean-ups
 }
 
 type catalogEntry struct {
@@ -45,81 +45,33 @@ type catalogEntry struct {
 	catalog Catalog
 	err     error
 	failed  time.Time
+	// prev is the finished entry this one retries: what callers get
+	// while it runs.
+	prev *catalogEntry
 }
 
-// CatalogCacheOptions configure a CatalogCache. Zero values take defaults.
-type CatalogCacheOptions struct {
-	Env      mcpconfig.Environment // required
-	Redactor Redactor
-	Logger   *slog.Logger
-	// ClientName and ClientVersion are sent in the handshake.
-	ClientName, ClientVersion string
-	// Owner marks every process (see OwnerEnv); empty: no mark.
-	Owner string
-	// FailureCooldown defaults to DefaultFailureCooldown.
-	FailureCooldown time.Duration
-	// Now defaults to time.Now (tests move the clock).
-	Now func() time.Time
+func newCatalogCache(sp *spawner, cooldown time.Duration, now func() time.Time) *catalogCache {
+	if cooldown == 0 {
+		cooldown = DefaultFailureCooldown
+	}
+	if now == nil {
+		now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &catalogCache{sp: sp, cooldown: cooldown, now: now, ctx: ctx, cancel: cancel, entries: map[string]*catalogEntry{}}
 }
 
-// NewCatalogCache returns an empty cache. It does no I/O.
-func NewCatalogCache(o CatalogCacheOptions) *CatalogCache {
-	c := &CatalogCache{
-		env:      o.Env,
-		redactor: o.Redactor,
-		logger:   o.Logger,
-		client:   clientInfo{Name: o.ClientName, Version: o.ClientVersion},
-		owner:    o.Owner,
-		cooldown: o.FailureCooldown,
-		now:      o.Now,
-		entries:  map[string]*catalogEntry{},
+// get returns cfg's catalogue, discovering it if no fresh entry exists and
+// waiting for it only if it is the key's first discovery. ctx bounds only
+// this caller's wait.
+func (c *catalogCache) get(ctx context.Context, cfg mcpconfig.ServerConfig) (Catalog, error) {
+	e, err := c.entry(cfg)
+	if err != nil {
+		return Catalog{}, err
 	}
-	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
+	if e.prev != nil && !isClosed(e.done) {
+		return e.prev.catalog, e.prev.err // a retry runs: no waiting for it
 	}
-	if c.redactor == nil {
-		c.redactor = identity{}
-	}
-	if c.client.Name == "" {
-		c.client.Name = "volcanicbot"
-	}
-	if c.client.Version == "" {
-		c.client.Version = "dev"
-	}
-	if c.cooldown == 0 {
-		c.cooldown = DefaultFailureCooldown
-	}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	c.logger = c.logger.With("component", "mcp")
-	return c
-}
-
-// Get returns cfg's catalogue, discovering it if no fresh entry exists.
-// ctx bounds only this caller's wait.
-func (c *CatalogCache) Get(ctx context.Context, cfg mcpconfig.ServerConfig) (Catalog, error) {
-	key := cfg.Name + "\x00" + cfg.Digest()
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	if ok && isClosed(e.done) && e.err != nil && c.now().Sub(e.failed) >= c.cooldown { // done first: it orders the writes
-		// The cooldown is over: try again, in the background. This caller
-		// gets the old failure at once rather than waiting up to the
-		// startup timeout for a server that was broken a minute ago; the
-		// callers after it see the new outcome.
-		next := &catalogEntry{done: make(chan struct{})}
-		c.entries[key] = next
-		go c.discover(cfg, next)
-		c.mu.Unlock()
-		return Catalog{}, e.err
-	}
-	if !ok {
-		e = &catalogEntry{done: make(chan struct{})}
-		c.entries[key] = e
-		go c.discover(cfg, e)
-	}
-	c.mu.Unlock()
-
 	select {
 	case <-e.done:
 		return e.catalog, e.err
@@ -128,9 +80,49 @@ func (c *CatalogCache) Get(ctx context.Context, cfg mcpconfig.ServerConfig) (Cat
 	}
 }
 
-// Peek returns cfg's catalogue if a successful discovery is cached,
+// lookup returns what is known of cfg's catalogue without waiting:
+// discovering is true while its first discovery runs. It starts a
+// discovery when none ran or the cooldown of a failure is over.
+func (c *catalogCache) lookup(cfg mcpconfig.ServerConfig) (cat Catalog, err error, discovering bool) {
+	e, err := c.entry(cfg)
+	if err != nil {
+		return Catalog{}, err, false
+	}
+	switch {
+	case isClosed(e.done):
+		return e.catalog, e.err, false
+	case e.prev != nil:
+		return e.prev.catalog, e.prev.err, false
+	}
+	return Catalog{}, nil, true
+}
+
+// entry returns cfg's current entry, starting a discovery when there is
+// none or the cooldown of a failure is over.
+func (c *catalogCache) entry(cfg mcpconfig.ServerConfig) (*catalogEntry, error) {
+	key := cfg.Name + "\x00" + cfg.Digest()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	e, ok := c.entries[key]
+	switch {
+	case !ok:
+		e = &catalogEntry{done: make(chan struct{})}
+	case isClosed(e.done) && e.err != nil && c.now().Sub(e.failed) >= c.cooldown: // done first: it orders the writes
+		e = &catalogEntry{done: make(chan struct{}), prev: e}
+	default:
+		return e, nil
+	}
+	c.entries[key] = e
+	c.wg.Go(func() { c.discover(cfg, e) })
+	return e, nil
+}
+
+// peek returns cfg's catalogue if a successful discovery is cached,
 // without starting one.
-func (c *CatalogCache) Peek(cfg mcpconfig.ServerConfig) (Catalog, bool) {
+func (c *catalogCache) peek(cfg mcpconfig.ServerConfig) (Catalog, bool) {
 	key := cfg.Name + "\x00" + cfg.Digest()
 	c.mu.Lock()
 	e, ok := c.entries[key]
@@ -141,55 +133,62 @@ func (c *CatalogCache) Peek(cfg mcpconfig.ServerConfig) (Catalog, bool) {
 	return e.catalog, true
 }
 
+// close ends the discoveries under way and waits for them and their
+// clean-ups: no discovery process or temporary directory is left.
+func (c *catalogCache) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+}
+
 // discover spawns the server in a fresh temporary directory, performs the
 // handshake and a paginated tools/list under the startup timeout, and
-// records the outcome in e. The process is stopped and the directory removed
-// in the background: callers do not wait for the clean-up.
-func (c *CatalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
+// records the outcome in e.
+func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 	defer close(e.done)
 	start := time.Now()
 	cat, err := c.discoverOnce(cfg)
+	logger := c.sp.logger
 	if err != nil {
-		e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(c.redactor.Redact(err.Error()))}
+		e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(c.sp.redactor.Redact(err.Error()))}
 		e.failed = c.now()
-		c.logger.Warn("MCP server discovery failed", "server", cfg.Name, "err", e.err.Error(), "elapsed", time.Since(start))
+		logger.Warn("MCP server discovery failed", "server", cfg.Name, "err", e.err.Error(), "elapsed_ms", time.Since(start).Milliseconds())
 		return
 	}
 	e.catalog = cat
-	c.logger.Info("MCP server discovered", "server", cfg.Name, "tools", len(cat.Tools),
-		"protocol", cat.ServerInfo.ProtocolVersion, "elapsed", time.Since(start).Round(time.Millisecond))
+	logger.Info("MCP server discovered", "server", cfg.Name, "tools", len(cat.Tools),
+		"protocol", cat.ServerInfo.ProtocolVersion, "elapsed_ms", time.Since(start).Milliseconds())
 }
 
-func (c *CatalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error) {
+func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error) {
 	dir, err := os.MkdirTemp("", "volcanicbot-discover-*")
 	if err != nil {
 		return Catalog{}, fmt.Errorf("temp dir: %w", err)
 	}
-	cleanupDir := func() { _ = os.RemoveAll(dir) }
-	sp, err := cfg.Expand(dir, c.env)
-	if err != nil {
-		cleanupDir()
-		return Catalog{}, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartupTimeout)
+	ctx, cancel := context.WithTimeout(c.ctx, cfg.StartupTimeout)
 	defer cancel()
-	sess, err := openSession(ctx, sp, cfg, sessionDeps{logger: c.logger, redactor: c.redactor, client: c.client, owner: c.owner})
+	srv, err := c.sp.start(ctx, cfg, dir, nil)
 	if err != nil {
-		cleanupDir()
+		_ = os.RemoveAll(dir)
 		return Catalog{}, err
 	}
-	defer func() {
-		go func() { sess.ep.terminate(); cleanupDir() }()
-	}()
-	raws, err := sess.rpc.listTools(ctx)
+	// The process is stopped and the directory removed after the answer:
+	// callers do not wait for the clean-up, close does.
+	defer c.wg.Go(func() {
+		srv.ep.terminate()
+		_ = os.RemoveAll(dir)
+	})
+	raws, err := srv.rpc.listTools(ctx)
 	if err != nil {
-		return Catalog{}, sess.startError(ctx, err, cfg)
+		return Catalog{}, c.sp.startError(ctx, srv, err, cfg)
 	}
 	tools, err := decodeTools(cfg.Name, raws)
 	if err != nil {
 		return Catalog{}, err
 	}
-	return Catalog{Server: cfg.Name, ServerInfo: sess.rpc.info, Tools: ExposeTools(cfg.Name, cfg.ToolPrefix, tools)}, nil
+	return Catalog{Server: cfg.Name, ServerInfo: srv.rpc.info, Tools: ExposeTools(cfg.Name, cfg.ToolPrefix, tools)}, nil
 }
 
 // decodeTools reads the raw tools/list entries, keeping each input schema
@@ -251,6 +250,10 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+func fmtSeconds(d time.Duration) string {
+	return fmt.Sprintf("%gs", d.Seconds())
 }
 
 type identity struct{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -14,7 +15,6 @@ import (
 // in source order.
 type Options struct {
 	Servers  []mcpconfig.ServerConfig
-	Cache    *CatalogCache         // required: the process-wide catalogue cache
 	Env      mcpconfig.Environment // required
 	Redactor Redactor
 	Logger   *slog.Logger
@@ -23,22 +23,22 @@ type Options struct {
 	Builtins []string
 	// ClientName and ClientVersion are sent in the handshake.
 	ClientName, ClientVersion string
-	// Owner marks every process (see OwnerEnv and ReapOrphans); empty:
-	// no mark.
+	// Owner marks every process (see ReapOrphans); empty: no mark.
 	Owner string
+	// FailureCooldown is how long a failed discovery is remembered
+	// (DefaultFailureCooldown when 0).
+	FailureCooldown time.Duration
+	// Now is the clock of the cooldown (time.Now when nil; tests move it).
+	Now func() time.Time
 }
 
 // Client is the process-wide MCP side of the bot: the configured servers,
-// their shared catalogues and every session's connections.
+// their shared catalogues and every chat's connections.
 type Client struct {
 	servers  []mcpconfig.ServerConfig
-	cache    *CatalogCache
-	env      mcpconfig.Environment
-	redactor Redactor
-	logger   *slog.Logger
+	sp       *spawner
+	cache    *catalogCache
 	builtins []string
-	client   clientInfo
-	owner    string
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -48,31 +48,14 @@ type Client struct {
 // New returns a Client. It does no I/O: catalogues are discovered on first
 // use, processes start on the first call.
 func New(o Options) *Client {
-	c := &Client{
+	sp := newSpawner(o)
+	return &Client{
 		servers:  o.Servers,
-		cache:    o.Cache,
-		env:      o.Env,
-		redactor: o.Redactor,
-		logger:   o.Logger,
+		sp:       sp,
+		cache:    newCatalogCache(sp, o.FailureCooldown, o.Now),
 		builtins: o.Builtins,
-		client:   clientInfo{Name: o.ClientName, Version: o.ClientVersion},
-		owner:    o.Owner,
 		sessions: map[*Session]struct{}{},
 	}
-	if c.logger == nil {
-		c.logger = discardLogger()
-	}
-	c.logger = c.logger.With("component", "mcp")
-	if c.redactor == nil {
-		c.redactor = identity{}
-	}
-	if c.client.Name == "" {
-		c.client.Name = "volcanicbot"
-	}
-	if c.client.Version == "" {
-		c.client.Version = "dev"
-	}
-	return c
 }
 
 // Servers returns the configured servers in source order, disabled ones
@@ -94,11 +77,15 @@ type ServerCatalog struct {
 	Config  mcpconfig.ServerConfig
 	Catalog Catalog
 	Err     error // the discovery failure; nil when disabled or discovered
+	// Discovering is set when the server's first discovery is still
+	// running (only from Lookup, which does not wait).
+	Discovering bool
 }
 
 // Discover returns every server's catalogue (disabled servers with neither
-// catalogue nor error), discovering the enabled ones concurrently through
-// the cache.
+// catalogue nor error), discovering the enabled ones concurrently. It waits
+// for a server's first discovery (bounded by its startup timeout), never
+// for a retry after a failure: then it returns the failure before it.
 func (c *Client) Discover(ctx context.Context) []ServerCatalog {
 	out := make([]ServerCatalog, len(c.servers))
 	var wg sync.WaitGroup
@@ -108,28 +95,48 @@ func (c *Client) Discover(ctx context.Context) []ServerCatalog {
 			continue
 		}
 		wg.Go(func() {
-			out[i].Catalog, out[i].Err = c.cache.Get(ctx, s)
+			out[i].Catalog, out[i].Err = c.cache.get(ctx, s)
 		})
 	}
 	wg.Wait()
 	return out
 }
 
-// Tools returns the tools of every discovered server with names resolved
-// across servers and built-ins (first server in source order wins), and the
-// refusals. It logs nothing: callers report refusals as they see fit.
-func (c *Client) Tools(ctx context.Context) ([]Tool, []Refusal) {
-	var cats []Catalog
-	for _, sc := range c.Discover(ctx) {
-		if sc.Err == nil && sc.Config.Enabled {
-			cats = append(cats, sc.Catalog)
+// Lookup is Discover without waiting: a server whose first discovery runs
+// is returned with Discovering set. /mcp uses it, so that it answers at
+// once whatever the servers do.
+func (c *Client) Lookup() []ServerCatalog {
+	out := make([]ServerCatalog, len(c.servers))
+	for i, s := range c.servers {
+		out[i].Config = s
+		if s.Enabled {
+			out[i].Catalog, out[i].Err, out[i].Discovering = c.cache.lookup(s)
 		}
 	}
-	return ResolveTools(cats, c.builtins, nil)
+	return out
 }
 
-// NewSession returns the MCP side of one chat session, whose processes run
-// in workspace. Nothing starts until the first call.
+// Tools returns the tools of every discovered server with names resolved
+// across servers and built-ins (first server in source order wins), and the
+// refusals. It waits as Discover does. It logs nothing: callers report
+// refusals as they see fit.
+func (c *Client) Tools(ctx context.Context) ([]Tool, []Refusal) {
+	return c.resolve(c.Discover(ctx))
+}
+
+// resolve is the tools and refusals of the discovered catalogues.
+func (c *Client) resolve(cats []ServerCatalog) ([]Tool, []Refusal) {
+	var discovered []Catalog
+	for _, sc := range cats {
+		if sc.Err == nil && sc.Config.Enabled && !sc.Discovering {
+			discovered = append(discovered, sc.Catalog)
+		}
+	}
+	return ResolveTools(discovered, c.builtins, nil)
+}
+
+// NewSession returns the MCP side of one chat, whose processes run in
+// workspace. Nothing starts until the first call.
 func (c *Client) NewSession(workspace string) (*Session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -144,8 +151,9 @@ func (c *Client) NewSession(workspace string) (*Session, error) {
 	return s, nil
 }
 
-// Close closes every session's connections, concurrently, and refuses new
-// sessions. It returns when every process is gone.
+// Close closes every chat's connections, concurrently, refuses new ones,
+// and ends the discoveries under way. It returns when every process is
+// gone and every goroutine of the client has ended.
 func (c *Client) Close() {
 	c.mu.Lock()
 	c.closed = true
@@ -159,6 +167,7 @@ func (c *Client) Close() {
 		wg.Go(s.Close)
 	}
 	wg.Wait()
+	c.cache.close()
 }
 
 // Session is one chat's MCP connections, one per configured server.

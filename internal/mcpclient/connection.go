@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +20,7 @@ const (
 	StateStarting
 	StateRunning
 	StateExited // the process ended since the last call; the next call respawns it
-	// StateDisconnected: an HTTP server's session failed; the next call
+	// StateDisconnected: an HTTP server's connection failed; the next call
 	// opens a new one.
 	StateDisconnected
 	StateFailed // the last start failed
@@ -51,12 +50,20 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", int(s))
 }
 
+// stateOf is the state /mcp shows for an endpoint that ended that way.
+func stateOf(k endKind) State {
+	if k == endDisconnected {
+		return StateDisconnected
+	}
+	return StateExited
+}
+
 // ErrClosed is returned by calls on a closed connection or session: the
 // session is shutting down, and the caller should stop.
 var ErrClosed = errors.New("mcp connection closed")
 
-// connection is one server's process for one session: started lazily by the
-// first call in the session's workspace, stopped when idle, restarted after a
+// connection is one server's process for one chat: started lazily by the
+// first call in the chat's workspace, stopped when idle, restarted after a
 // crash by the next call.
 //
 // Two locks: gate (a one-slot channel, so waiting honours the caller's
@@ -64,12 +71,16 @@ var ErrClosed = errors.New("mcp connection closed")
 // is never held across I/O. A call takes its process and counts itself in
 // flight under mu; the idle stop re-checks the count under the gate and mu,
 // so it never kills a process a call has just been handed.
+//
+// Work done in the background (the catalogue check of a new process, the
+// clean-up of a dead one) runs on wg, which close waits for.
 type connection struct {
 	cfg       mcpconfig.ServerConfig
 	workspace string
 	deps      *Client
 
 	gate chan struct{}
+	wg   sync.WaitGroup
 
 	mu          sync.Mutex
 	srv         *liveServer
@@ -79,12 +90,22 @@ type connection struct {
 	idleGen     int // bumped by every call and stop: a stale timer sees it
 	idleArmed   int // idleGen when the timer was last set
 	lastErr     string
-	tail        []string // stderr tail of the last process that ended
+	tail        []string // stderr tail of the last process stopped on purpose
+	exit        *exitRecord
 	info        ServerInfo
 	pid         int
 	starts      int
 	startCancel context.CancelFunc
 	stopping    map[*liveServer]bool // processes being stopped on purpose
+}
+
+// exitRecord is the last process that ended on its own (a crash): what
+// /mcp <name> shows of it after the next call started another, and whether
+// a call was told.
+type exitRecord struct {
+	srv      *liveServer // its endpoint keeps the stderr tail
+	reason   string      // "exited (3)"
+	reported bool        // a call's result said so
 }
 
 func newConnection(cfg mcpconfig.ServerConfig, workspace string, deps *Client) *connection {
@@ -95,6 +116,13 @@ func newConnection(cfg mcpconfig.ServerConfig, workspace string, deps *Client) *
 	}
 	return c
 }
+
+// errEnded is an acquire that found the process dead since the last call:
+// the call is not made, and its result says so (the model must know that
+// state such as a browser's was lost). The next call starts a new one.
+type errEnded struct{ msg string }
+
+func (e *errEnded) Error() string { return e.msg }
 
 // call runs one tool call. Failures of the server become error results; only
 // the caller's own cancellation (and ErrClosed) is returned as an error.
@@ -132,10 +160,10 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 		return Result{}, context.Cause(ctx)
 	}
 	// A transport failure: the process died, or is about to; the HTTP
-	// session failed.
+	// connection failed.
 	if srv.ep.waitExit(exitNoticeWindow) {
 		c.mu.Lock()
-		c.recordEndLocked(srv)
+		c.recordEndLocked(srv, true)
 		c.mu.Unlock()
 		return ErrorResult(c.cfg.Name, tool.Name, c.exitMessage(srv)), nil
 	}
@@ -154,7 +182,8 @@ func (c *connection) exitMessage(srv *liveServer) string {
 }
 
 // acquire returns a live server, starting one if needed, and counts the
-// caller in flight.
+// caller in flight. A process that ended on its own since the last call is
+// reported once (errEnded) before a new one starts.
 func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 	c.mu.Lock()
 	switch {
@@ -192,15 +221,22 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 		c.mu.Unlock()
 		return srv, nil
 	}
-	dead := c.srv
-	c.srv = nil
+	if dead := c.srv; dead != nil {
+		// It ended since the last call. Its clean-up goes on in the
+		// background; this call reports the end, the next starts anew.
+		c.recordEndLocked(dead, false)
+		c.srv = nil
+		c.wg.Go(dead.ep.terminate)
+		if !c.exit.reported {
+			c.exit.reported = true
+			c.mu.Unlock()
+			return nil, &errEnded{c.exitMessage(dead)}
+		}
+	}
 	c.state = StateStarting
 	startCtx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
 	c.startCancel = cancel
 	c.mu.Unlock()
-	if dead != nil {
-		dead.ep.closeTransport()
-	}
 
 	srv, err := c.start(ctx, startCtx)
 	cancel()
@@ -210,7 +246,7 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 	c.startCancel = nil
 	if c.state == StateClosed { // closed while starting
 		if srv != nil {
-			go srv.ep.terminate()
+			c.wg.Go(srv.ep.terminate)
 		}
 		return nil, ErrClosed
 	}
@@ -221,6 +257,7 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 		}
 		c.state = StateFailed
 		c.lastErr = c.redact(err.Error())
+		c.deps.sp.logger.Warn("MCP server failed to start", "server", c.cfg.Name, "workspace", c.workspace, "err", c.lastErr)
 		return nil, errors.New(c.lastErr)
 	}
 	c.srv = srv
@@ -233,17 +270,9 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 }
 
 // start spawns the process in the workspace and negotiates. The start is
-// bounded by startCtx (the startup timeout, cancelled by Stop and Close) and
+// bounded by startCtx (the startup timeout, cancelled by stop and close) and
 // abandoned when the caller's ctx ends.
 func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
-	sp, err := c.cfg.Expand(c.workspace, c.deps.env)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.cfg.Name, err)
-	}
-	if fi, err := os.Stat(sp.Dir); err != nil || !fi.IsDir() {
-		// exec reports a missing directory as a missing command.
-		return nil, fmt.Errorf("%s: working directory %s does not exist", c.cfg.Name, sp.Dir)
-	}
 	stop := context.AfterFunc(ctx, func() {
 		c.mu.Lock()
 		if c.startCancel != nil {
@@ -252,19 +281,18 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 		c.mu.Unlock()
 	})
 	defer stop()
-	srv, err := openSession(startCtx, sp, c.cfg, sessionDeps{
-		logger:   c.deps.logger,
-		redactor: c.deps.redactor,
-		client:   c.deps.client,
-		onExit:   c.onExit,
-		owner:    c.deps.owner,
-	})
+	srv, err := c.deps.sp.start(startCtx, c.cfg, c.workspace, c.onExit)
 	if err != nil {
 		return nil, err
 	}
-	c.deps.logger.Info("MCP server started", "server", c.cfg.Name, "pid", srv.ep.processID(),
-		"workspace", c.workspace, "protocol", srv.rpc.info.ProtocolVersion)
-	go c.checkCatalog(srv)
+	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace, "protocol", srv.rpc.info.ProtocolVersion}
+	if pid := srv.ep.processID(); pid != 0 {
+		attrs = append(attrs, "pid", pid)
+	}
+	c.deps.sp.logger.Info("MCP server started", attrs...)
+	if cat, ok := c.deps.cache.peek(c.cfg); ok {
+		c.wg.Go(func() { c.checkCatalog(srv, cat) })
+	}
 	return srv, nil
 }
 
@@ -272,11 +300,7 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 // catalogue (a package upgraded in place). Calls go by name either way.
 // Without a cached catalogue there is nothing to compare: it never starts a
 // discovery of its own, which would compete with the first call.
-func (c *connection) checkCatalog(srv *liveServer) {
-	cat, ok := c.deps.cache.Peek(c.cfg)
-	if !ok {
-		return
-	}
+func (c *connection) checkCatalog(srv *liveServer, cat Catalog) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
 	defer cancel()
 	raws, err := srv.rpc.listTools(ctx)
@@ -288,7 +312,7 @@ func (c *connection) checkCatalog(srv *liveServer) {
 		return
 	}
 	if !sameToolNames(cat.Tools, live) {
-		c.deps.logger.Warn("MCP server's live tools differ from the cached catalogue; calls go by name",
+		c.deps.sp.logger.Warn("MCP server's live tools differ from the cached catalogue; calls go by name",
 			"server", c.cfg.Name, "cached", len(cat.Tools), "live", len(live))
 	}
 }
@@ -342,41 +366,58 @@ func (c *connection) idleStop() {
 	c.gate <- struct{}{}
 	defer func() { <-c.gate }()
 	c.mu.Lock()
-	if c.idleArmed != c.idleGen || c.inflight > 0 || c.srv == nil {
+	if c.idleArmed != c.idleGen || c.inflight > 0 || c.srv == nil || c.state == StateClosed {
 		c.mu.Unlock()
 		return
 	}
 	srv := c.srv
 	c.detachLocked(srv, StateNotStarted)
 	c.mu.Unlock()
-	c.deps.logger.Info("MCP server stopped after idle timeout", "server", c.cfg.Name, "pid", srv.ep.processID(),
-		"idle", c.cfg.IdleTimeout)
+	attrs := []any{"server", c.cfg.Name, "idle_s", int(c.cfg.IdleTimeout.Seconds())}
+	if pid := srv.ep.processID(); pid != 0 {
+		attrs = append(attrs, "pid", pid)
+	}
+	c.deps.sp.logger.Info("MCP server stopped after idle timeout", attrs...)
 	srv.ep.terminate()
 	c.forget(srv)
 }
 
-// onExit runs in the process's exit watcher.
-func (c *connection) onExit(p *process) {
+// onExit runs in the exit watcher of a process of the connection, once it
+// has exited.
+func (c *connection) onExit() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.srv == nil || c.srv.ep != endpoint(p) {
-		return // stopped on purpose, or replaced
+	srv := c.srv
+	if srv == nil || !srv.ep.done() {
+		return // stopped on purpose, replaced, or still starting
 	}
-	c.recordEndLocked(c.srv)
+	c.recordEndLocked(srv, false)
 	if c.inflight == 0 {
-		go p.closeTransport()
+		c.wg.Go(srv.ep.closeTransport)
 	}
-	c.deps.logger.Warn("MCP server exited", "server", c.cfg.Name, "pid", p.pid, "code", p.exitDescription())
+	attrs := []any{"server", c.cfg.Name, "code", srv.ep.exitDescription()}
+	if pid := srv.ep.processID(); pid != 0 {
+		attrs = append(attrs, "pid", pid)
+	}
+	if tail := srv.ep.tailLines(); len(tail) > 0 {
+		attrs = append(attrs, "stderr", strings.Join(tail, "\n"))
+	}
+	c.deps.sp.logger.Warn("MCP server exited", attrs...)
 }
 
-// recordEndLocked records that srv's endpoint ended (a process's exit
-// watcher and a call that saw it both may): the state and reason /mcp
-// shows. c.mu must be held.
-func (c *connection) recordEndLocked(srv *liveServer) {
-	if c.srv == srv {
-		state, reason := srv.ep.ending()
-		c.state, c.lastErr = state, c.redact(reason)
+// recordEndLocked records that srv's endpoint ended on its own (its exit
+// watcher, a call that saw it and the next acquire all may; the first
+// records it): the state and reason /mcp shows, and the tail kept after the
+// next start. reported says the caller tells a call. c.mu must be held.
+func (c *connection) recordEndLocked(srv *liveServer, reported bool) {
+	if c.exit == nil || c.exit.srv != srv {
+		e := srv.ep.ending()
+		c.exit = &exitRecord{srv: srv, reason: c.redact(e.reason)}
+		if c.srv == srv {
+			c.state, c.lastErr = stateOf(e.kind), c.exit.reason
+		}
 	}
+	c.exit.reported = c.exit.reported || reported
 }
 
 // detachLocked takes srv off the connection before it is stopped on purpose.
@@ -394,16 +435,18 @@ func (c *connection) forget(srv *liveServer) {
 	c.mu.Unlock()
 }
 
-// stop kills the process (if any) and leaves the connection usable: the next
+// stop stops the process (if any) and leaves the connection usable: the next
 // call starts a fresh process. A failed state resets to not started; the
 // last error stays for /mcp <name>.
 func (c *connection) stop() {
 	c.shutdown(StateNotStarted)
 }
 
-// close stops the process for good. Idempotent.
+// close stops the process for good and waits for the connection's
+// background work. Idempotent.
 func (c *connection) close() {
 	c.shutdown(StateClosed)
+	c.wg.Wait()
 }
 
 func (c *connection) shutdown(next State) {
@@ -438,7 +481,7 @@ func (c *connection) shutdown(next State) {
 	}
 }
 
-func (c *connection) redact(s string) string { return c.deps.redactor.Redact(s) }
+func (c *connection) redact(s string) string { return c.deps.sp.redactor.Redact(s) }
 
 // ConnStatus is a snapshot of a connection for /mcp.
 type ConnStatus struct {
@@ -448,8 +491,12 @@ type ConnStatus struct {
 	Starts   int
 	Info     ServerInfo
 	LastErr  string
-	Tail     []string
+	Tail     []string // the stderr tail of the live process, or of the last one stopped
 	InFlight int
+	// LastExit and ExitTail are the last process that ended on its own
+	// ("exited (3)") and its stderr tail, kept after the next start.
+	LastExit string
+	ExitTail []string
 }
 
 func (c *connection) status() ConnStatus {
@@ -457,14 +504,17 @@ func (c *connection) status() ConnStatus {
 	defer c.mu.Unlock()
 	st := ConnStatus{Server: c.cfg.Name, State: c.state, Starts: c.starts, Info: c.info,
 		LastErr: c.lastErr, InFlight: c.inflight, Tail: c.tail}
-	if c.srv != nil {
+	if c.srv != nil && !(c.exit != nil && c.exit.srv == c.srv) {
 		st.Tail = c.srv.ep.tailLines()
 		if c.state == StateRunning {
 			st.PID = c.pid
 		}
 	}
+	if c.exit != nil {
+		st.LastExit, st.ExitTail = c.exit.reason, c.exit.srv.ep.tailLines()
+		if c.exit.srv == c.srv || c.srv == nil {
+			st.Tail = nil // the same lines: shown once, as the exit's
+		}
+	}
 	return st
 }
-
-// logger helper for tests and callers without one.
-func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 type harness struct {
 	t       *testing.T
 	client  *Client
-	cache   *CatalogCache
+	cache   *catalogCache
 	secrets *redact.Registry
 	logs    *syncBuffer
 	now     *fakeClock
@@ -77,11 +77,10 @@ func newHarness(t *testing.T, extraHost []string, servers ...mcpconfig.ServerCon
 	logs := &syncBuffer{}
 	logger := slog.New(redact.NewHandler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}), secrets))
 	clock := &fakeClock{t: time.Now()}
-	cache := NewCatalogCache(CatalogCacheOptions{Env: env, Redactor: secrets, Logger: logger, Now: clock.Now})
-	client := New(Options{Servers: servers, Cache: cache, Env: env, Redactor: secrets, Logger: logger,
-		Builtins: []string{"send"}})
+	client := New(Options{Servers: servers, Env: env, Redactor: secrets, Logger: logger,
+		Builtins: []string{"send"}, Now: clock.Now})
 	t.Cleanup(client.Close)
-	return &harness{t: t, client: client, cache: cache, secrets: secrets, logs: logs, now: clock}
+	return &harness{t: t, client: client, cache: client.cache, secrets: secrets, logs: logs, now: clock}
 }
 
 // fakeServer is a server entry that runs the fake with modes, logging to a
@@ -134,7 +133,7 @@ func (h *harness) tool(server, mcpName string) Tool {
 	if !ok {
 		h.t.Fatalf("no server %s", server)
 	}
-	cat, err := h.cache.Get(context.Background(), cfg)
+	cat, err := h.cache.get(context.Background(), cfg)
 	if err != nil {
 		h.t.Fatalf("catalogue of %s: %v", server, err)
 	}
@@ -174,4 +173,12 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 func gone(pid int) bool {
 	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 	return os.IsNotExist(err)
+}
+
+// running reports whether a discovery of cfg runs.
+func (c *catalogCache) running(cfg mcpconfig.ServerConfig) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[cfg.Name+"\x00"+cfg.Digest()]
+	return e != nil && !isClosed(e.done)
 }

@@ -1,11 +1,15 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,58 +19,63 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
-// httpEndpoint is an MCP session with a remote server over streamable
-// HTTP, on mcp-go's client transport (session id, SSE answers, protocol
-// headers): no process, one HTTP session per chat. A transport failure
-// ends it, and the next call opens a new one.
+// httpEndpoint is an MCP connection to a remote server over streamable
+// HTTP, on mcp-go's client transport (its Mcp-Session-Id, SSE answers,
+// protocol headers): no process, one connection per chat. A transport
+// failure, or the server no longer knowing the connection's session, ends
+// it, and the next call opens a new one.
 type httpEndpoint struct {
 	tr *transport.StreamableHTTP
 
 	mu        sync.Mutex
-	err       error // the failure that ended the session
+	err       error // the failure that ended the connection
 	closeOnce sync.Once
 }
 
-var (
-	_ endpoint = (*httpEndpoint)(nil)
-	_ wire     = (*httpEndpoint)(nil)
-)
+var _ endpoint = (*httpEndpoint)(nil)
 
-// openHTTPSession connects to sp.URL with sp.Headers and negotiates under
-// ctx (the startup timeout).
-func openHTTPSession(ctx context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, d sessionDeps) (*liveServer, error) {
-	client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: sp.Headers}}
+// errSessionLost is the failure of a connection whose server answered that
+// it does not know the session (it restarted, or expired the session).
+var errSessionLost = errors.New("the server no longer knows this connection's session (it may have restarted)")
+
+// dialHTTP connects to sp.URL with sp.Headers. Nothing is sent until the
+// handshake.
+func dialHTTP(_ context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger) (*httpEndpoint, error) {
+	h := &httpEndpoint{}
+	client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: sp.Headers, lost: h.sessionLost}}
 	tr, err := transport.NewStreamableHTTP(sp.URL, transport.WithHTTPBasicClient(client),
-		transport.WithHTTPLogger(d.logger.With("server", cfg.Name)))
+		transport.WithHTTPLogger(logger.With("server", cfg.Name)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
 	if err := tr.Start(context.Background()); err != nil { // the transport's lifetime, not the start's
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
-	h := &httpEndpoint{tr: tr}
-	tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
-		d.logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
-	})
-	s := &liveServer{ep: h, rpc: &rpc{tr: h}, dir: sp.Dir}
-	if err := s.rpc.handshake(ctx, cfg.ProtocolVersion, d.client); err != nil {
-		h.terminate()
-		// The URL as configured: an expanded ${env:…} stays out of messages.
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%s: no answer from %s within the startup timeout of %s", cfg.Name, cfg.URL, fmtSeconds(cfg.StartupTimeout))
-		}
-		return nil, fmt.Errorf("%s: %s: %v", cfg.Name, cfg.URL, err)
+	if mcp.IsModernProtocol(cfg.ProtocolVersion) {
+		// A pinned 2026-07-28 starts with server/discover, which must carry
+		// the MCP-Protocol-Version header like every later request.
+		tr.SetProtocolVersion(cfg.ProtocolVersion)
 	}
-	tr.SetProtocolVersion(s.rpc.info.ProtocolVersion)
-	return s, nil
+	tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
+		logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
+	})
+	h.tr = tr
+	return h, nil
 }
 
-// headerTransport sets the server's headers on every request. mcp-go's
+// negotiated sets the protocol version the handshake agreed on, for the
+// headers of every later request.
+func (h *httpEndpoint) negotiated(version string) { h.tr.SetProtocolVersion(version) }
+
+// headerTransport sets the server's headers on every request (mcp-go's
 // WithHTTPHeaders leaves them off the DELETE that ends a session, which a
-// server requiring them refuses (the session would linger there).
+// server requiring them refuses), and watches for the answer that says the
+// session is gone: 404, or a 400 that names the session (TypeScript-SDK
+// servers answer "Bad Request: No valid session ID provided").
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	lost    func(status int, body string)
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -76,12 +85,52 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || r.Method != http.MethodPost || r.Header.Get(transport.HeaderKeySessionID) == "" {
+		return resp, err
+	}
+	switch resp.StatusCode {
+	case http.StatusNotFound:
+		t.lost(resp.StatusCode, "")
+	case http.StatusBadRequest:
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		if rerr == nil && strings.Contains(strings.ToLower(string(body)), "session") {
+			t.lost(resp.StatusCode, string(body))
+		}
+	}
+	return resp, nil
+}
+
+// sessionLost ends the connection: the server does not know its session.
+func (h *httpEndpoint) sessionLost(status int, body string) {
+	err := fmt.Errorf("%w (HTTP %d)", errSessionLost, status)
+	if msg := jsonRPCMessage(body); msg != "" {
+		err = fmt.Errorf("%w (HTTP %d: %s)", errSessionLost, status, msg)
+	}
+	h.fail(err)
+}
+
+// jsonRPCMessage is the error message of a JSON-RPC error body, or "".
+func jsonRPCMessage(body string) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &e) != nil {
+		return ""
+	}
+	return e.Error.Message
 }
 
 // roundTrip sends m as one HTTP request; the answer comes as JSON or on an
 // SSE stream, which the transport reads.
 func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.Time) (reply, error) {
+	if h.done() {
+		return reply{}, h.failure()
+	}
 	callCtx := ctx
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
@@ -90,16 +139,12 @@ func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.T
 	}
 	params := m.params
 	if m.args != nil {
-		params = struct {
+		call := struct {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
-		}{m.tool, m.args}
-	}
-	if m.meta != nil {
-		var err error
-		if params, err = withMeta(params, m.meta); err != nil {
-			return reply{}, err
-		}
+			Meta      json.RawMessage `json:"_meta,omitempty"`
+		}{m.tool, m.args, m.meta}
+		params = call
 	}
 	resp, err := h.tr.SendRequest(callCtx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(m.id), Method: m.method, Params: params,
@@ -111,8 +156,11 @@ func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.T
 	case errors.Is(context.Cause(callCtx), errCallTimeout):
 		return reply{}, errCallTimeout
 	default:
-		h.fail(err)
-		return reply{}, err
+		h.fail(cleanSendError(err))
+		return reply{}, h.failure()
+	}
+	if h.done() { // the answer said the session is gone
+		return reply{}, h.failure()
 	}
 	if resp.Error != nil {
 		b, err := json.Marshal(resp.Error)
@@ -123,6 +171,30 @@ func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.T
 	}
 	return reply{result: resp.Result}, nil
 }
+
+// cleanSendError drops the repetitions of mcp-go's "failed to send
+// request: " (it wraps the same words twice).
+func cleanSendError(err error) error {
+	const prefix = "failed to send request: "
+	msg := err.Error()
+	for strings.HasPrefix(msg, prefix+prefix) {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return wrapped{msg, err}
+}
+
+// wrapped is an error with another message that still unwraps to the
+// original.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w wrapped) Error() string { return w.msg }
+func (w wrapped) Unwrap() error { return w.err }
 
 // notifyServer sends a notification (best effort, bounded).
 func (h *httpEndpoint) notifyServer(method string, params any) error {
@@ -149,24 +221,26 @@ func (h *httpEndpoint) fail(err error) {
 	}
 }
 
-func (h *httpEndpoint) done() bool {
+func (h *httpEndpoint) failure() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.err != nil
+	return h.err
 }
+
+func (h *httpEndpoint) done() bool { return h.failure() != nil }
 
 func (h *httpEndpoint) waitExit(time.Duration) bool { return h.done() }
 
 func (h *httpEndpoint) exitDescription() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.err == nil {
-		return "connected"
+	if err := h.failure(); err != nil {
+		return err.Error()
 	}
-	return h.err.Error()
+	return "connected"
 }
 
-func (h *httpEndpoint) ending() (State, string) { return StateDisconnected, h.exitDescription() }
+func (h *httpEndpoint) ending() ending {
+	return ending{kind: endDisconnected, reason: h.exitDescription()}
+}
 
 func (h *httpEndpoint) endMessage(server string) string {
 	return fmt.Sprintf("%s MCP server connection failed: %s. It reconnects on the next call.", server, h.exitDescription())

@@ -64,7 +64,6 @@ func TestHTTPServer(t *testing.T) {
 	cfg := httpConfig("remote", srv.URL+"/mcp", map[string]string{"Authorization": "Bearer ${env:REMOTE_MCP_TOKEN}"})
 	h := newHarness(t, []string{"REMOTE_MCP_TOKEN=tok-0123456789abcdef"}, cfg)
 	s := h.session("")
-	ctx := context.Background()
 
 	echo := h.tool("remote", fakemcp.ToolEcho)
 	if res := h.call(s, echo, `{"text":"over http"}`); res.IsError || res.Text() != "over http" {
@@ -85,7 +84,7 @@ func TestHTTPServer(t *testing.T) {
 	if st.State != StateRunning || st.PID != 0 {
 		t.Errorf("status %+v", st)
 	}
-	text, err := s.ServerText(ctx, "remote")
+	text, err := s.ServerText("remote")
 	if err != nil || !strings.Contains(text, "url: "+srv.URL+"/mcp") || !strings.Contains(text, "headers: Authorization") ||
 		strings.Contains(text, "tok-0123456789abcdef") {
 		t.Errorf("/mcp remote:\n%s (%v)", text, err)
@@ -135,7 +134,7 @@ func TestHTTPServerUnreachable(t *testing.T) {
 	url := srv.URL + "/mcp"
 	srv.Close()
 	h := newHarness(t, nil, httpConfig("gone", url, nil))
-	_, err := h.cache.Get(context.Background(), httpConfig("gone", url, nil))
+	_, err := h.cache.get(context.Background(), httpConfig("gone", url, nil))
 	if err == nil || !strings.Contains(err.Error(), url) {
 		t.Fatalf("discovery error %v", err)
 	}

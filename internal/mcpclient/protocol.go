@@ -40,8 +40,45 @@ func (e *RPCError) Error() string {
 	return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message)
 }
 
+// message is an outgoing request: tools/call with raw arguments (the hot
+// path, which the stdio wire writes by hand), or any method with params.
+type message struct {
+	id     int64
+	method string
+	params any             // without args; with the _meta of the 2026-07-28 protocol
+	tool   string          // tools/call: the server's name of the tool
+	args   json.RawMessage // tools/call: the arguments (non-nil selects the hot path)
+	meta   json.RawMessage // tools/call on the 2026-07-28 protocol: its _meta
+}
+
+// reply is the answer to one request: a result or a JSON-RPC error.
+type reply struct {
+	result json.RawMessage
+	errRaw json.RawMessage // non-nil for an error response
+}
+
+// errCallTimeout is what a wire's roundTrip returns when the call's
+// deadline passed.
+var errCallTimeout = errors.New("call timeout")
+
+// withMeta adds the connection's _meta to params (an object or nil).
+func withMeta(params any, meta json.RawMessage) (any, error) {
+	fields := map[string]json.RawMessage{}
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &fields); err != nil {
+			return nil, fmt.Errorf("params are not an object: %w", err)
+		}
+	}
+	fields["_meta"] = meta
+	return fields, nil
+}
+
 // wire carries an rpc's messages: the stdio transport of a process, or an
-// HTTP session.
+// HTTP connection.
 type wire interface {
 	// roundTrip sends m and waits for its answer until ctx ends or
 	// deadline (zero: none) passes, then errCallTimeout.
@@ -50,7 +87,7 @@ type wire interface {
 	notifyServer(method string, params any) error
 }
 
-// rpc is one MCP session over a started transport.
+// rpc is the MCP protocol over a started endpoint.
 type rpc struct {
 	tr     wire
 	nextID atomic.Int64
@@ -183,7 +220,17 @@ func (c *rpc) request(ctx context.Context, method string, params any) (json.RawM
 
 func (c *rpc) exchange(ctx context.Context, m message, deadline time.Time) (json.RawMessage, error) {
 	m.id = c.nextID.Add(1)
-	m.meta = c.meta
+	if c.meta != nil {
+		if m.args != nil {
+			m.meta = c.meta // tools/call, the hot path: the wire writes it
+		} else {
+			params, err := withMeta(m.params, c.meta)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", m.method, err)
+			}
+			m.params = params
+		}
+	}
 	r, err := c.tr.roundTrip(ctx, m, deadline)
 	switch {
 	case err == nil:

@@ -1,20 +1,19 @@
 package mcpclient
 
 import (
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 )
 
-// A bot killed with SIGKILL leaves its servers' descendants behind; the next
-// start finds them by the owner mark and ends them.
-func TestReapOrphans(t *testing.T) {
+// A bot (or a check) starting beside a running one must not end the
+// running one's servers: only a dead bot's processes are orphans.
+func TestReapOrphansSparesALiveBot(t *testing.T) {
 	owner := "test-" + t.Name() + "-" + time.Now().Format("150405.000000")
 	cfg, logPath := fakeServer(t, "fake", fakemcp.ModeGrandchild)
 	h := newHarness(t, nil, cfg)
-	h.client.owner = owner
+	h.client.sp.owner = owner
 	s := h.session("")
 	h.call(s, h.tool("fake", fakemcp.ToolEcho), `{"text":"x"}`)
 	st, _ := s.Status("fake")
@@ -27,19 +26,16 @@ func TestReapOrphans(t *testing.T) {
 	if grand == 0 {
 		t.Fatal("no grandchild")
 	}
-	// The catalogue's discovery process is gone already; the session's
-	// server and its grandchild carry the mark.
-	killed := ReapOrphans(owner)
-	if !slices.Contains(killed, st.PID) || !slices.Contains(killed, grand) {
-		t.Errorf("reaped %v, want %d and %d", killed, st.PID, grand)
+	if marked := MarkedProcesses(owner); len(marked) < 2 {
+		t.Fatalf("marked processes %v, want the server %d and its grandchild %d", marked, st.PID, grand)
 	}
-	waitFor(t, "the reaped processes to end", 5*time.Second, func() bool {
-		return !fakemcp.Alive(st.PID) && !fakemcp.Alive(grand)
-	})
-	if again := ReapOrphans(owner); len(again) != 0 {
-		t.Errorf("second reap killed %v", again)
+	if killed := ReapOrphans(owner); len(killed) != 0 {
+		t.Errorf("reaped %v: the processes of a live bot", killed)
 	}
-	if got := ReapOrphans("someone-else"); len(got) != 0 {
-		t.Errorf("another owner's reap killed %v", got)
+	if !fakemcp.Alive(st.PID) || !fakemcp.Alive(grand) {
+		t.Error("a live bot's server or its grandchild was killed")
+	}
+	if res := h.call(s, h.tool("fake", fakemcp.ToolEcho), `{"text":"still here"}`); res.IsError {
+		t.Errorf("the server after the reap: %+v", res)
 	}
 }

@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,32 +8,38 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
-// The /mcp texts. They cost no model call; everything goes through the
-// redactor before it is returned, because the last error and the stderr tail
-// can hold a secret.
+// The /mcp texts. They cost no model call and never wait for a server: a
+// server still being discovered says so. Everything goes through the
+// redactor before it is returned, because the last error and the stderr
+// tail can hold a secret.
 
 // StatusText is /mcp: each configured server with its state in this session
-// and its tool count.
-func (s *Session) StatusText(ctx context.Context) string {
-	cats := s.client.Discover(ctx)
+// and the number of its tools the model is offered (refused ones, such as
+// name clashes, are counted apart).
+func (s *Session) StatusText() string {
+	cats := s.client.Lookup()
 	if len(cats) == 0 {
 		return "No MCP servers are configured. Add them to mcpServers in settings.json (see docs/mcp.md)."
 	}
+	_, refusals := s.client.resolve(cats)
 	var b strings.Builder
 	b.WriteString("MCP servers:\n")
 	for _, sc := range cats {
-		fmt.Fprintf(&b, "• %s: %s\n", sc.Config.Name, s.stateLine(sc))
+		fmt.Fprintf(&b, "• %s: %s\n", sc.Config.Name, s.stateLine(sc, refusals))
 	}
-	return s.client.redactor.Redact(strings.TrimRight(b.String(), "\n"))
+	return s.client.sp.redactor.Redact(strings.TrimRight(b.String(), "\n"))
 }
 
 // stateLine is "running, 21 tools", "failed: <reason>", "disabled" …
-func (s *Session) stateLine(sc ServerCatalog) string {
+func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal) string {
 	if !sc.Config.Enabled {
 		if sc.Config.DisabledHint != "" {
 			return "disabled (" + sc.Config.DisabledHint + ")"
 		}
 		return "disabled"
+	}
+	if sc.Discovering {
+		return "starting (listing its tools)"
 	}
 	if sc.Err != nil {
 		return "failed: " + firstLine(sc.Err.Error())
@@ -44,13 +49,29 @@ func (s *Session) stateLine(sc ServerCatalog) string {
 	if st.State == StateFailed {
 		state = "failed: " + firstLine(st.LastErr)
 	}
-	return fmt.Sprintf("%s, %s", state, plural(len(sc.Catalog.Tools), "tool"))
+	refused := len(refusedOf(refusals, sc.Config.Name))
+	line := fmt.Sprintf("%s, %s", state, plural(len(sc.Catalog.Tools)-refused, "tool"))
+	if refused > 0 {
+		line += fmt.Sprintf(" (%d refused: see /mcp %s)", refused, sc.Config.Name)
+	}
+	return line
+}
+
+func refusedOf(refusals []Refusal, server string) []Refusal {
+	var out []Refusal
+	for _, r := range refusals {
+		if r.Server == server {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // ServerText is /mcp <name>: the unexpanded command line (or URL), the
-// names (never the values) of its env entries (or headers), server info, tools, the last error and
-// the stderr tail.
-func (s *Session) ServerText(ctx context.Context, name string) (string, error) {
+// names (never the values) of its env entries (or headers), server info,
+// the tools offered and refused, the last error, the stderr tail, and the
+// last process that exited on its own with its stderr.
+func (s *Session) ServerText(name string) (string, error) {
 	cfg, ok := s.client.Server(name)
 	if !ok {
 		names := make([]string, 0, len(s.client.servers))
@@ -62,24 +83,23 @@ func (s *Session) ServerText(ctx context.Context, name string) (string, error) {
 		}
 		return "", fmt.Errorf("no MCP server named %q (configured: %s)", name, strings.Join(names, ", "))
 	}
+	cats := s.client.Lookup()
 	var sc ServerCatalog
-	sc.Config = cfg
-	if cfg.Enabled {
-		sc.Catalog, sc.Err = s.client.cache.Get(ctx, cfg)
+	for _, c := range cats {
+		if c.Config.Name == name {
+			sc = c
+		}
 	}
+	_, all := s.client.resolve(cats)
+	refusals := refusedOf(all, name)
 	st, _ := s.Status(name)
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n", name, s.stateLine(sc))
+	fmt.Fprintf(&b, "%s: %s\n", name, s.stateLine(sc, all))
 	if cfg.URL != "" {
 		fmt.Fprintf(&b, "url: %s\n", cfg.URL)
 		if len(cfg.Headers) > 0 {
-			keys := make([]string, 0, len(cfg.Headers))
-			for k := range cfg.Headers {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			fmt.Fprintf(&b, "headers: %s\n", strings.Join(keys, ", "))
+			fmt.Fprintf(&b, "headers: %s\n", strings.Join(sortedKeys(cfg.Headers), ", "))
 		}
 	} else {
 		fmt.Fprintf(&b, "command: %s\n", commandLine(cfg))
@@ -88,12 +108,7 @@ func (s *Session) ServerText(ctx context.Context, name string) (string, error) {
 		fmt.Fprintf(&b, "cwd: %s\n", cfg.Cwd)
 	}
 	if len(cfg.Env) > 0 {
-		keys := make([]string, 0, len(cfg.Env))
-		for k := range cfg.Env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		fmt.Fprintf(&b, "env: %s\n", strings.Join(keys, ", "))
+		fmt.Fprintf(&b, "env: %s\n", strings.Join(sortedKeys(cfg.Env), ", "))
 	}
 	fmt.Fprintf(&b, "source: %s\n", firstNonEmpty(cfg.Origin, string(cfg.Source)))
 	info := st.Info
@@ -112,23 +127,38 @@ func (s *Session) ServerText(ctx context.Context, name string) (string, error) {
 	if cfg.ToolPrefix != "" {
 		fmt.Fprintf(&b, "tool prefix: %s\n", cfg.ToolPrefix)
 	}
-	if len(sc.Catalog.Tools) > 0 {
-		names := make([]string, len(sc.Catalog.Tools))
-		for i, t := range sc.Catalog.Tools {
-			names[i] = t.Name
+	refusedName := map[string]bool{}
+	for _, r := range refusals {
+		refusedName[r.MCPName] = true
+	}
+	var offered []string
+	for _, t := range sc.Catalog.Tools {
+		if !refusedName[t.MCPName] {
+			offered = append(offered, t.Name)
 		}
-		fmt.Fprintf(&b, "tools (%d): %s\n", len(names), strings.Join(names, ", "))
+	}
+	if len(offered) > 0 {
+		fmt.Fprintf(&b, "tools (%d): %s\n", len(offered), strings.Join(offered, ", "))
+	}
+	for _, r := range refusals {
+		fmt.Fprintf(&b, "refused: %s\n", r.String())
 	}
 	if sc.Err != nil {
 		fmt.Fprintf(&b, "discovery error:\n%s\n", sc.Err.Error())
 	}
-	if st.LastErr != "" {
+	if st.LastErr != "" && st.LastErr != st.LastExit {
 		fmt.Fprintf(&b, "last error: %s\n", st.LastErr)
 	}
 	if len(st.Tail) > 0 {
 		fmt.Fprintf(&b, "stderr (last %d lines):\n%s\n", len(st.Tail), strings.Join(st.Tail, "\n"))
 	}
-	return s.client.redactor.Redact(strings.TrimRight(b.String(), "\n")), nil
+	if st.LastExit != "" {
+		fmt.Fprintf(&b, "last crash: %s\n", st.LastExit)
+		if len(st.ExitTail) > 0 {
+			fmt.Fprintf(&b, "its stderr (last %d lines):\n%s\n", len(st.ExitTail), strings.Join(st.ExitTail, "\n"))
+		}
+	}
+	return s.client.sp.redactor.Redact(strings.TrimRight(b.String(), "\n")), nil
 }
 
 // commandLine renders the unexpanded command and args, quoting where needed.
@@ -141,6 +171,15 @@ func commandLine(cfg mcpconfig.ServerConfig) string {
 		parts = append(parts, a)
 	}
 	return strings.Join(parts, " ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func firstLine(s string) string {

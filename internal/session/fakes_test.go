@@ -212,8 +212,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	secrets.Add(filter.Secrets()...)
 	secrets.Add(o.secrets...)
 	logger := slog.New(slog.DiscardHandler)
-	cache := mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{Env: filter, Redactor: secrets, Logger: logger})
-	client := mcpclient.New(mcpclient.Options{Servers: []mcpconfig.ServerConfig{cfg}, Cache: cache, Env: filter,
+	client := mcpclient.New(mcpclient.Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: filter,
 		Redactor: secrets, Logger: logger, Builtins: []string{SendToolName}})
 	chat := newFakeChat()
 	model := &scriptModel{answer: answer}

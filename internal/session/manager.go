@@ -254,9 +254,9 @@ func (m *Manager) MCPText(ctx context.Context, chatID int64, name string) (strin
 		return "", err
 	}
 	if name == "" {
-		return ms.StatusText(ctx), nil
+		return ms.StatusText(), nil
 	}
-	return ms.ServerText(ctx, name)
+	return ms.ServerText(name)
 }
 
 // MCPRestart is /mcp restart <name>: chat's process of that server is

@@ -373,6 +373,7 @@ func TestSecretsAreRedacted(t *testing.T) {
 func TestMCPTextAndRestart(t *testing.T) {
 	e := newEnv(t, echoAgent, envOptions{})
 	ctx := context.Background()
+	e.mcp.Discover(ctx) // /mcp does not wait for the discovery
 	txt, err := e.manager.MCPText(ctx, 12, "")
 	if err != nil || !strings.Contains(txt, "fake: not started") {
 		t.Errorf("/mcp before: %q %v", txt, err)

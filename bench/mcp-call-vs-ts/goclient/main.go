@@ -49,7 +49,6 @@ func run(n, warm int, toolName string, args json.RawMessage, firstName string, f
 	env := redact.NewEnvFilter(os.Environ())
 	client := mcpclient.New(mcpclient.Options{
 		Servers: []mcpconfig.ServerConfig{cfg},
-		Cache:   mcpclient.NewCatalogCache(mcpclient.CatalogCacheOptions{Env: env}),
 		Env:     env,
 	})
 	defer client.Close()

@@ -1,4 +1,4 @@
-package mcpclient
+package stdio
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 func TestEncodeRequestNames(t *testing.T) {
 	for _, name := range []string{"echo", "weird.name/x", `quote"d`, "t\u00e9", "émoji 🔧", "<b>&"} {
-		line, err := appendRequest(nil, &message{id: 3, method: "tools/call", tool: name, args: json.RawMessage("{\"a\": 1}")})
+		line, err := appendRequest(nil, &Request{ID: 3, Method: "tools/call", Tool: name, Args: json.RawMessage("{\"a\": 1}")})
 		if err != nil {
 			t.Fatal(err)
 		}

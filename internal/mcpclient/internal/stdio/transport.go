@@ -1,4 +1,4 @@
-package mcpclient
+package stdio
 
 import (
 	"bufio"
@@ -19,14 +19,14 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/jsonscan"
 )
 
-// stdioTransport speaks JSON-RPC over a child's stdin and stdout, built for
+// Transport speaks JSON-RPC over a child's stdin and stdout, built for
 // the bot's call pattern: one call at a time per server, most of the time.
 //
 // mcp-go's own stdio transport reads stdout on a goroutine of its own and
 // hands every response to the waiting caller through a channel. On a
 // two-core machine that hand-off (a goroutine wake-up, often on another
 // thread) and the transport's double decoding of every line cost more than
-// the rest of a call (see BenchmarkCallTool). Here the caller that waits
+// the rest of a call (see mcpclient's BenchmarkCallTool). Here the caller that waits
 // for a response reads stdout itself: whoever holds the read token reads
 // lines and delivers each to its owner; a caller whose answer arrived
 // returns at once, and a caller waiting while another reads takes the token
@@ -39,9 +39,9 @@ import (
 // into a buffer the transport keeps, waiters are reused, and the call
 // timeout is the read deadline of stdout rather than a context of its own.
 //
-// rpc uses roundTrip and notify directly; the transport.Interface methods
+// The MCP client uses RoundTrip and Notify directly; the transport.Interface methods
 // adapt the same machinery for mcp-go's client.
-type stdioTransport struct {
+type Transport struct {
 	stdin  io.WriteCloser
 	stdout *os.File
 	r      *bufio.Reader
@@ -59,6 +59,10 @@ type stdioTransport struct {
 	done    chan struct{}
 	err     error // why the transport closed
 
+	handlers       sync.WaitGroup  // the replies to server requests; Add under mu while open
+	handlerCtx     context.Context // ends when the transport closes
+	cancelHandlers context.CancelFunc
+
 	notifyMu sync.RWMutex
 	onNotify func(mcp.JSONRPCNotification)
 	onReq    transport.RequestHandler
@@ -67,12 +71,12 @@ type stdioTransport struct {
 }
 
 var (
-	_ transport.Interface              = (*stdioTransport)(nil)
-	_ transport.BidirectionalInterface = (*stdioTransport)(nil)
+	_ transport.Interface              = (*Transport)(nil)
+	_ transport.BidirectionalInterface = (*Transport)(nil)
 )
 
-// errCallTimeout is what roundTrip returns when its deadline passed.
-var errCallTimeout = errors.New("call timeout")
+// ErrTimeout is what roundTrip returns when its deadline passed.
+var ErrTimeout = errors.New("call timeout")
 
 // waiter is one request waiting for its response. The fields below ch are
 // guarded by the transport's mu.
@@ -84,46 +88,49 @@ type waiter struct {
 	errRaw []byte // the error member, copied
 }
 
-// reply is the answer to one request: a result or a JSON-RPC error.
-type reply struct {
-	result json.RawMessage
-	errRaw json.RawMessage // non-nil for an error response
+// Response is the answer to one request: a result or a JSON-RPC error.
+type Response struct {
+	Result json.RawMessage
+	Error  json.RawMessage // non-nil for an error response
 }
 
-// message is an outgoing request: tools/call with raw arguments (the hot
+// Request is an outgoing request: tools/call with raw arguments (the hot
 // path, written by hand), or any method with params for encoding/json.
-type message struct {
-	id     int64
-	method string
-	params any             // without args
-	tool   string          // tools/call: the server's name of the tool
-	args   json.RawMessage // tools/call: the arguments (non-nil selects the hand-written path)
-	meta   json.RawMessage // the 2026-07-28 _meta, or nil
+type Request struct {
+	ID     int64
+	Method string
+	Params any             // without Args
+	Tool   string          // tools/call: the server's name of the tool
+	Args   json.RawMessage // tools/call: the arguments (non-nil selects the hand-written path)
+	Meta   json.RawMessage // the 2026-07-28 _meta, or nil
 }
 
-func newStdioTransport(stdin io.WriteCloser, stdout *os.File, logger *slog.Logger) *stdioTransport {
-	return &stdioTransport{
-		stdin:   stdin,
-		stdout:  stdout,
-		r:       bufio.NewReaderSize(stdout, 64<<10),
-		logger:  logger,
-		read:    make(chan struct{}, 1),
-		pending: map[int64]*waiter{},
-		done:    make(chan struct{}),
+func newTransport(stdin io.WriteCloser, stdout *os.File, logger *slog.Logger) *Transport {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Transport{
+		handlerCtx:     ctx,
+		cancelHandlers: cancel,
+		stdin:          stdin,
+		stdout:         stdout,
+		r:              bufio.NewReaderSize(stdout, 64<<10),
+		logger:         logger,
+		read:           make(chan struct{}, 1),
+		pending:        map[int64]*waiter{},
+		done:           make(chan struct{}),
 	}
 }
 
-// roundTrip writes m and waits for its response until ctx ends, deadline
-// passes (errCallTimeout; zero means none) or the transport closes.
-func (t *stdioTransport) roundTrip(ctx context.Context, m message, deadline time.Time) (reply, error) {
+// RoundTrip writes m and waits for its response until ctx ends, deadline
+// passes (ErrTimeout; zero means none) or the transport closes.
+func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time) (Response, error) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
-		return reply{}, t.closedErr()
+		return Response{}, t.closedErr()
 	}
-	if _, dup := t.pending[m.id]; dup {
+	if _, dup := t.pending[m.ID]; dup {
 		t.mu.Unlock()
-		return reply{}, fmt.Errorf("request id %d is already waiting", m.id)
+		return Response{}, fmt.Errorf("request id %d is already waiting", m.ID)
 	}
 	var w *waiter
 	if n := len(t.free); n > 0 {
@@ -131,7 +138,7 @@ func (t *stdioTransport) roundTrip(ctx context.Context, m message, deadline time
 	} else {
 		w = &waiter{ch: make(chan struct{}, 1)}
 	}
-	t.pending[m.id] = w
+	t.pending[m.ID] = w
 	t.mu.Unlock()
 
 	err := t.writeMessage(&m)
@@ -140,8 +147,8 @@ func (t *stdioTransport) roundTrip(ctx context.Context, m message, deadline time
 	}
 
 	t.mu.Lock()
-	delete(t.pending, m.id)
-	got, r := w.got, reply{result: w.result, errRaw: w.errRaw}
+	delete(t.pending, m.ID)
+	got, r := w.got, Response{Result: w.result, Error: w.errRaw}
 	*w = waiter{ch: w.ch}
 	select {
 	case <-w.ch: // a signal nobody took
@@ -152,12 +159,12 @@ func (t *stdioTransport) roundTrip(ctx context.Context, m message, deadline time
 	if got {
 		return r, nil // an answer that arrived with the deadline still counts
 	}
-	return reply{}, err
+	return Response{}, err
 }
 
 // await waits for w's response, reading stdout while it holds the read
 // token. It returns nil once the response is there.
-func (t *stdioTransport) await(ctx context.Context, w *waiter, deadline time.Time) error {
+func (t *Transport) await(ctx context.Context, w *waiter, deadline time.Time) error {
 	var timer *time.Timer // only while another caller reads
 	defer func() {
 		if timer != nil {
@@ -196,14 +203,14 @@ func (t *stdioTransport) await(ctx context.Context, w *waiter, deadline time.Tim
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		case <-expired:
-			return errCallTimeout
+			return ErrTimeout
 		}
 	}
 }
 
 // readUntil reads and dispatches lines until w has its response, ctx ends,
 // deadline passes or stdout fails. It holds the read token.
-func (t *stdioTransport) readUntil(ctx context.Context, w *waiter, deadline time.Time) error {
+func (t *Transport) readUntil(ctx context.Context, w *waiter, deadline time.Time) error {
 	t.setReadDeadline(deadline, false)
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() {
@@ -223,7 +230,7 @@ func (t *stdioTransport) readUntil(ctx context.Context, w *waiter, deadline time
 			case ctx.Err() != nil:
 				return context.Cause(ctx)
 			case !deadline.IsZero() && !time.Now().Before(deadline):
-				return errCallTimeout
+				return ErrTimeout
 			}
 			// An earlier deadline kept by setReadDeadline, or another
 			// caller's cancellation fired late: not ours.
@@ -243,18 +250,18 @@ func (t *stdioTransport) readUntil(ctx context.Context, w *waiter, deadline time
 // The transport.Interface adapter: mcp-go's client can drive the same
 // machinery (TestTransportDrivesMCPGoClient).
 
-// Start is a no-op: the process is started by its owner.
-func (t *stdioTransport) Start(context.Context) error { return nil }
+// Start is a no-op: the process is started by Start (the package's).
+func (t *Transport) Start(context.Context) error { return nil }
 
-func (t *stdioTransport) GetSessionId() string { return "" }
+func (t *Transport) GetSessionId() string { return "" }
 
-func (t *stdioTransport) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
+func (t *Transport) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
 	t.notifyMu.Lock()
 	t.onNotify = h
 	t.notifyMu.Unlock()
 }
 
-func (t *stdioTransport) SetRequestHandler(h transport.RequestHandler) {
+func (t *Transport) SetRequestHandler(h transport.RequestHandler) {
 	t.notifyMu.Lock()
 	t.onReq = h
 	t.notifyMu.Unlock()
@@ -262,20 +269,20 @@ func (t *stdioTransport) SetRequestHandler(h transport.RequestHandler) {
 
 // SendRequest writes req and waits for its response until ctx ends or the
 // transport closes. The request's id must be an int64.
-func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+func (t *Transport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	id, ok := req.ID.Value().(int64)
 	if !ok {
 		return nil, fmt.Errorf("request id %v is not an int64", req.ID)
 	}
-	r, err := t.roundTrip(ctx, message{id: id, method: req.Method, params: req.Params}, time.Time{})
+	r, err := t.RoundTrip(ctx, Request{ID: id, Method: req.Method, Params: req.Params}, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID, Result: r.result}
-	if r.errRaw != nil {
+	resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID, Result: r.Result}
+	if r.Error != nil {
 		var e mcp.JSONRPCErrorDetails
-		if err := json.Unmarshal(r.errRaw, &e); err != nil {
-			e = mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: "undecodable error: " + string(r.errRaw)}
+		if err := json.Unmarshal(r.Error, &e); err != nil {
+			e = mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: "undecodable error: " + string(r.Error)}
 		}
 		resp.Error, resp.Result = &e, nil
 	}
@@ -283,7 +290,7 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 }
 
 // SendNotification writes a notification.
-func (t *stdioTransport) SendNotification(_ context.Context, n mcp.JSONRPCNotification) error {
+func (t *Transport) SendNotification(_ context.Context, n mcp.JSONRPCNotification) error {
 	b, err := json.Marshal(n)
 	if err != nil {
 		return err
@@ -300,7 +307,7 @@ const deadlineSlack = time.Second
 // setReadDeadline makes d (zero: none) the deadline of stdout's reads, or
 // keeps the current one when it is at most deadlineSlack earlier and not
 // past. force always sets it. It is called by the token holder.
-func (t *stdioTransport) setReadDeadline(d time.Time, force bool) {
+func (t *Transport) setReadDeadline(d time.Time, force bool) {
 	if !force && !d.IsZero() && !t.rdl.IsZero() && !t.rdl.After(d) && d.Sub(t.rdl) < deadlineSlack &&
 		time.Now().Before(t.rdl) {
 		return
@@ -311,7 +318,7 @@ func (t *stdioTransport) setReadDeadline(d time.Time, force bool) {
 
 // readLine reads one line, keeping what a read deadline cut short for the
 // next reader.
-func (t *stdioTransport) readLine() ([]byte, error) {
+func (t *Transport) readLine() ([]byte, error) {
 	for {
 		b, err := t.r.ReadSlice('\n')
 		if err == nil {
@@ -334,7 +341,7 @@ func (t *stdioTransport) readLine() ([]byte, error) {
 // dispatch hands one line to whom it concerns. A response goes to its
 // waiter: self (the reader's own waiter) is told by the return value, any
 // other by its channel.
-func (t *stdioTransport) dispatch(line []byte, self *waiter) bool {
+func (t *Transport) dispatch(line []byte, self *waiter) bool {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return false
@@ -379,7 +386,7 @@ func (t *stdioTransport) dispatch(line []byte, self *waiter) bool {
 	return false
 }
 
-func (t *stdioTransport) notify(line []byte) {
+func (t *Transport) notify(line []byte) {
 	t.notifyMu.RLock()
 	h := t.onNotify
 	t.notifyMu.RUnlock()
@@ -393,8 +400,9 @@ func (t *stdioTransport) notify(line []byte) {
 }
 
 // serverRequest answers a request from the server (ping, or what a
-// handler supports) on a goroutine of its own.
-func (t *stdioTransport) serverRequest(line []byte) {
+// handler supports) on a goroutine of its own, so that the reader goes on;
+// Close cancels the handlers and waits for them.
+func (t *Transport) serverRequest(line []byte) {
 	var req transport.JSONRPCRequest
 	if err := json.Unmarshal(line, &req); err != nil {
 		return
@@ -402,13 +410,21 @@ func (t *stdioTransport) serverRequest(line []byte) {
 	t.notifyMu.RLock()
 	h := t.onReq
 	t.notifyMu.RUnlock()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.handlers.Add(1)
+	t.mu.Unlock()
 	go func() {
+		defer t.handlers.Done()
 		var resp *transport.JSONRPCResponse
 		switch {
 		case req.Method == string(mcp.MethodPing):
 			resp = transport.NewJSONRPCResultResponse(req.ID, json.RawMessage("{}"))
 		case h != nil:
-			r, err := h(context.Background(), req)
+			r, err := h(t.handlerCtx, req)
 			if err != nil {
 				r = transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil)
 			}
@@ -426,7 +442,7 @@ func (t *stdioTransport) serverRequest(line []byte) {
 }
 
 // writeMessage encodes m into the transport's buffer and writes it.
-func (t *stdioTransport) writeMessage(m *message) error {
+func (t *Transport) writeMessage(m *Request) error {
 	if t.isClosed() {
 		return t.closedErr()
 	}
@@ -442,8 +458,8 @@ func (t *stdioTransport) writeMessage(m *message) error {
 	return t.writeLocked(b)
 }
 
-// writeLine writes one encoded message and its newline.
-func (t *stdioTransport) writeLine(b []byte) error {
+// writeLine writes one encoded Request and its newline.
+func (t *Transport) writeLine(b []byte) error {
 	if t.isClosed() {
 		return t.closedErr()
 	}
@@ -452,15 +468,15 @@ func (t *stdioTransport) writeLine(b []byte) error {
 	return t.writeLocked(append(b, '\n'))
 }
 
-func (t *stdioTransport) writeLocked(b []byte) error {
+func (t *Transport) writeLocked(b []byte) error {
 	if _, err := t.stdin.Write(b); err != nil {
 		return fmt.Errorf("write to server: %w", err)
 	}
 	return nil
 }
 
-// notifyServer writes a notification.
-func (t *stdioTransport) notifyServer(method string, params any) error {
+// Notify writes a notification.
+func (t *Transport) Notify(method string, params any) error {
 	n := struct {
 		JSONRPC string `json:"jsonrpc"`
 		Method  string `json:"method"`
@@ -473,14 +489,14 @@ func (t *stdioTransport) notifyServer(method string, params any) error {
 	return t.writeLine(b)
 }
 
-func (t *stdioTransport) isClosed() bool {
+func (t *Transport) isClosed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.closed
 }
 
 // fail closes the transport for good with err.
-func (t *stdioTransport) fail(err error) {
+func (t *Transport) fail(err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -491,7 +507,7 @@ func (t *stdioTransport) fail(err error) {
 	close(t.done)
 }
 
-func (t *stdioTransport) closedErr() error {
+func (t *Transport) closedErr() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.err != nil {
@@ -502,7 +518,7 @@ func (t *stdioTransport) closedErr() error {
 
 // Close closes stdin and stdout and wakes every waiter. It does not touch
 // the process: its owner stops it.
-func (t *stdioTransport) Close() error {
+func (t *Transport) Close() error {
 	t.fail(errors.New("closed"))
 	err := t.stdin.Close()
 	_ = t.stdout.Close()

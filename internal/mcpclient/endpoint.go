@@ -1,0 +1,62 @@
+package mcpclient
+
+import (
+	"time"
+)
+
+// exitNoticeWindow is how long a failed request waits for the process to
+// exit before it is reported as an ordinary failure rather than an exit.
+const exitNoticeWindow = 2 * time.Second
+
+// liveServer is a started server, negotiated and ready for calls: the
+// endpoint it runs on and the MCP protocol over it.
+type liveServer struct {
+	ep  endpoint
+	rpc *rpc
+	dir string // the working directory, for links in results
+}
+
+// endpoint is what a live server runs on: a child process speaking stdio,
+// or an HTTP connection to a remote server. It is also the wire its
+// messages go over.
+type endpoint interface {
+	wire
+	// done reports whether the endpoint has ended: the process exited, or
+	// the HTTP connection failed. The next call starts a new one.
+	done() bool
+	// waitExit waits up to d for the end after a transport failure and
+	// reports whether it came.
+	waitExit(d time.Duration) bool
+	// exitDescription says how it ended ("1", "signal: killed", the HTTP
+	// error).
+	exitDescription() string
+	// ending says how it ended, for the connection to record.
+	ending() ending
+	// endMessage is the error a call gets when the endpoint ended under
+	// it, for the server named server.
+	endMessage(server string) string
+	// tailLines is the end of the process's stderr (nil for HTTP).
+	tailLines() []string
+	// processID is the child's pid (0 for HTTP).
+	processID() int
+	// closeTransport releases the pipes or connections.
+	closeTransport()
+	// terminate ends it for good: the process tree stopped, the HTTP
+	// session deleted. It returns when that is done.
+	terminate()
+}
+
+// endKind is how an endpoint ended.
+type endKind int
+
+const (
+	endExited       endKind = iota // the process exited
+	endDisconnected                // the HTTP connection (its session) failed
+)
+
+// ending is how an endpoint ended: its kind and a short reason ("exited
+// (1)", the HTTP error), which the connection keeps as the last error.
+type ending struct {
+	kind   endKind
+	reason string
+}

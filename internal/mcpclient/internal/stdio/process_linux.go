@@ -1,0 +1,108 @@
+package stdio
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// sysProcAttr puts the child in a process group of its own and kills it
+// with the bot (Pdeathsig reaches only the direct child; see MarkEnv for
+// the rest).
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// descendantGroups returns the process group of pid and the groups of all
+// its live descendants, read from /proc. pid leads its own group.
+func descendantGroups(pid int) []int {
+	groups := []int{pid}
+	stats := procStats()
+	children := make(map[int][]int, len(stats))
+	for id, s := range stats {
+		children[s.ppid] = append(children[s.ppid], id)
+	}
+	seen := map[int]bool{pid: true}
+	queue := []int{pid}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, c := range children[cur] {
+			queue = append(queue, c)
+			if g := stats[c].pgid; !seen[g] && g > 1 {
+				seen[g] = true
+				groups = append(groups, g)
+			}
+		}
+	}
+	return groups
+}
+
+// groupsAlive reports whether a process of one of the groups is still
+// running (zombies do not count: they are only waiting to be reaped).
+func groupsAlive(groups []int) bool {
+	in := make(map[int]bool, len(groups))
+	for _, g := range groups {
+		in[g] = true
+	}
+	for _, s := range procStats() {
+		if in[s.pgid] && s.state != 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+type procStat struct {
+	ppid, pgid int
+	state      byte // 'Z' for a zombie
+	start      uint64
+}
+
+// procStats reads /proc/<pid>/stat of every process.
+func procStats() map[int]procStat {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	stats := make(map[int]procStat, len(entries))
+	for _, e := range entries {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if s, ok := readStat(id); ok {
+			stats[id] = s
+		}
+	}
+	return stats
+}
+
+// readStat parses ppid, pgid, the state letter and the start time (clock
+// ticks after boot) from /proc/<pid>/stat.
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	// The command name is in parentheses and may contain spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+	// cmajflt utime stime cutime cstime priority nice num_threads
+	// itrealvalue starttime
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgid, err2 := strconv.Atoi(f[2])
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procStat{}, false
+	}
+	return procStat{ppid: ppid, pgid: pgid, state: f[0][0], start: start}, true
+}

@@ -1,0 +1,164 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/stdio"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+)
+
+// spawner starts servers: a configuration expanded for a workspace, its
+// process (or HTTP connection) opened and the protocol negotiated. The
+// catalogue cache and every chat's connections share the Client's one.
+type spawner struct {
+	env      mcpconfig.Environment
+	redactor Redactor
+	logger   *slog.Logger
+	client   clientInfo
+	owner    string // the owner of the marks; empty: no mark
+
+	markOnce sync.Once
+	mark     string
+
+	// dial opens the endpoint of an expanded configuration; tests replace
+	// it to run servers in memory. onExit is called when a process exits.
+	dial func(ctx context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func()) (endpoint, error)
+}
+
+func newSpawner(o Options) *spawner {
+	s := &spawner{env: o.Env, redactor: o.Redactor, logger: o.Logger, owner: o.Owner,
+		client: clientInfo{Name: o.ClientName, Version: o.ClientVersion}}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	s.logger = s.logger.With("component", "mcp")
+	if s.redactor == nil {
+		s.redactor = identity{}
+	}
+	if s.client.Name == "" {
+		s.client.Name = "volcanicbot"
+	}
+	if s.client.Version == "" {
+		s.client.Version = "dev"
+	}
+	s.dial = s.dialEndpoint
+	return s
+}
+
+// start starts cfg for workspace (a chat's, or a discovery's temporary
+// one) and negotiates under ctx (the startup timeout). On failure nothing
+// of it is left running when it returns.
+func (s *spawner) start(ctx context.Context, cfg mcpconfig.ServerConfig, workspace string, onExit func()) (*liveServer, error) {
+	sp, err := cfg.Expand(workspace, s.env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
+	}
+	if sp.URL == "" {
+		if fi, err := os.Stat(sp.Dir); err != nil || !fi.IsDir() {
+			// exec reports a missing directory as a missing command.
+			return nil, fmt.Errorf("%s: working directory %s does not exist", cfg.Name, sp.Dir)
+		}
+	}
+	if cfg.BeforeStart != nil {
+		if err := cfg.BeforeStart(sp); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.Name, err)
+		}
+	}
+	ep, err := s.dial(ctx, cfg, sp, onExit)
+	if err != nil {
+		return nil, err
+	}
+	srv := &liveServer{ep: ep, rpc: &rpc{tr: ep}, dir: sp.Dir}
+	if err := srv.rpc.handshake(ctx, cfg.ProtocolVersion, s.client); err != nil {
+		err = s.startError(ctx, srv, err, cfg)
+		ep.terminate()
+		return nil, err
+	}
+	if h, ok := ep.(*httpEndpoint); ok {
+		h.negotiated(srv.rpc.info.ProtocolVersion)
+	}
+	return srv, nil
+}
+
+// dialEndpoint starts the process of sp, or connects to its URL.
+func (s *spawner) dialEndpoint(ctx context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func()) (endpoint, error) {
+	if sp.URL != "" {
+		return dialHTTP(ctx, sp, cfg, s.logger)
+	}
+	p, err := stdio.Start(stdio.Command{Path: sp.Command, Args: sp.Args, Dir: sp.Dir, Env: sp.Env}, stdio.Options{
+		Name:        cfg.Name,
+		Logger:      s.logger,
+		StderrLevel: cfg.StderrLevel,
+		Redact:      s.redactor.Redact,
+		OnExit:      onExit,
+		Mark:        s.processMark(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.Transport().SetNotificationHandler(func(n mcp.JSONRPCNotification) {
+		s.logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
+	})
+	return stdioEndpoint{p}, nil
+}
+
+// processMark is the mark of every process this bot process spawns, read
+// once (it needs this process's start time from /proc).
+func (s *spawner) processMark() string {
+	if s.owner == "" {
+		return ""
+	}
+	s.markOnce.Do(func() { s.mark = stdio.Mark(s.owner) })
+	return s.mark
+}
+
+// startError explains a failure during start-up or discovery: a timeout
+// (for a package runner, that it may still be installing), an exit with
+// its code, or the protocol error, each with the stderr tail or, when the
+// server wrote none, what to try.
+func (s *spawner) startError(ctx context.Context, srv *liveServer, err error, cfg mcpconfig.ServerConfig) error {
+	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	if cfg.URL != "" {
+		// The URL as configured: an expanded ${env:…} stays out of messages.
+		if timedOut {
+			return fmt.Errorf("%s: no answer from %s within the startup timeout of %s", cfg.Name, cfg.URL, fmtSeconds(cfg.StartupTimeout))
+		}
+		return fmt.Errorf("%s: %s: %v", cfg.Name, cfg.URL, err)
+	}
+	var msg string
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return fmt.Errorf("%s: start abandoned: %w", cfg.Name, context.Cause(ctx))
+	case timedOut:
+		msg = fmt.Sprintf("%s: no answer within the startup timeout of %s", cfg.Name, fmtSeconds(cfg.StartupTimeout))
+		if cfg.Installer() {
+			msg += fmt.Sprintf(" (%s may still be downloading or building the package on its first start: try again in a minute, or raise startupTimeoutSeconds)",
+				firstWord(cfg.Command))
+		}
+	case srv.ep.waitExit(exitNoticeWindow):
+		msg = fmt.Sprintf("%s: exited (%s) during start-up", cfg.Name, srv.ep.exitDescription())
+	default:
+		msg = fmt.Sprintf("%s: %v", cfg.Name, err)
+	}
+	if tail := srv.ep.tailLines(); len(tail) > 0 {
+		msg += "\nstderr:\n" + strings.Join(tail, "\n")
+	} else if !timedOut {
+		msg += fmt.Sprintf("\nThe server wrote nothing to stderr: run `%s` in a shell to see what it says.", commandLine(cfg))
+	}
+	return errors.New(msg)
+}
+
+func firstWord(command string) string {
+	if i := strings.LastIndexByte(command, '/'); i >= 0 {
+		return command[i+1:]
+	}
+	return command
+}
