@@ -11,10 +11,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/jsonscan"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -25,7 +28,8 @@ import (
 // failure, or the server no longer knowing the connection's session, ends
 // it, and the next call opens a new one.
 type httpEndpoint struct {
-	tr *transport.StreamableHTTP
+	tr      *transport.StreamableHTTP
+	version atomic.Value // string: the pinned, then the negotiated protocol version
 
 	mu        sync.Mutex
 	err       error // the failure that ended the connection
@@ -55,6 +59,7 @@ func dialHTTP(_ context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig,
 		// A pinned 2026-07-28 starts with server/discover, which must carry
 		// the MCP-Protocol-Version header like every later request.
 		tr.SetProtocolVersion(cfg.ProtocolVersion)
+		h.version.Store(cfg.ProtocolVersion)
 	}
 	tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
 		logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
@@ -65,7 +70,31 @@ func dialHTTP(_ context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig,
 
 // negotiated sets the protocol version the handshake agreed on, for the
 // headers of every later request.
-func (h *httpEndpoint) negotiated(version string) { h.tr.SetProtocolVersion(version) }
+func (h *httpEndpoint) negotiated(version string) {
+	h.tr.SetProtocolVersion(version)
+	h.version.Store(version)
+}
+
+// standardHeaders are the Mcp-Method and Mcp-Name headers protocol
+// 2026-07-28 requires on every request (nil on the older protocols).
+func (h *httpEndpoint) standardHeaders(m message) http.Header {
+	version, _ := h.version.Load().(string)
+	if !mcp.IsModernProtocol(version) {
+		return nil
+	}
+	var named []byte // only the member the headers name: params.name of tools/call
+	if m.args != nil {
+		named = jsonscan.AppendString([]byte(`{"name":`), m.tool)
+		named = append(named, '}')
+	} else if b, err := json.Marshal(m.params); err == nil {
+		named = b
+	}
+	header := http.Header{}
+	for k, v := range mcp.StandardHeaders(version, mcp.MCPMethod(m.method), named) {
+		header.Set(k, v)
+	}
+	return header
+}
 
 // headerTransport sets the server's headers on every request (mcp-go's
 // WithHTTPHeaders leaves them off the DELETE that ends a session, which a
@@ -148,6 +177,7 @@ func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.T
 	}
 	resp, err := h.tr.SendRequest(callCtx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(m.id), Method: m.method, Params: params,
+		Header: h.standardHeaders(m),
 	})
 	switch {
 	case err == nil:
