@@ -363,6 +363,11 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 		if resp.Text != "" {
 			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartText, Text: m.o.Redactor.Redact(resp.Text)})
 		}
+		for i := range resp.ToolCalls {
+			// The transcript stores only valid JSON; the runner judges
+			// the arguments, so a malformed call gets its error result.
+			resp.ToolCalls[i].Arguments = storableArguments(resp.ToolCalls[i].Arguments)
+		}
 		for _, c := range resp.ToolCalls {
 			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartToolCall, ToolCall: &c})
 		}
