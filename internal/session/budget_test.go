@@ -2,13 +2,13 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -135,15 +135,19 @@ func TestRepairToolCalls(t *testing.T) {
 	}
 }
 
-// page is n bytes of text in lines, with multi-byte characters, like a
-// page snapshot.
+// page is n bytes (at most 2 MB, and a few fewer to end on a character) of
+// text in lines, with multi-byte characters, like a page snapshot.
 func page(n int) string {
+	return string(trimPartialRune([]byte(pageText()[:n])))
+}
+
+var pageText = sync.OnceValue(func() string {
 	var b strings.Builder
-	for i := 0; b.Len() < n; i++ {
+	for i := 0; b.Len() < 2<<20; i++ {
 		fmt.Fprintf(&b, "- row %d: Grüße, 東京 — a line of a page snapshot\n", i)
 	}
-	return string(trimPartialRune([]byte(b.String()[:n])))
-}
+	return b.String()
+})
 
 // results is one user message with a tool result per text (and images
 // images in the last one), after the assistant message calling them.
@@ -169,9 +173,30 @@ func results(prefix string, images int, texts ...string) []llm.Message {
 // cloneHistory copies msgs deeply enough to tell whether fitBudget changed
 // anything in them.
 func cloneHistory(msgs []llm.Message) []llm.Message {
-	b, _ := json.Marshal(msgs)
-	var out []llm.Message
-	json.Unmarshal(b, &out)
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = llm.Message{Role: m.Role, Parts: cloneParts(m.Parts)}
+	}
+	return out
+}
+
+func cloneParts(parts []llm.Part) []llm.Part {
+	out := slices.Clone(parts)
+	for i, p := range out {
+		if p.Image != nil {
+			img := *p.Image
+			out[i].Image = &img
+		}
+		if p.ToolCall != nil {
+			c := *p.ToolCall
+			out[i].ToolCall = &c
+		}
+		if p.ToolResult != nil {
+			r := *p.ToolResult
+			r.Content = cloneParts(r.Content)
+			out[i].ToolResult = &r
+		}
+	}
 	return out
 }
 
