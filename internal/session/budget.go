@@ -9,11 +9,15 @@ import (
 // The context budget keeps every request under a token limit. Old tool
 // results (page snapshots, screenshots) go first, because they are the bulk
 // of a browsing conversation and the model has acted on them already; then
-// whole old turns; last, within the current turn, tool results older than the
-// latest step (a 40-step browsing turn would otherwise outgrow any window).
-// The system prompt, the tool list and the messages of the current turn are
-// never dropped, and the latest tool results are always sent whole. Token counts are estimates (about four bytes a token, a flat
-// cost per image): the point is a bound, not an exact fit.
+// whole old turns; then, within the current turn, tool results older than
+// the latest step (a 40-step browsing turn would otherwise outgrow any
+// window); last, the latest tool results themselves, which are sent whole
+// whenever they fit: the largest texts are cut to their head, with a note
+// asking the model for less, and then their images are left out. The system
+// prompt, the tool list and the messages of the current turn are never
+// dropped. Only the request is trimmed, never the history. Token counts
+// are estimates (about four bytes a token, a flat cost per image): the
+// point is a bound, not an exact fit.
 
 const (
 	bytesPerToken = 4
@@ -60,7 +64,9 @@ func estimateTools(tools []llm.Tool) int {
 // fitBudget returns the messages to send so that fixed (system prompt and
 // tools) plus the messages stay within limit. history is not modified.
 // current is the index of the message that opened the current turn; it and
-// everything after it are kept whole.
+// everything after it are kept, their tool results elided or cut only when
+// nothing older is left to drop. The request is over limit only when fixed,
+// the current turn's own messages and calls, and the notes are.
 func fitBudget(history []llm.Message, current, fixed, limit int) []llm.Message {
 	total := fixed
 	for _, m := range history {
@@ -84,8 +90,11 @@ func fitBudget(history []llm.Message, current, fixed, limit int) []llm.Message {
 	}
 	// 2. Drop whole old turns, oldest first. A turn starts with a user
 	// message that is not made of tool results, so a tool call is never
-	// separated from its result.
+	// separated from its result. The note saying so counts too.
 	start := 0
+	if total > limit && current > 0 {
+		total += estimateMessage(leftOutNote(len(history)))
+	}
 	for total > limit && start < current {
 		end := start + 1
 		for end < current && !startsTurn(out[end]) {
@@ -106,10 +115,13 @@ func fitBudget(history []llm.Message, current, fixed, limit int) []llm.Message {
 		out[i] = elideToolResults(out[i])
 		total -= before - estimateMessage(out[i])
 	}
+	// 4. Cut the newest tool results.
+	if last := len(out) - 1; total > limit && last >= current && hasToolResult(out[last]) {
+		out[last] = trimToolResults(out[last], estimateMessage(out[last])-(total-limit))
+	}
 	out = out[start:]
 	if start > 0 {
-		note := llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText,
-			Text: fmt.Sprintf("[%d earlier messages of this conversation were left out to fit the context window]", start)}}}
+		note := leftOutNote(start)
 		if len(out) > 0 && out[0].Role == llm.RoleUser {
 			// Keep roles alternating: merge the note into the first message.
 			merged := llm.Message{Role: llm.RoleUser, Parts: append(append([]llm.Part{}, note.Parts...), out[0].Parts...)}
@@ -119,6 +131,12 @@ func fitBudget(history []llm.Message, current, fixed, limit int) []llm.Message {
 		}
 	}
 	return out
+}
+
+// leftOutNote says that n earlier messages are not in the request.
+func leftOutNote(n int) llm.Message {
+	return llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText,
+		Text: fmt.Sprintf("[%d earlier messages of this conversation were left out to fit the context window]", n)}}}
 }
 
 func hasToolResult(m llm.Message) bool {

@@ -1,10 +1,18 @@
 package session
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
@@ -124,5 +132,250 @@ func TestRepairToolCalls(t *testing.T) {
 	ok := []llm.Message{userText("go"), callMsg("c"), resultMsg("c", 1, false)}
 	if got := repairToolCalls(ok); &got[0] != &ok[0] {
 		t.Error("a sound history was copied")
+	}
+}
+
+// page is n bytes (at most 2 MB, and a few fewer to end on a character) of
+// text in lines, with multi-byte characters, like a page snapshot.
+func page(n int) string {
+	return string(trimPartialRune([]byte(pageText()[:n])))
+}
+
+var pageText = sync.OnceValue(func() string {
+	var b strings.Builder
+	for i := 0; b.Len() < 2<<20; i++ {
+		fmt.Fprintf(&b, "- row %d: Grüße, 東京 — a line of a page snapshot\n", i)
+	}
+	return b.String()
+})
+
+// results is one user message with a tool result per text (and images
+// images in the last one), after the assistant message calling them.
+func results(prefix string, images int, texts ...string) []llm.Message {
+	call := llm.Message{Role: llm.RoleAssistant}
+	res := llm.Message{Role: llm.RoleUser}
+	for i, text := range texts {
+		id := fmt.Sprintf("%s%d", prefix, i)
+		call.Parts = append(call.Parts, llm.Part{Kind: llm.PartToolCall,
+			ToolCall: &llm.ToolCall{ID: id, Name: "browser_snapshot", Arguments: []byte(`{}`)}})
+		content := []llm.Part{{Kind: llm.PartText, Text: text}}
+		if i == len(texts)-1 {
+			for range images {
+				content = append(content, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: "image/png", Path: "images/x.png"}})
+			}
+		}
+		res.Parts = append(res.Parts, llm.Part{Kind: llm.PartToolResult,
+			ToolResult: &llm.ToolResult{CallID: id, Name: "browser_snapshot", Content: content}})
+	}
+	return []llm.Message{call, res}
+}
+
+// cloneHistory copies msgs deeply enough to tell whether fitBudget changed
+// anything in them.
+func cloneHistory(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = llm.Message{Role: m.Role, Parts: cloneParts(m.Parts)}
+	}
+	return out
+}
+
+func cloneParts(parts []llm.Part) []llm.Part {
+	out := slices.Clone(parts)
+	for i, p := range out {
+		if p.Image != nil {
+			img := *p.Image
+			out[i].Image = &img
+		}
+		if p.ToolCall != nil {
+			c := *p.ToolCall
+			out[i].ToolCall = &c
+		}
+		if p.ToolResult != nil {
+			r := *p.ToolResult
+			r.Content = cloneParts(r.Content)
+			out[i].ToolResult = &r
+		}
+	}
+	return out
+}
+
+// checkPairs reports calls without results and results without calls.
+func checkPairs(t *testing.T, msgs []llm.Message) {
+	t.Helper()
+	calls, answered := map[string]bool{}, map[string]bool{}
+	for i, m := range msgs {
+		for _, p := range m.Parts {
+			if p.ToolCall != nil {
+				calls[p.ToolCall.ID] = true
+			}
+			if p.ToolResult != nil {
+				answered[p.ToolResult.CallID] = true
+				if i == 0 || !slices.ContainsFunc(msgs[i-1].Parts, func(q llm.Part) bool {
+					return q.ToolCall != nil && q.ToolCall.ID == p.ToolResult.CallID
+				}) {
+					t.Errorf("result %s does not follow its call", p.ToolResult.CallID)
+				}
+			}
+		}
+	}
+	for id := range calls {
+		if !answered[id] {
+			t.Errorf("call %s lost its result", id)
+		}
+	}
+}
+
+// The newest tool results are sent whole when they fit, and cut when
+// nothing else is left to cut: no request is over the limit.
+func TestBudgetCutsTheNewestResultsLast(t *testing.T) {
+	const limit = 100_000
+	old, _ := browsing(3, 40)
+	cases := []struct {
+		name    string
+		fixed   int
+		history []llm.Message
+		whole   int // results of the newest message that must stay whole
+		images  int // images of the newest results that must be sent
+	}{
+		{"one huge result", 5_000, append([]llm.Message{userText("read it")}, results("a", 0, page(1_800_000))...), 0, 0},
+		{"one huge of several", 5_000, append([]llm.Message{userText("read them")},
+			results("b", 0, page(8_000), page(1_800_000), page(12_000), page(6_000))...), 3, 0},
+		{"forty parallel results of 50 KB", 5_000, append([]llm.Message{userText("all pages")},
+			results("c", 0, slices.Repeat([]string{page(50 << 10)}, 40)...)...), 0, 0},
+		{"image-heavy", 5_000, append([]llm.Message{userText("screens")}, results("d", 80, page(40_000))...), 0, 50},
+		{"huge result after a long conversation", 5_000,
+			append(append(slices.Clone(old), userText("one more")), results("e", 2, page(900_000), page(900_000))...), 0, 2},
+		{"system prompt and tools near the limit", limit - 1_500,
+			append([]llm.Message{userText("read it")}, results("f", 0, page(200_000), page(300))...), 1, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			current := 0
+			for i, m := range c.history {
+				if startsTurn(m) {
+					current = i
+				}
+			}
+			before := cloneHistory(c.history)
+			out := fitBudget(c.history, current, c.fixed, limit)
+			if got := total(c.fixed, out); got > limit {
+				t.Errorf("request of ~%d tokens, limit %d", got, limit)
+			}
+			checkPairs(t, out)
+			if !reflect.DeepEqual(cloneHistory(c.history), before) {
+				t.Error("the history was modified")
+			}
+			if got := lastUserText(llm.Request{Messages: out}); got != lastUserText(llm.Request{Messages: c.history}) {
+				t.Errorf("the user's message became %q", got)
+			}
+			sent := lastToolResults(llm.Request{Messages: out})
+			orig := lastToolResults(llm.Request{Messages: c.history})
+			cut := 0
+			for i, r := range sent {
+				text, was := resultText(r), resultText(orig[i])
+				if text == was {
+					continue
+				}
+				cut++
+				head, note, ok := strings.Cut(text, "[")
+				if !ok || !strings.HasPrefix(was, head) || !utf8.ValidString(head) ||
+					(head != "" && !strings.HasSuffix(head, "\n")) {
+					t.Errorf("result %d: the kept head is not the start of the text cut at a line end: %.80q", i, head)
+				}
+				if !strings.Contains(note, "left out") || !strings.Contains(note, "ask for less") {
+					t.Errorf("result %d: the note does not say what was left out and what to do: %q", i, note)
+				}
+			}
+			if cut == 0 {
+				t.Error("nothing of the newest results was cut")
+			}
+			if len(sent)-cut < c.whole {
+				t.Errorf("%d of %d results were cut, want %d kept whole", cut, len(sent), c.whole)
+			}
+			images := 0
+			for _, r := range sent {
+				for _, p := range r.Content {
+					if p.Kind == llm.PartImage {
+						images++
+					}
+				}
+			}
+			if images < c.images {
+				t.Errorf("%d images sent, want at least %d: text goes first", images, c.images)
+			}
+		})
+	}
+}
+
+// However the history looks, the request fits the limit or is as small as
+// the budget can make it (what it sends with a limit of 0, where the newest
+// results are down to notes); calls keep their results and the history is
+// not changed.
+func FuzzFitBudget(f *testing.F) {
+	f.Add(uint8(0), uint8(1), uint16(60_000), uint8(0), uint16(20_000), uint16(5_000))
+	f.Add(uint8(2), uint8(4), uint16(30_000), uint8(30), uint16(8_000), uint16(1_000))
+	f.Add(uint8(1), uint8(40), uint16(2_000), uint8(3), uint16(30_000), uint16(29_000))
+	f.Fuzz(func(t *testing.T, oldTurns, n uint8, size uint16, images uint8, limit, fixed uint16) {
+		h, _ := browsing(int(oldTurns%4), 3)
+		current := len(h)
+		h = append(h, userText("now"))
+		var texts []string
+		for i := range int(n%48) + 1 {
+			texts = append(texts, page(int(size)%20_000*(1+i%3)))
+		}
+		h = append(h, results("z", int(images%64), texts...)...)
+		before := cloneHistory(h)
+		out := fitBudget(h, current, int(fixed), int(limit))
+		smallest := fitBudget(h, current, int(fixed), 0)
+		floor := total(int(fixed), smallest)
+		for _, r := range lastToolResults(llm.Request{Messages: smallest}) {
+			for _, p := range r.Content {
+				if p.Kind == llm.PartImage || len(p.Text) > 400 {
+					t.Fatalf("with no room, a newest result still holds %s", p.Kind)
+				}
+			}
+		}
+		if got := total(int(fixed), out); got > max(int(limit), floor) {
+			t.Errorf("~%d tokens, limit %d, the smallest request %d", got, limit, floor)
+		}
+		checkPairs(t, out)
+		if !reflect.DeepEqual(cloneHistory(h), before) {
+			t.Error("the history was modified")
+		}
+	})
+}
+
+// Through a session: the newest result is cut so the request that reaches
+// the model fits the context budget, and the transcript keeps it whole.
+func TestRequestWithAHugeNewestResultFitsTheBudget(t *testing.T) {
+	const limit = 3_000 // the system prompt and the fake's tools are ~1,100; the text ~4,700
+	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
+		if res := lastToolResults(req); len(res) > 0 {
+			return llm.Response{Text: "read it"}, nil
+		}
+		return toolCall("l1", fakemcp.ToolLongText, `{}`), nil
+	}
+	e := newEnv(t, answer, envOptions{contextTokens: limit})
+	e.deliver(31, "read the long text")
+	e.chat.waitTexts(t, 31, 1)
+	reqs := e.model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	req := reqs[1]
+	if got := total(estimateText(req.System)+estimateTools(req.Tools), req.Messages); got > limit {
+		t.Errorf("request of ~%d tokens, limit %d", got, limit)
+	}
+	sent := resultText(lastToolResults(req)[0])
+	if !strings.HasPrefix(sent, "line 1\n") || !strings.Contains(sent, "left out to fit the context window") {
+		t.Errorf("the result sent: %.100q … %q", sent, sent[max(0, len(sent)-200):])
+	}
+	transcript, err := os.ReadFile(filepath.Join(e.manager.Workspace(31), stateDir, transcriptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(transcript), "left out to fit") || !strings.Contains(string(transcript), "line 1000\\n") {
+		t.Error("the transcript does not hold the whole result")
 	}
 }

@@ -97,16 +97,26 @@ func (c *fakeChat) Files(chatID int64) []string {
 // waitTexts waits until chat has at least n texts.
 func (c *fakeChat) waitTexts(t *testing.T, chatID int64, n int) []string {
 	t.Helper()
+	got, err := c.awaitTexts(chatID, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// awaitTexts is waitTexts for goroutines other than the test's: it
+// returns an error instead of failing the test.
+func (c *fakeChat) awaitTexts(chatID int64, n int) ([]string, error) {
 	deadline := time.After(20 * time.Second)
 	for {
 		if got := c.Texts(chatID); len(got) >= n {
-			return got
+			return got, nil
 		}
 		select {
 		case <-c.changed:
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond): // changed holds one token for every chat
 		case <-deadline:
-			t.Fatalf("chat %d: timed out waiting for %d texts, have %q", chatID, n, c.Texts(chatID))
+			return nil, fmt.Errorf("chat %d: timed out waiting for %d texts, have %q", chatID, n, c.Texts(chatID))
 		}
 	}
 }
@@ -190,11 +200,14 @@ type env struct {
 }
 
 type envOptions struct {
-	modes    []string
-	maxSteps int
-	dataDir  string
-	secrets  []string
-	host     []string
+	modes         []string
+	maxSteps      int
+	dataDir       string
+	secrets       []string
+	host          []string
+	idleRelease   time.Duration
+	contextTokens int
+	logger        *slog.Logger // default: discard
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -211,13 +224,16 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	secrets := redact.NewRegistry()
 	secrets.Add(filter.Secrets()...)
 	secrets.Add(o.secrets...)
-	logger := slog.New(slog.DiscardHandler)
+	logger := o.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	client := mcpclient.New(mcpclient.Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: filter,
 		Redactor: secrets, Logger: logger, Builtins: []string{SendToolName}})
 	chat := newFakeChat()
 	model := &scriptModel{answer: answer}
 	m := NewManager(Options{DataDir: o.dataDir, Model: model, MCP: client, Chat: chat, Redactor: secrets,
-		Logger: logger, MaxSteps: o.maxSteps})
+		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e
@@ -250,4 +266,25 @@ func (e *env) mcpPID(chatID int64) int {
 func pidGone(pid int) bool {
 	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
 	return os.IsNotExist(err)
+}
+
+// gateHandler is a slog handler that holds up the goroutine logging a
+// record whose message contains match until open is closed, and says so on
+// held. Every other record is dropped.
+type gateHandler struct {
+	match string
+	held  chan struct{} // one token per held record (buffered by the test)
+	open  chan struct{}
+}
+
+func (h *gateHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *gateHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *gateHandler) WithGroup(string) slog.Handler            { return h }
+
+func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.match) {
+		h.held <- struct{}{}
+		<-h.open
+	}
+	return nil
 }

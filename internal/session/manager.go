@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -64,10 +66,12 @@ type Manager struct {
 	ctx      context.Context // cancelled by Close: ends every turn
 	cancel   context.CancelFunc
 
+	// mu guards sessions and closed, nothing else: each session's state
+	// has its session's lock.
 	mu       sync.Mutex
 	sessions map[int64]*session
 	closed   bool
-	wg       sync.WaitGroup
+	wg       sync.WaitGroup // the session goroutines
 
 	refusalsMu sync.Mutex
 	refusals   map[string]bool
@@ -147,8 +151,8 @@ func (m *Manager) Deliver(chatID int64, text string, files ...Attachment) error 
 	if err != nil {
 		return err
 	}
-	s.enqueue(input{kind: inputMessage, text: text, files: files})
-	return nil
+	_, err = s.enqueue(input{kind: inputMessage, text: text, files: files})
+	return err
 }
 
 // Stop cancels chat's running turn (the MCP server is told) and reports
@@ -170,14 +174,14 @@ func (m *Manager) Reset(ctx context.Context, chatID int64) error {
 	if err != nil {
 		return err
 	}
-	// Drop first: a turn cancelled first could end and let the session
-	// start the next waiting message before it is dropped.
-	if n := s.dropQueuedMessages(); n > 0 {
+	done := make(chan error, 1)
+	n, err := s.enqueue(input{kind: inputReset, done: done})
+	if err != nil {
+		return err
+	}
+	if n > 0 {
 		m.logger.Info("new conversation: dropped waiting messages", "chat", chatID, "messages", n)
 	}
-	s.cancelTurn()
-	done := make(chan error, 1)
-	s.enqueue(input{kind: inputReset, done: done})
 	select {
 	case err := <-done:
 		return err
@@ -201,7 +205,13 @@ func (m *Manager) MCP(chatID int64) (*mcpclient.Session, error) {
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	m.closed = true
+	sessions := slices.Collect(maps.Values(m.sessions))
 	m.mu.Unlock()
+	// After this no goroutine starts (enqueue counts one in m.wg under the
+	// same session lock), so the Wait below waits for all of them.
+	for _, s := range sessions {
+		s.shut()
+	}
 	m.cancel()
 	done := make(chan struct{})
 	go func() { m.wg.Wait(); close(done) }()

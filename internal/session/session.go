@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
@@ -32,9 +33,13 @@ type session struct {
 	workspace string
 	wake      chan struct{}
 
-	// guarded by m.mu
+	// mu guards the fields below. It is the chat's own: no other chat and
+	// not the manager wait on it. It is held only for short steps that do
+	// no I/O, and never while taking the manager's lock.
+	mu      sync.Mutex
 	queue   []input
-	running bool
+	running bool // a goroutine runs loop, counted in m.wg
+	closed  bool // the manager is closing: nothing more is queued
 	turn    context.CancelFunc
 	mcp     *mcpclient.Session
 
@@ -43,16 +48,30 @@ type session struct {
 	tr      *transcript
 }
 
-func (s *session) enqueue(in input) {
-	m := s.m
-	m.mu.Lock()
-	s.queue = append(s.queue, in)
-	start := !s.running && !m.closed
-	if start {
-		s.running = true
-		m.wg.Add(1)
+// enqueue queues in and starts the chat's goroutine unless it runs. A
+// reset first drops the user messages still waiting (they belong to the
+// conversation the user is leaving) and then cancels the running turn,
+// all under one lock: no waiting message can start in between. It returns
+// how many messages were dropped, or ErrClosed once the manager is closing.
+func (s *session) enqueue(in input) (dropped int, err error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return 0, ErrClosed
 	}
-	m.mu.Unlock()
+	if in.kind == inputReset {
+		dropped = s.dropQueuedMessagesLocked()
+		s.cancelTurnLocked()
+	}
+	s.queue = append(s.queue, in)
+	start := !s.running
+	if start {
+		// Counted under s.mu, which Close takes (shut) before it waits:
+		// its Wait sees every goroutine that starts.
+		s.running = true
+		s.m.wg.Add(1)
+	}
+	s.mu.Unlock()
 	if start {
 		go s.loop()
 	} else {
@@ -61,11 +80,20 @@ func (s *session) enqueue(in input) {
 		default:
 		}
 	}
+	return dropped, nil
+}
+
+// shut marks the session closing (Manager.Close): from now on enqueue
+// refuses, so no goroutine starts after Close's Wait began.
+func (s *session) shut() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 }
 
 func (s *session) next() (input, bool) {
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.queue) == 0 {
 		return input{}, false
 	}
@@ -78,11 +106,9 @@ func (s *session) next() (input, bool) {
 	return in, true
 }
 
-// dropQueuedMessages removes the user messages that have not started yet
-// and returns how many there were.
-func (s *session) dropQueuedMessages() int {
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
+// dropQueuedMessagesLocked removes the user messages that have not
+// started yet and returns how many there were. s.mu is held.
+func (s *session) dropQueuedMessagesLocked() int {
 	kept := s.queue[:0]
 	for _, in := range s.queue {
 		if in.kind != inputMessage {
@@ -96,8 +122,12 @@ func (s *session) dropQueuedMessages() int {
 }
 
 func (s *session) cancelTurn() bool {
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancelTurnLocked()
+}
+
+func (s *session) cancelTurnLocked() bool {
 	if s.turn == nil {
 		return false
 	}
@@ -105,11 +135,18 @@ func (s *session) cancelTurn() bool {
 	return true
 }
 
+// setTurn records the running turn's cancel function (nil: none runs).
+func (s *session) setTurn(cancel context.CancelFunc) {
+	s.mu.Lock()
+	s.turn = cancel
+	s.mu.Unlock()
+}
+
 func (s *session) mcpSession() (*mcpclient.Session, error) {
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.mcp == nil {
-		ms, err := s.m.o.MCP.NewSession(s.workspace)
+		ms, err := s.m.o.MCP.NewSession(s.workspace) // no I/O
 		if err != nil {
 			return nil, err
 		}
@@ -124,11 +161,11 @@ func (s *session) mcpSession() (*mcpclient.Session, error) {
 func (s *session) loop() {
 	m := s.m
 	defer m.wg.Done()
-	defer s.release()
 	idle := time.NewTimer(m.o.IdleRelease)
 	defer idle.Stop()
 	for {
 		if m.ctx.Err() != nil { // closing: queued inputs are not started
+			s.release()
 			s.drain(ErrClosed)
 			return
 		}
@@ -140,27 +177,36 @@ func (s *session) loop() {
 		select {
 		case <-s.wake:
 		case <-m.ctx.Done():
-			s.drain(ErrClosed)
-			return
 		case <-idle.C:
-			m.mu.Lock()
-			if len(s.queue) == 0 {
-				s.running = false
-				m.mu.Unlock()
+			// Release first: once running is false, enqueue may start
+			// another goroutine, which opens the transcript again.
+			s.release()
+			if s.retire() {
 				return
 			}
-			m.mu.Unlock()
 		}
 	}
 }
 
+// retire ends the goroutine's claim on the session unless input arrived
+// meanwhile. After it returns true the goroutine touches nothing of s.
+func (s *session) retire() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) > 0 {
+		return false
+	}
+	s.running = false
+	return true
+}
+
 // drain answers queued resets when the manager closes.
 func (s *session) drain(err error) {
-	s.m.mu.Lock()
+	s.mu.Lock()
 	q := s.queue
 	s.queue = nil
 	s.running = false
-	s.m.mu.Unlock()
+	s.mu.Unlock()
 	for _, in := range q {
 		if in.done != nil {
 			in.done <- err
@@ -234,13 +280,9 @@ func (s *session) appendMessage(m llm.Message) error {
 func (s *session) runTurn(text string, files []Attachment) {
 	m := s.m
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.mu.Lock()
-	s.turn = cancel
-	m.mu.Unlock()
+	s.setTurn(cancel)
 	defer func() {
-		m.mu.Lock()
-		s.turn = nil
-		m.mu.Unlock()
+		s.setTurn(nil)
 		cancel()
 	}()
 	// Replies go out even when the turn was stopped, but not after the
@@ -258,9 +300,7 @@ func (s *session) runTurn(text string, files []Attachment) {
 	err := s.agent(ctx, text, files, activity)
 	// The turn is over before its last words: once the user reads
 	// "Stopped." or an error, /stop finds nothing to stop.
-	m.mu.Lock()
-	s.turn = nil
-	m.mu.Unlock()
+	s.setTurn(nil)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil && m.ctx.Err() == nil:
@@ -322,6 +362,11 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 		answer := llm.Message{Role: llm.RoleAssistant}
 		if resp.Text != "" {
 			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartText, Text: m.o.Redactor.Redact(resp.Text)})
+		}
+		for i := range resp.ToolCalls {
+			// The transcript stores only valid JSON; the runner judges
+			// the arguments, so a malformed call gets its error result.
+			resp.ToolCalls[i].Arguments = storableArguments(resp.ToolCalls[i].Arguments)
 		}
 		for _, c := range resp.ToolCalls {
 			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartToolCall, ToolCall: &c})

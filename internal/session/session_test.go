@@ -103,6 +103,7 @@ func TestRestartContinuesHistory(t *testing.T) {
 }
 
 func TestMessagesDuringATurnWaitInOrder(t *testing.T) {
+	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var seen []string
@@ -112,15 +113,16 @@ func TestMessagesDuringATurnWaitInOrder(t *testing.T) {
 		seen = append(seen, text)
 		mu.Unlock()
 		if text == "first" {
+			started <- struct{}{}
 			<-release
 		}
 		return llm.Response{Text: "re: " + text}, nil
 	}
 	e := newEnv(t, answer, envOptions{})
 	e.deliver(3, "first")
+	await(t, started, "the first turn")
 	e.deliver(3, "second")
 	e.deliver(3, "third")
-	time.Sleep(50 * time.Millisecond)
 	close(release)
 	got := e.chat.waitTexts(t, 3, 3)
 	if !slices.Equal(got, []string{"re: first", "re: second", "re: third"}) {
@@ -170,9 +172,9 @@ func TestStopCancelsASlowTool(t *testing.T) {
 		}
 		return toolCall("s1", "slow", `{}`), nil
 	}
-	e := newEnv(t, answer, envOptions{})
+	e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeLogCalls}})
 	e.deliver(5, "go slow")
-	fakeLogWait(t, e, 5)
+	waitForCall(t, e, fakemcp.ToolSlow, 1)
 	if !e.manager.Stop(5) {
 		t.Fatal("Stop found no running turn")
 	}
@@ -205,17 +207,26 @@ func TestStopCancelsASlowTool(t *testing.T) {
 	}
 }
 
-// fakeLogWait waits until the chat's fake server is running a call.
-func fakeLogWait(t *testing.T, e *env, chatID int64) {
+// waitForCall waits until the fake server (mode log-calls) has received n
+// calls of tool.
+func waitForCall(t *testing.T, e *env, tool string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.mcpPID(chatID) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the MCP process never started")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var calls int
+		for _, ev := range fakemcp.Filter(fakemcp.ReadLog(t, e.mcpLog), fakemcp.EventCall) {
+			if ev.Tool == tool {
+				calls++
+			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		if calls >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fake server received %d calls of %s, want %d", calls, tool, n)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the fake's log
 	}
-	time.Sleep(100 * time.Millisecond) // the call is on the wire
 }
 
 func TestNewStopsProcessesAndStartsAFreshTranscript(t *testing.T) {
@@ -402,9 +413,9 @@ func TestCloseEndsTurnsAndProcesses(t *testing.T) {
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
 		return toolCall("s", "slow", `{}`), nil
 	}
-	e := newEnv(t, answer, envOptions{})
+	e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeLogCalls}})
 	e.deliver(13, "slow")
-	fakeLogWait(t, e, 13)
+	waitForCall(t, e, fakemcp.ToolSlow, 1)
 	pid := e.mcpPID(13)
 	start := time.Now()
 	e.close()
@@ -421,6 +432,7 @@ func TestCloseEndsTurnsAndProcesses(t *testing.T) {
 
 // /new drops the messages still waiting behind a running turn.
 func TestNewDropsWaitingMessages(t *testing.T) {
+	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var seen []string
@@ -430,6 +442,7 @@ func TestNewDropsWaitingMessages(t *testing.T) {
 		seen = append(seen, text)
 		mu.Unlock()
 		if text == "busy" {
+			started <- struct{}{}
 			select {
 			case <-release:
 			case <-ctx.Done():
@@ -442,19 +455,7 @@ func TestNewDropsWaitingMessages(t *testing.T) {
 	e.deliver(14, "busy")
 	e.deliver(14, "old one")
 	e.deliver(14, "old two")
-	deadline := time.Now().Add(10 * time.Second)
-	for { // the model is answering "busy"; the others wait
-		mu.Lock()
-		started := len(seen) > 0
-		mu.Unlock()
-		if started {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first message never reached the model")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await(t, started, "the model to answer \"busy\"") // the others wait
 	if err := e.manager.Reset(context.Background(), 14); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -100,14 +99,12 @@ func (r *toolRunner) one(ctx context.Context, call llm.ToolCall) llm.ToolResult 
 	if err := ctx.Err(); err != nil {
 		return errorResult(res, "cancelled: the user stopped this turn before the call ran")
 	}
-	if r.activity != nil {
-		r.activity.ToolCall(call.Name, call.Arguments)
-	}
 	if call.Name == SendToolName {
-		var args sendArgs
-		if err := json.Unmarshal(nonEmpty(call.Arguments), &args); err != nil {
-			return errorResult(res, fmt.Sprintf("invalid arguments for send: %v", err))
+		args, problem := sendArguments(call.Arguments)
+		if problem != "" {
+			return errorResult(res, problem)
 		}
+		r.started(call)
 		text, err := r.send(ctx, args)
 		if err != nil {
 			return errorResult(res, r.redact(err.Error()))
@@ -119,7 +116,12 @@ func (r *toolRunner) one(ctx context.Context, call llm.ToolCall) llm.ToolResult 
 	if !ok {
 		return errorResult(res, fmt.Sprintf("there is no tool named %q", call.Name))
 	}
-	out, err := r.mcp.Call(ctx, t, nonEmpty(call.Arguments))
+	args, problem := callArguments(call.Name, call.Arguments)
+	if problem != "" {
+		return errorResult(res, problem)
+	}
+	r.started(call)
+	out, err := r.mcp.Call(ctx, t, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return errorResult(res, "cancelled: the user stopped this turn")
@@ -147,9 +149,9 @@ func errorResult(res llm.ToolResult, text string) llm.ToolResult {
 	return res
 }
 
-func nonEmpty(args json.RawMessage) json.RawMessage {
-	if len(args) == 0 || string(args) == "null" {
-		return json.RawMessage("{}")
+// started shows call in the turn's activity, as it is made.
+func (r *toolRunner) started(call llm.ToolCall) {
+	if r.activity != nil {
+		r.activity.ToolCall(call.Name, call.Arguments)
 	}
-	return args
 }
