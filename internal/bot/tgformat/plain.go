@@ -1,4 +1,4 @@
-package bot
+package tgformat
 
 import (
 	"html"
@@ -19,11 +19,11 @@ func u16(s string) int {
 	return n
 }
 
-// cutPlain splits plain text (command replies, /mcp output) into parts of
-// at most limit UTF-16 units, at a line break when there is one in the
-// second half of a part, else at a space, else anywhere between runes.
-// Markdown answers go through Render instead.
-func cutPlain(s string, limit int) []string {
+// CutPlain splits plain text (command replies, /mcp output) into parts of at most limit UTF-16 code units, for
+// messages sent without markup: at a line break when there is one in the second half of a part, else at a space,
+// else anywhere between characters. The line breaks and spaces at a cut are dropped. Markdown goes through
+// [Render] instead.
+func CutPlain(s string, limit int) []string {
 	var parts []string
 	for s != "" {
 		if u16(s) <= limit {
@@ -57,12 +57,12 @@ func cutPlain(s string, limit int) []string {
 	return parts
 }
 
-// preChunks is text in <pre> blocks, each within Telegram's limit; Text is
-// the plain fallback.
-func preChunks(text string) []Chunk {
+// PreChunks puts text in <pre> blocks, one message each, within Telegram's limit; a chunk's Text is the same
+// text without markup, the fallback when Telegram refuses the HTML.
+func PreChunks(text string) []Chunk {
 	var out []Chunk
 	// Escaping does not change the visible length; leave room anyway.
-	for _, p := range cutPlain(text, MaxMessageUTF16-64) {
+	for _, p := range CutPlain(text, MaxMessageUTF16-64) {
 		out = append(out, Chunk{HTML: "<pre>" + html.EscapeString(p) + "</pre>", Text: p})
 	}
 	return out
