@@ -3,45 +3,38 @@ package tgformat
 import (
 	"html"
 	"strings"
-	"unicode/utf8"
 )
-
-// u16 is the length of s in UTF-16 code units, as Telegram counts.
-func u16(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
 
 // CutPlain splits plain text (command replies, /mcp output) into parts of at most limit UTF-16 code units, for
 // messages sent without markup: at a line break when there is one in the second half of a part, else at a space,
-// else anywhere between characters. The line breaks and spaces at a cut are dropped. Markdown goes through
-// [Render] instead.
+// else anywhere between characters. The line breaks and spaces at a cut are dropped, and so is a part with
+// nothing visible (Telegram refuses a blank message). A limit below 2 is taken as 2, room for any character.
+// Markdown goes through [Render] instead.
 func CutPlain(s string, limit int) []string {
+	limit = max(limit, 2)
 	var parts []string
+	keep := func(part string) {
+		if strings.TrimSpace(part) != "" {
+			parts = append(parts, part)
+		}
+	}
 	for s != "" {
-		if u16(s) <= limit {
-			parts = append(parts, s)
+		if UTF16Len(s) <= limit {
+			keep(s)
 			break
 		}
-		// The longest prefix within limit.
+		// The longest prefix of whole characters within limit: at least one, as none takes more than 2 units.
 		n, end := 0, 0
-		for i, r := range s {
-			w := 1
-			if r >= 0x10000 {
-				w = 2
-			}
+		for end < len(s) {
+			w := byteUnits(s[end])
 			if n+w > limit {
 				break
 			}
 			n += w
-			end = i + utf8.RuneLen(r)
+			end++
+			for end < len(s) && isContinuation(s[end]) {
+				end++
+			}
 		}
 		cut := end
 		if i := strings.LastIndexByte(s[:end], '\n'); i > end/2 {
@@ -49,9 +42,7 @@ func CutPlain(s string, limit int) []string {
 		} else if i := strings.LastIndexByte(s[:end], ' '); i > end/2 {
 			cut = i + 1
 		}
-		if part := strings.TrimRight(s[:cut], "\n "); part != "" {
-			parts = append(parts, part)
-		}
+		keep(strings.TrimRight(s[:cut], "\n "))
 		s = strings.TrimLeft(s[cut:], "\n")
 	}
 	return parts
