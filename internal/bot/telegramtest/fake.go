@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 )
 
 // Defaults for Options.
@@ -428,7 +430,7 @@ func entitiesOf(text string) []models.MessageEntity {
 				continue
 			}
 		}
-		off += utf16Len(string(r))
+		off += tgformat.UTF16Len(string(r))
 		i++
 	}
 	return ents
