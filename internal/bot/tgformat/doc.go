@@ -10,7 +10,7 @@
 // text that is not Markdown.
 //
 // Telegram counts lengths, and the offsets of message entities, in UTF-16 code units: [UTF16Len] is the one
-// function in the tree that counts them.
+// function in the tree that counts them, and [ByteOffset] turns an entity's offset back into a byte offset.
 //
 // The package is pure: no I/O, no Telegram client, no logger, no state but the shared parser; its functions are
 // safe for concurrent use.

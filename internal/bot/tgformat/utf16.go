@@ -19,6 +19,25 @@ func UTF16Len[T ~string | ~[]byte](s T) int {
 	return n
 }
 
+// ByteOffset converts off, an offset into s in UTF-16 code units (a message entity's Offset, or its Offset plus
+// Length), into a byte offset into s. It accepts any off, as a client may send anything: an offset at or below 0
+// is 0, one at or past the end is len(s), and one that falls inside a character (between the halves of a
+// surrogate pair) moves to the end of that character, so the result is always a character boundary.
+func ByteOffset(s string, off int) int {
+	if off <= 0 {
+		return 0
+	}
+	u := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if u >= off && !isContinuation(c) {
+			return i
+		}
+		u += byteUnits(c)
+	}
+	return len(s)
+}
+
 // byteUnits is what one byte of UTF-8 adds to the UTF-16 length: a character's first byte counts for its units
 // (two for the four-byte sequences beyond the Basic Multilingual Plane), continuation bytes for nothing.
 func byteUnits(c byte) int {

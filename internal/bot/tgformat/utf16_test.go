@@ -45,3 +45,49 @@ func FuzzUTF16Len(f *testing.F) {
 		}
 	})
 }
+
+func TestByteOffset(t *testing.T) {
+	const s = "a😀é日b" // bytes 0, 1–4, 5–6, 7–9, 10; UTF-16 units 0, 1–2, 3, 4, 5
+	tests := []struct{ off, want int }{
+		{-1 << 62, 0}, {-1, 0}, {0, 0}, {1, 1},
+		{2, 5}, // inside the surrogate pair: the end of the emoji
+		{3, 5}, {4, 7}, {5, 10}, {6, 11}, {7, 11}, {1 << 62, 11},
+	}
+	for _, tt := range tests {
+		if got := ByteOffset(s, tt.off); got != tt.want {
+			t.Errorf("ByteOffset(%q, %d) = %d, want %d", s, tt.off, got, tt.want)
+		}
+	}
+	if got := ByteOffset("", 3); got != 0 {
+		t.Errorf("ByteOffset(\"\", 3) = %d", got)
+	}
+}
+
+// FuzzByteOffset checks ByteOffset against the obvious search: the first character boundary whose prefix is at
+// least off units long, counted by unicode/utf16.
+func FuzzByteOffset(f *testing.F) {
+	for _, s := range []string{"", "ascii", "a😀é日b", "👨\u200d👩\u200d👧 @bot hi", "\xff\x80ab\xf0"} {
+		for _, off := range []int{-1, 0, 1, 2, 3, 7, 100} {
+			f.Add(s, off)
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string, off int) {
+		got := ByteOffset(s, off)
+		if got < 0 || got > len(s) {
+			t.Fatalf("ByteOffset(%q, %d) = %d, outside the text", s, off, got)
+		}
+		if !utf8.ValidString(s) {
+			return
+		}
+		want := len(s)
+		for i := range s {
+			if len(utf16.Encode([]rune(s[:i]))) >= off {
+				want = i
+				break
+			}
+		}
+		if got != want {
+			t.Fatalf("ByteOffset(%q, %d) = %d, want %d", s, off, got, want)
+		}
+	})
+}
