@@ -49,6 +49,26 @@ func TestGroupRules(t *testing.T) {
 	}
 }
 
+// A stranger's group message whose lower-case form is longer than itself
+// ("Ⱥ") once crashed the handler and got the error reply instead of the
+// refusal; a mention after "İ" was missed.
+func TestGroupMentionAfterNonASCII(t *testing.T) {
+	h := startBot(t, nil)
+	at := "@" + h.fake.Me().Username
+	h.fake.Message(group, stranger, "Ⱥ "+at)
+	h.fake.Message(group, alice, "İstanbul "+at+" weather?")
+	got := h.sess.waitCalls(t, "deliver", 1)
+	if want := fmt.Sprintf("deliver %d İstanbul weather?", group); got[0] != want {
+		t.Errorf("delivered %q, want %q", got[0], want)
+	}
+	if texts := h.fake.Texts(group); len(texts) != 1 || texts[0] != refusalText(stranger) {
+		t.Errorf("group got %q, want the refusal", texts)
+	}
+	if strings.Contains(h.logs.String(), "panic") {
+		t.Errorf("a panic was logged:\n%s", h.logs)
+	}
+}
+
 // A chat whose command is slow does not delay another chat, and its own
 // later messages wait for it, in order.
 func TestPerChatOrder(t *testing.T) {

@@ -23,6 +23,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-telegram/bot/models"
 
@@ -402,36 +404,47 @@ func chatOf(id int64) models.Chat {
 	}
 }
 
-// entitiesOf marks a leading /command and @mentions, with UTF-16 offsets
-// as Telegram does.
+// entitiesOf marks in text what Telegram's server marks for these tests:
+// a /command at the start (with its @botname), and @mentions by
+// Telegram's rule — an "@" after no letter, digit or "_", then 2 to 32 of
+// A–Z a–z 0–9 "_", then no letter, digit or "_" (letters and digits of
+// any script count: "é@name" and "@nameé" are no mentions). Offsets and
+// lengths are in UTF-16 code units, as Telegram sends them.
 func entitiesOf(text string) []models.MessageEntity {
 	var ents []models.MessageEntity
-	isWord := func(r rune) bool {
-		return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-	}
-	runes := []rune(text)
-	off := 0 // UTF-16 offset of runes[i]
-	for i := 0; i < len(runes); {
-		r := runes[i]
-		start, startOff := i, off
-		if (r == '/' && i == 0) || (r == '@' && (i == 0 || !isWord(runes[i-1]))) {
-			j := i + 1
-			for j < len(runes) && (isWord(runes[j]) || (r == '/' && runes[j] == '@')) {
-				j++
-			}
-			if j-start > 1 {
-				typ := models.MessageEntityTypeMention
-				if r == '/' {
-					typ = models.MessageEntityTypeBotCommand
-				}
-				ents = append(ents, models.MessageEntity{Type: typ, Offset: startOff, Length: j - start})
-				off += j - start // ASCII only
-				i = j
-				continue
-			}
+	if strings.HasPrefix(text, "/") {
+		j := 1
+		for j < len(text) && (isUsernameByte(text[j]) || text[j] == '@') {
+			j++
 		}
-		off += tgformat.UTF16Len(string(r))
-		i++
+		if j > 1 {
+			ents = append(ents, models.MessageEntity{Type: models.MessageEntityTypeBotCommand, Length: j})
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '@' {
+			continue
+		}
+		if prev, _ := utf8.DecodeLastRuneInString(text[:i]); i > 0 && isWordRune(prev) {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isUsernameByte(text[j]) {
+			j++
+		}
+		next, _ := utf8.DecodeRuneInString(text[j:])
+		if n := j - i - 1; n < 2 || n > 32 || j < len(text) && isWordRune(next) {
+			continue
+		}
+		ents = append(ents, models.MessageEntity{Type: models.MessageEntityTypeMention,
+			Offset: tgformat.UTF16Len(text[:i]), Length: j - i}) // the name is ASCII: bytes are units
+		i = j - 1
 	}
 	return ents
 }
+
+func isUsernameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -277,6 +278,36 @@ func TestLongPoll(t *testing.T) {
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("update %d not delivered", i)
+		}
+	}
+}
+
+// The fake marks commands and mentions as Telegram does, offsets in UTF-16
+// code units.
+func TestEntities(t *testing.T) {
+	mention := func(off, n int) models.MessageEntity {
+		return models.MessageEntity{Type: models.MessageEntityTypeMention, Offset: off, Length: n}
+	}
+	tests := []struct {
+		text string
+		want []models.MessageEntity
+	}{
+		{"hello", nil},
+		{"@volcanic_test_bot hi", []models.MessageEntity{mention(0, 18)}},
+		{"Ⱥ @volcanic_test_bot", []models.MessageEntity{mention(2, 18)}},
+		{"😀 @volcanic_test_bot, hi", []models.MessageEntity{mention(3, 18)}},
+		{"(@ab) @a", []models.MessageEntity{mention(1, 3)}},
+		{"mail x@volcanic_test_bot", nil},
+		{"é@volcanic_test_bot", nil},
+		{"@volcanic_test_botë", nil},
+		{"@" + strings.Repeat("a", 33), nil},
+		{"/start@volcanic_test_bot now @user1002", []models.MessageEntity{
+			{Type: models.MessageEntityTypeBotCommand, Length: 24}, mention(29, 9),
+		}},
+	}
+	for _, tt := range tests {
+		if got := entitiesOf(tt.text); !slices.Equal(got, tt.want) {
+			t.Errorf("entitiesOf(%q) = %+v, want %+v", tt.text, got, tt.want)
 		}
 	}
 }
