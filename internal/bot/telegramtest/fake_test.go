@@ -9,9 +9,11 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -310,4 +312,61 @@ func TestEntities(t *testing.T) {
 			t.Errorf("entitiesOf(%q) = %+v, want %+v", tt.text, got, tt.want)
 		}
 	}
+}
+
+// In process, the fake runs inside a synctest bubble: a long poll with
+// nothing to deliver waits its timeout on the bubble's clock, at once in
+// real time, and a message ends it.
+func TestInProcessLongPoll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := NewInProcess(t)
+		poll := func() []models.Update {
+			t.Helper()
+			resp, err := f.Client().PostForm(f.URL()+"/bot"+f.Token()+"/getUpdates", url.Values{"timeout": {"59"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var v struct {
+				OK     bool            `json:"ok"`
+				Result []models.Update `json:"result"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || !v.OK {
+				t.Fatalf("getUpdates answered %d: %v", resp.StatusCode, err)
+			}
+			return v.Result
+		}
+		start := time.Now()
+		if updates := poll(); len(updates) != 0 {
+			t.Fatalf("updates %+v", updates)
+		}
+		if waited := time.Since(start); waited != 59*time.Second {
+			t.Errorf("the idle poll took %v, want 59s", waited)
+		}
+
+		start = time.Now()
+		go func() {
+			time.Sleep(10 * time.Second)
+			f.Message(42, 7, "hello")
+		}()
+		if updates := poll(); len(updates) != 1 || updates[0].Message.Text != "hello" {
+			t.Fatalf("updates %+v", updates)
+		}
+		if waited := time.Since(start); waited != 10*time.Second {
+			t.Errorf("the poll ended after %v, want 10s", waited)
+		}
+
+		// go-telegram/bot works through the client too.
+		b, err := tgbot.New(f.Token(), tgbot.WithSkipGetMe(), tgbot.WithServerURL(f.URL()),
+			tgbot.WithHTTPClient(60*time.Second, f.Client()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.SendMessage(context.Background(), &tgbot.SendMessageParams{ChatID: 42, Text: "hi"}); err != nil {
+			t.Fatal(err)
+		}
+		if texts := f.Texts(42); len(texts) != 1 || texts[0] != "hi" {
+			t.Errorf("sent %q", texts)
+		}
+	})
 }
