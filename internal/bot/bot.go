@@ -67,8 +67,6 @@ type Options struct {
 	// HTTPClient is used for every API call; a client with no timeout or
 	// one below the long poll gets DefaultHTTPTimeout (on a copy).
 	HTTPClient *http.Client
-	// Now is the clock of the strangers' refusal limit; time.Now when nil.
-	Now func() time.Time
 	// Sleep waits between retries; a timer honouring ctx when nil. Tests
 	// make it instant.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -137,9 +135,6 @@ func New(o Options) (*Bot, error) {
 			return nil, errors.New("bot: TELEGRAM_WEBHOOK_SECRET must be 1–256 characters of A–Z, a–z, 0–9, _ and -")
 		}
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.Sleep == nil {
 		o.Sleep = sleepCtx
 	}
@@ -166,7 +161,7 @@ func New(o Options) (*Bot, error) {
 		o:        o,
 		log:      logger,
 		scrub:    newScrubber(o.Token, o.Redactor, o.WebhookSecret),
-		access:   newAccess(o.AllowedUsers, o.Now),
+		access:   newAccess(o.AllowedUsers),
 		client:   client,
 		sessions: o.Sessions,
 
