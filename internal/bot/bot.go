@@ -1,20 +1,3 @@
-// Package bot is volcanicbot's Telegram side: long polling, the allowlist,
-// commands, and the session's chat port (rendering, uploads, typing and
-// progress messages), with retries for 429s and server errors.
-//
-// Wiring (the Manager needs the Chat and the Bot needs the Manager):
-//
-//	b, err := bot.New(bot.Options{Token: token, AllowedUsers: ids, Logger: log, Redactor: reg})
-//	mgr := session.NewManager(session.Options{Chat: b.Chat(), ...})
-//	b.SetSessions(mgr)
-//	err = b.Run(ctx) // until ctx ends
-//
-// Every update is handled by its chat's worker, in order, so the poller
-// never waits on a chat and a slow chat never delays another.
-//
-// With Options.WebhookURL set, Telegram posts the updates instead: Run
-// registers the webhook, and the caller serves WebhookHandler at
-// WebhookPath on its HTTP listener.
 package bot
 
 import (
