@@ -13,14 +13,13 @@ const refusalEvery = 10 * time.Minute
 // refusals sent to strangers.
 type access struct {
 	allowed map[int64]bool
-	now     func() time.Time
 
 	mu      sync.Mutex
 	refused map[int64]time.Time // stranger → last refusal
 }
 
-func newAccess(users []int64, now func() time.Time) *access {
-	a := &access{allowed: map[int64]bool{}, now: now, refused: map[int64]time.Time{}}
+func newAccess(users []int64) *access {
+	a := &access{allowed: map[int64]bool{}, refused: map[int64]time.Time{}}
 	for _, id := range users {
 		a.allowed[id] = true
 	}
@@ -34,7 +33,7 @@ func (a *access) count() int               { return len(a.allowed) }
 // shouldRefuse reports whether the stranger is due a refusal (at most one
 // every refusalEvery), and records it.
 func (a *access) shouldRefuse(userID int64) bool {
-	now := a.now()
+	now := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if last, ok := a.refused[userID]; ok && now.Sub(last) < refusalEvery {

@@ -1,78 +1,77 @@
 package bot
 
 import (
-	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
+// The refusal window runs on the bubble's clock: the test waits ten
+// minutes in no real time.
 func TestStrangerIsRefusedOncePerTenMinutes(t *testing.T) {
-	h := startBot(t, nil)
-	want := refusalText(stranger)
-	if !strings.Contains(want, "6666") || !strings.Contains(want, "TELEGRAM_ALLOWED_USERS") {
-		t.Fatalf("refusal %q", want)
-	}
-	at := "@" + h.fake.Me().Username + " "
-	// Alice's messages in the same chat come after the stranger's: once
-	// one is delivered, every earlier message was handled.
-	syncs := 0
-	sync := func() {
-		syncs++
-		h.fake.Message(group, alice, at+"sync")
-		h.sess.waitCalls(t, "deliver", syncs)
-	}
-	h.fake.Message(stranger, stranger, "/start")
-	if got := h.texts(t, stranger, 1); got[0] != want {
-		t.Errorf("private chat got %q", got)
-	}
-	h.fake.Message(group, stranger, at+"are you there?")
-	sync()
-	h.clock.Add(9 * time.Minute)
-	h.fake.Message(group, stranger, at+"still no?")
-	sync()
-	h.clock.Add(2 * time.Minute) // 11 minutes after the refusal
-	h.fake.Message(group, stranger, at+"please")
-	h.fake.Message(group, stranger, at+"please please")
-	sync()
-	if got := h.fake.Texts(stranger); len(got) != 1 {
-		t.Errorf("private chat got %q, want one refusal", got)
-	}
-	if got := h.fake.Texts(group); len(got) != 1 || got[0] != want {
-		t.Errorf("group got %q, want one refusal", got)
-	}
-	if calls := h.sess.callsWith("deliver"); len(calls) != syncs || slices.ContainsFunc(calls, func(c string) bool { return !strings.HasSuffix(c, " sync") }) {
-		t.Errorf("sessions were called for a stranger: %q", calls)
-	}
-	if len(h.sess.Calls()) != syncs {
-		t.Errorf("calls %q", h.sess.Calls())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleBot(t, nil)
+		want := refusalText(stranger)
+		if !strings.Contains(want, "6666") || !strings.Contains(want, "TELEGRAM_ALLOWED_USERS") {
+			t.Fatalf("refusal %q", want)
+		}
+		at := "@" + h.fake.Me().Username + " "
+		h.fake.Message(stranger, stranger, "/start")
+		synctest.Wait() // every message so far is handled
+		if got := h.fake.Texts(stranger); len(got) != 1 || got[0] != want {
+			t.Errorf("private chat got %q", got)
+		}
+		h.fake.Message(group, stranger, at+"are you there?")
+		time.Sleep(refusalEvery - time.Minute)
+		h.fake.Message(group, stranger, at+"still no?")
+		time.Sleep(time.Minute - time.Second)
+		h.fake.Message(group, stranger, at+"one second early")
+		synctest.Wait()
+		if got := h.fake.Texts(group); len(got) != 0 {
+			t.Errorf("group got %q within ten minutes of the refusal", got)
+		}
+		time.Sleep(time.Second)
+		h.fake.Message(group, stranger, at+"please")
+		h.fake.Message(group, stranger, at+"please please")
+		synctest.Wait()
+		if got := h.fake.Texts(stranger); len(got) != 1 {
+			t.Errorf("private chat got %q, want one refusal", got)
+		}
+		if got := h.fake.Texts(group); len(got) != 1 || got[0] != want {
+			t.Errorf("group got %q, want one refusal", got)
+		}
+		if calls := h.sess.Calls(); len(calls) != 0 {
+			t.Errorf("sessions were called for a stranger: %q", calls)
+		}
+	})
 }
 
 func TestRefusalLimit(t *testing.T) {
-	c := &clock{now: time.Unix(1000, 0)}
-	a := newAccess([]int64{alice}, c.Now)
-	steps := []struct {
-		advance time.Duration
-		user    int64
-		want    bool
-	}{
-		{0, stranger, true},
-		{0, stranger, false},
-		{0, stranger + 1, true},
-		{9*time.Minute + 59*time.Second, stranger, false},
-		{time.Second, stranger, true},
-		{time.Minute, stranger, false},
-	}
-	for i, s := range steps {
-		c.Add(s.advance)
-		if got := a.shouldRefuse(s.user); got != s.want {
-			t.Errorf("step %d: shouldRefuse(%d) = %v, want %v", i, s.user, got, s.want)
+	synctest.Test(t, func(t *testing.T) {
+		a := newAccess([]int64{alice})
+		steps := []struct {
+			advance time.Duration
+			user    int64
+			want    bool
+		}{
+			{0, stranger, true},
+			{0, stranger, false},
+			{0, stranger + 1, true},
+			{9*time.Minute + 59*time.Second, stranger, false},
+			{time.Second, stranger, true},
+			{time.Minute, stranger, false},
 		}
-	}
-	if !a.allows(alice) || a.allows(stranger) || newAccess(nil, c.Now).allows(0) {
-		t.Error("allows is wrong")
-	}
+		for i, s := range steps {
+			time.Sleep(s.advance)
+			if got := a.shouldRefuse(s.user); got != s.want {
+				t.Errorf("step %d: shouldRefuse(%d) = %v, want %v", i, s.user, got, s.want)
+			}
+		}
+		if !a.allows(alice) || a.allows(stranger) || newAccess(nil).allows(0) {
+			t.Error("allows is wrong")
+		}
+	})
 }
 
 func TestStrangerInGroup(t *testing.T) {

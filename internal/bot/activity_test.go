@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -16,82 +17,97 @@ func TestChatDefaults(t *testing.T) {
 	}
 }
 
+// The progress message and the typing action run on the bubble's clock,
+// with the real intervals.
 func TestProgressMessage(t *testing.T) {
-	const every = 300 * time.Millisecond
-	h := newBot(t, func(o *Options) { o.Redactor = replacer{strings.NewReplacer("s3cret", "[redacted]")} })
-	c := h.bot.Chat()
-	c.progressEvery, c.typingEvery = every, 100*time.Millisecond
-	a := c.StartActivity(context.Background(), alice)
-	if _, err := h.fake.WaitFor("sendChatAction", 1, waitLong); err != nil {
-		t.Fatal(err)
-	}
-	if len(h.fake.Sent(alice)) != 0 {
-		t.Fatal("a progress message before any tool call")
-	}
-
-	a.ToolCall("browser_navigate", json.RawMessage(`{"url":"https://example.com/docs/?token=s3cret"}`))
-	msgs, err := h.fake.WaitSent(alice, 1, waitLong)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if msgs[0].Text != "🌐 browser_navigate example.com/docs?…" {
-		t.Errorf("progress %q", msgs[0].Text)
-	}
-	// A burst of calls makes one edit, not one per call.
-	a.ToolCall("echo", json.RawMessage(`{"message":"hi"}`))
-	a.ToolCall("read_file", json.RawMessage(`{"path":"notes/s3cret.txt"}`))
-	a.ToolCall("brave_web_search", json.RawMessage(`{"query":"volcanoes"}`))
-	if _, err := h.fake.WaitFor("editMessageText", 1, waitLong); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(every / 2)
-	a.ToolCall("send", json.RawMessage(`{"path":"page.png"}`))
-	if _, err := h.fake.WaitFor("editMessageText", 2, waitLong); err != nil {
-		t.Fatal(err)
-	}
-	a.Done()
-
-	want := strings.Join([]string{
-		"🌐 browser_navigate example.com/docs?…",
-		"🔧 echo",
-		"📄 read_file notes/[redacted].txt",
-		"🔍 brave_web_search volcanoes",
-		"📤 send page.png",
-	}, "\n")
-	sent := h.fake.Sent(alice)
-	if len(sent) != 1 || !sent[0].Deleted || sent[0].Text != want || sent[0].Edits() != 2 {
-		t.Errorf("progress message %+v, want deleted, 2 edits, text\n%s", sent, want)
-	}
-	// Edits are at least `every` apart, the first one from the send.
-	var times []time.Time
-	for _, r := range h.fake.Requests() {
-		if r.Method == "sendMessage" || r.Method == "editMessageText" {
-			times = append(times, r.Time)
+	synctest.Test(t, func(t *testing.T) {
+		h := newBubbleBot(t, func(o *Options) { o.Redactor = replacer{strings.NewReplacer("s3cret", "[redacted]")} })
+		c := h.bot.Chat()
+		every := c.progressEvery
+		a := c.StartActivity(context.Background(), alice)
+		synctest.Wait()
+		if n := len(h.fake.RequestsFor("sendChatAction")); n != 1 {
+			t.Fatalf("%d typing actions at the start, want 1", n)
 		}
-	}
-	const slack = 30 * time.Millisecond // the send's clock starts just before its request
-	for i := 1; i < len(times); i++ {
-		if gap := times[i].Sub(times[i-1]); gap < every-slack {
-			t.Errorf("update %d came %v after the previous one, want >= %v", i, gap, every)
+		if len(h.fake.Sent(alice)) != 0 {
+			t.Fatal("a progress message before any tool call")
 		}
-	}
-	if n := len(h.fake.RequestsFor("deleteMessage")); n != 1 {
-		t.Errorf("%d deleteMessage requests", n)
-	}
-	if n := len(h.fake.RequestsFor("sendChatAction")); n < 2 {
-		t.Errorf("typing sent %d times, want it renewed", n)
-	}
-	if r := h.fake.RequestsFor("sendChatAction")[0]; r.Params["action"] != "typing" || r.ChatID() != alice {
-		t.Errorf("chat action %+v", r.Params)
-	}
-	// Nothing after Done.
-	n := len(h.fake.Requests())
-	a.ToolCall("late", nil)
-	a.Done()
-	time.Sleep(250 * time.Millisecond)
-	if m := len(h.fake.Requests()); m != n {
-		t.Errorf("%d requests after Done", m-n)
-	}
+
+		a.ToolCall("browser_navigate", json.RawMessage(`{"url":"https://example.com/docs/?token=s3cret"}`))
+		synctest.Wait()
+		msgs := h.fake.Sent(alice)
+		if len(msgs) != 1 || msgs[0].Text != "🌐 browser_navigate example.com/docs?…" {
+			t.Fatalf("progress %+v", msgs)
+		}
+		// A burst of calls makes one edit, not one per call, once `every`
+		// has passed since the message was sent.
+		a.ToolCall("echo", json.RawMessage(`{"message":"hi"}`))
+		a.ToolCall("read_file", json.RawMessage(`{"path":"notes/s3cret.txt"}`))
+		a.ToolCall("brave_web_search", json.RawMessage(`{"query":"volcanoes"}`))
+		time.Sleep(every - time.Millisecond)
+		if n := len(h.fake.RequestsFor("editMessageText")); n != 0 {
+			t.Fatalf("%d edits before %v passed", n, every)
+		}
+		if _, err := h.fake.WaitFor("editMessageText", 1, waitLong); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(every / 2)
+		a.ToolCall("send", json.RawMessage(`{"path":"page.png"}`))
+		if _, err := h.fake.WaitFor("editMessageText", 2, waitLong); err != nil {
+			t.Fatal(err)
+		}
+		// The typing action lasts ~5 s: it is renewed every typingEvery.
+		if _, err := h.fake.WaitFor("sendChatAction", 2, waitLong); err != nil {
+			t.Fatal(err)
+		}
+		a.Done()
+
+		want := strings.Join([]string{
+			"🌐 browser_navigate example.com/docs?…",
+			"🔧 echo",
+			"📄 read_file notes/[redacted].txt",
+			"🔍 brave_web_search volcanoes",
+			"📤 send page.png",
+		}, "\n")
+		sent := h.fake.Sent(alice)
+		if len(sent) != 1 || !sent[0].Deleted || sent[0].Text != want || sent[0].Edits() != 2 {
+			t.Errorf("progress message %+v, want deleted, 2 edits, text\n%s", sent, want)
+		}
+		// Edits are at least `every` apart, the first one from the send.
+		var times []time.Time
+		for _, r := range h.fake.Requests() {
+			if r.Method == "sendMessage" || r.Method == "editMessageText" {
+				times = append(times, r.Time)
+			}
+		}
+		for i := 1; i < len(times); i++ {
+			if gap := times[i].Sub(times[i-1]); gap < every {
+				t.Errorf("update %d came %v after the previous one, want >= %v", i, gap, every)
+			}
+		}
+		var typing []time.Time
+		for _, r := range h.fake.RequestsFor("sendChatAction") {
+			if r.Params["action"] != "typing" || r.ChatID() != alice {
+				t.Errorf("chat action %+v", r.Params)
+			}
+			typing = append(typing, r.Time)
+		}
+		if gap := typing[1].Sub(typing[0]); gap != c.typingEvery {
+			t.Errorf("typing renewed after %v, want %v", gap, c.typingEvery)
+		}
+		if n := len(h.fake.RequestsFor("deleteMessage")); n != 1 {
+			t.Errorf("%d deleteMessage requests", n)
+		}
+		// Nothing after Done, however long the turn's context lives on.
+		n := len(h.fake.Requests())
+		a.ToolCall("late", nil)
+		a.Done()
+		time.Sleep(3 * c.typingEvery)
+		synctest.Wait()
+		if m := len(h.fake.Requests()); m != n {
+			t.Errorf("%d requests after Done", m-n)
+		}
+	})
 }
 
 func TestNoToolNoProgress(t *testing.T) {
@@ -109,21 +125,24 @@ func TestNoToolNoProgress(t *testing.T) {
 }
 
 func TestStoppedTurnStillDeletesProgress(t *testing.T) {
-	h := newBot(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	a := h.bot.Chat().StartActivity(ctx, alice)
-	a.ToolCall("browser_click", json.RawMessage(`{"element":"Login button"}`))
-	if _, err := h.fake.WaitSent(alice, 1, waitLong); err != nil {
-		t.Fatal(err)
-	}
-	cancel() // /stop
-	time.Sleep(20 * time.Millisecond)
-	a.ToolCall("browser_type", json.RawMessage(`{"text":"ignored"}`))
-	a.Done()
-	sent := h.fake.Sent(alice)
-	if len(sent) != 1 || !sent[0].Deleted || sent[0].Text != "🌐 browser_click Login button" {
-		t.Errorf("sent %+v", sent)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newBubbleBot(t, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		a := h.bot.Chat().StartActivity(ctx, alice)
+		a.ToolCall("browser_click", json.RawMessage(`{"element":"Login button"}`))
+		synctest.Wait()
+		if len(h.fake.Sent(alice)) != 1 {
+			t.Fatal("no progress message")
+		}
+		cancel() // /stop
+		synctest.Wait()
+		a.ToolCall("browser_type", json.RawMessage(`{"text":"ignored"}`))
+		a.Done()
+		sent := h.fake.Sent(alice)
+		if len(sent) != 1 || !sent[0].Deleted || sent[0].Text != "🌐 browser_click Login button" {
+			t.Errorf("sent %+v", sent)
+		}
+	})
 }
 
 func TestToolLine(t *testing.T) {

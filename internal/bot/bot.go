@@ -1,20 +1,3 @@
-// Package bot is volcanicbot's Telegram side: long polling, the allowlist,
-// commands, and the session's chat port (rendering, uploads, typing and
-// progress messages), with retries for 429s and server errors.
-//
-// Wiring (the Manager needs the Chat and the Bot needs the Manager):
-//
-//	b, err := bot.New(bot.Options{Token: token, AllowedUsers: ids, Logger: log, Redactor: reg})
-//	mgr := session.NewManager(session.Options{Chat: b.Chat(), ...})
-//	b.SetSessions(mgr)
-//	err = b.Run(ctx) // until ctx ends
-//
-// Every update is handled by its chat's worker, in order, so the poller
-// never waits on a chat and a slow chat never delays another.
-//
-// With Options.WebhookURL set, Telegram posts the updates instead: Run
-// registers the webhook, and the caller serves WebhookHandler at
-// WebhookPath on its HTTP listener.
 package bot
 
 import (
@@ -67,8 +50,6 @@ type Options struct {
 	// HTTPClient is used for every API call; a client with no timeout or
 	// one below the long poll gets DefaultHTTPTimeout (on a copy).
 	HTTPClient *http.Client
-	// Now is the clock of the strangers' refusal limit; time.Now when nil.
-	Now func() time.Time
 	// Sleep waits between retries; a timer honouring ctx when nil. Tests
 	// make it instant.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -137,9 +118,6 @@ func New(o Options) (*Bot, error) {
 			return nil, errors.New("bot: TELEGRAM_WEBHOOK_SECRET must be 1–256 characters of A–Z, a–z, 0–9, _ and -")
 		}
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.Sleep == nil {
 		o.Sleep = sleepCtx
 	}
@@ -166,7 +144,7 @@ func New(o Options) (*Bot, error) {
 		o:        o,
 		log:      logger,
 		scrub:    newScrubber(o.Token, o.Redactor, o.WebhookSecret),
-		access:   newAccess(o.AllowedUsers, o.Now),
+		access:   newAccess(o.AllowedUsers),
 		client:   client,
 		sessions: o.Sessions,
 

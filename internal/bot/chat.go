@@ -13,13 +13,12 @@ import (
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 )
 
-// Telegram's limits for uploads.
-const (
-	maxPhotoBytes   = 10 << 20
-	maxCaptionUTF16 = 1024
-)
+// maxPhotoBytes is Telegram's limit for a photo upload.
+const maxPhotoBytes = 10 << 20
 
 // Chat is the session's chat port on Telegram: it renders and sends
 // answers, uploads files, and shows typing and progress while a turn runs.
@@ -51,10 +50,10 @@ var noPreview = &models.LinkPreviewOptions{IsDisabled: tgbot.True()}
 // such as "can't parse entities") is sent again as plain text. Failures
 // are logged with the chat id and returned.
 func (c *Chat) SendText(ctx context.Context, chatID int64, markdown string) error {
-	return c.sendChunks(ctx, chatID, Render(markdown))
+	return c.sendChunks(ctx, chatID, tgformat.Render(markdown))
 }
 
-func (c *Chat) sendChunks(ctx context.Context, chatID int64, chunks []Chunk) error {
+func (c *Chat) sendChunks(ctx context.Context, chatID int64, chunks []tgformat.Chunk) error {
 	var errs []error
 	for i, ch := range chunks {
 		if err := c.sendChunk(ctx, chatID, ch); err != nil {
@@ -68,7 +67,7 @@ func (c *Chat) sendChunks(ctx context.Context, chatID int64, chunks []Chunk) err
 	return errors.Join(errs...)
 }
 
-func (c *Chat) sendChunk(ctx context.Context, chatID int64, ch Chunk) error {
+func (c *Chat) sendChunk(ctx context.Context, chatID int64, ch tgformat.Chunk) error {
 	if ch.HTML != "" {
 		_, err := c.sendMessage(ctx, chatID, ch.HTML, models.ParseModeHTML)
 		if err == nil || statusOf(err) != http.StatusBadRequest || ch.Text == "" {
@@ -85,16 +84,16 @@ func (c *Chat) sendChunk(ctx context.Context, chatID int64, ch Chunk) error {
 
 // sendPlain sends text without markup, split as needed.
 func (c *Chat) sendPlain(ctx context.Context, chatID int64, text string) error {
-	var chunks []Chunk
-	for _, p := range cutPlain(text, MaxMessageUTF16) {
-		chunks = append(chunks, Chunk{Text: p})
+	var chunks []tgformat.Chunk
+	for _, p := range tgformat.CutPlain(text, tgformat.MaxMessageUTF16) {
+		chunks = append(chunks, tgformat.Chunk{Text: p})
 	}
 	return c.sendChunks(ctx, chatID, chunks)
 }
 
 // sendPre sends text in <pre> blocks (plain when refused).
 func (c *Chat) sendPre(ctx context.Context, chatID int64, text string) error {
-	return c.sendChunks(ctx, chatID, preChunks(text))
+	return c.sendChunks(ctx, chatID, tgformat.PreChunks(text))
 }
 
 func (c *Chat) sendMessage(ctx context.Context, chatID int64, text string, mode models.ParseMode) (*models.Message, error) {
@@ -125,7 +124,7 @@ func (c *Chat) sendFile(ctx context.Context, chatID int64, path, caption string)
 	}
 	name := filepath.Base(path)
 	short, long := caption, ""
-	if u16(caption) > maxCaptionUTF16 {
+	if tgformat.UTF16Len(caption) > tgformat.MaxCaptionUTF16 {
 		short, long = "", caption
 	}
 	sent := false

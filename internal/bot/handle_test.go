@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -46,6 +47,26 @@ func TestGroupRules(t *testing.T) {
 	}
 	if got := h.sess.Calls(); !slices.Equal(got, want) {
 		t.Errorf("calls\n%q\nwant\n%q", got, want)
+	}
+}
+
+// A stranger's group message whose lower-case form is longer than itself
+// ("Ⱥ") once crashed the handler and got the error reply instead of the
+// refusal; a mention after "İ" was missed.
+func TestGroupMentionAfterNonASCII(t *testing.T) {
+	h := startBot(t, nil)
+	at := "@" + h.fake.Me().Username
+	h.fake.Message(group, stranger, "Ⱥ "+at)
+	h.fake.Message(group, alice, "İstanbul "+at+" weather?")
+	got := h.sess.waitCalls(t, "deliver", 1)
+	if want := fmt.Sprintf("deliver %d İstanbul weather?", group); got[0] != want {
+		t.Errorf("delivered %q, want %q", got[0], want)
+	}
+	if texts := h.fake.Texts(group); len(texts) != 1 || texts[0] != refusalText(stranger) {
+		t.Errorf("group got %q, want the refusal", texts)
+	}
+	if strings.Contains(h.logs.String(), "panic") {
+		t.Errorf("a panic was logged:\n%s", h.logs)
 	}
 }
 
@@ -114,21 +135,23 @@ func TestPanicIsRecovered(t *testing.T) {
 }
 
 func TestMediaAndBareMention(t *testing.T) {
-	h := startBot(t, nil)
-	m := h.fake.NewMessage(alice, alice, "")
-	m.Sticker = &models.Sticker{FileID: "x", Width: 1, Height: 1}
-	h.fake.Send(updateOf(m))
-	h.fake.Message(group, alice, "@"+h.fake.Me().Username)
-	if got := h.texts(t, alice, 1); got[0] != mediaReply {
-		t.Errorf("alice got %q", got)
-	}
-	if got := h.texts(t, group, 1); got[0] != emptyReply {
-		t.Errorf("group got %q", got)
-	}
-	time.Sleep(10 * time.Millisecond)
-	if calls := h.sess.Calls(); len(calls) != 0 {
-		t.Errorf("calls %q", calls)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleBot(t, nil)
+		m := h.fake.NewMessage(alice, alice, "")
+		m.Sticker = &models.Sticker{FileID: "x", Width: 1, Height: 1}
+		h.fake.Send(updateOf(m))
+		h.fake.Message(group, alice, "@"+h.fake.Me().Username)
+		synctest.Wait() // both are handled
+		if got := h.fake.Texts(alice); len(got) != 1 || got[0] != mediaReply {
+			t.Errorf("alice got %q", got)
+		}
+		if got := h.fake.Texts(group); len(got) != 1 || got[0] != emptyReply {
+			t.Errorf("group got %q", got)
+		}
+		if calls := h.sess.Calls(); len(calls) != 0 {
+			t.Errorf("calls %q", calls)
+		}
+	})
 }
 
 // Photos and documents are downloaded and reach the session with their
@@ -182,34 +205,46 @@ func TestFilesReachTheSession(t *testing.T) {
 }
 
 // Photos sent as an album arrive one by one and reach the session as one
-// message with every photo and the caption; anything else sent in the
-// chat completes the album first.
+// message with every photo and the caption, DefaultAlbumWait after the
+// last part (on the bubble's clock); anything else sent in the chat
+// completes the album first.
 func TestAlbumIsOneMessage(t *testing.T) {
-	h := startBot(t, func(o *Options) { o.AlbumWait = 500 * time.Millisecond })
-	photos := [][]byte{[]byte("\xff\xd8\xff one"), []byte("\xff\xd8\xff two"), []byte("\xff\xd8\xff three")}
-	h.fake.Album(alice, alice, photos, "compare these")
-	got := h.sess.waitCalls(t, "deliver", 1)
-	if len(got) != 1 || !strings.HasPrefix(got[0], "deliver 1001 compare these +file") || strings.Count(got[0], "+file") != 3 {
-		t.Fatalf("delivered %q", got)
-	}
-	time.Sleep(300 * time.Millisecond)
-	if n := len(h.sess.callsWith("deliver")); n != 1 {
-		t.Errorf("%d deliveries for one album", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleBot(t, nil)
+		photos := [][]byte{[]byte("\xff\xd8\xff one"), []byte("\xff\xd8\xff two"), []byte("\xff\xd8\xff three")}
+		sent := time.Now()
+		h.fake.Album(alice, alice, photos, "compare these")
+		time.Sleep(DefaultAlbumWait - time.Millisecond)
+		if calls := h.sess.Calls(); len(calls) != 0 {
+			t.Fatalf("delivered before the album's wait ended: %q", calls)
+		}
+		got := h.sess.waitCalls(t, "deliver", 1)
+		if waited := time.Since(sent); waited != DefaultAlbumWait {
+			t.Errorf("album delivered after %v, want %v", waited, DefaultAlbumWait)
+		}
+		if len(got) != 1 || !strings.HasPrefix(got[0], "deliver 1001 compare these +file") || strings.Count(got[0], "+file") != 3 {
+			t.Fatalf("delivered %q", got)
+		}
+		time.Sleep(10 * DefaultAlbumWait)
+		synctest.Wait()
+		if n := len(h.sess.callsWith("deliver")); n != 1 {
+			t.Errorf("%d deliveries for one album", n)
+		}
 
-	// An album followed at once by a text: the album goes first, whole.
-	h.fake.Album(alice, alice, photos[:2], "")
-	h.fake.Message(alice, alice, "and this one?")
-	got = h.sess.waitCalls(t, "deliver", 3)
-	if strings.Count(got[1], "+file") != 2 || got[2] != "deliver 1001 and this one?" {
-		t.Errorf("delivered %q", got[1:])
-	}
+		// An album followed at once by a text: the album goes first, whole.
+		h.fake.Album(alice, alice, photos[:2], "")
+		h.fake.Message(alice, alice, "and this one?")
+		got = h.sess.waitCalls(t, "deliver", 3)
+		if strings.Count(got[1], "+file") != 2 || got[2] != "deliver 1001 and this one?" {
+			t.Errorf("delivered %q", got[1:])
+		}
 
-	// In a group only the first part mentions the bot; the others belong
-	// to the album all the same.
-	h.fake.Album(group, alice, photos, "@"+h.fake.Me().Username+" which is best?")
-	got = h.sess.waitCalls(t, fmt.Sprintf("deliver %d", group), 1)
-	if !strings.HasPrefix(got[0], fmt.Sprintf("deliver %d which is best? +file", group)) || strings.Count(got[0], "+file") != 3 {
-		t.Errorf("group album delivered as %q", got)
-	}
+		// In a group only the first part mentions the bot; the others belong
+		// to the album all the same.
+		h.fake.Album(group, alice, photos, "@"+h.fake.Me().Username+" which is best?")
+		got = h.sess.waitCalls(t, fmt.Sprintf("deliver %d", group), 1)
+		if !strings.HasPrefix(got[0], fmt.Sprintf("deliver %d which is best? +file", group)) || strings.Count(got[0], "+file") != 3 {
+			t.Errorf("group album delivered as %q", got)
+		}
+	})
 }

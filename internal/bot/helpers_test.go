@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,24 +168,6 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-// clock is a settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // Users and chats of the tests.
 const (
 	alice    = 1001 // allowed
@@ -199,18 +182,35 @@ type harness struct {
 	sess   *fakeSessions
 	sleeps *sleeps
 	logs   *logBuffer
-	clock  *clock
 }
 
 // newBot builds a Bot against a fresh fake, without running it.
 func newBot(t *testing.T, edit func(*Options)) *harness {
 	t.Helper()
+	return buildBot(t, telegramtest.New(t), edit)
+}
+
+// newBubbleBot is newBot for a test inside a testing/synctest bubble: the
+// fake answers in process, so nothing blocks on a socket and the bubble's
+// clock advances whenever every goroutine waits.
+func newBubbleBot(t *testing.T, edit func(*Options)) *harness {
+	t.Helper()
+	fake := telegramtest.NewInProcess(t)
+	return buildBot(t, fake, func(o *Options) {
+		o.HTTPClient = fake.Client()
+		if edit != nil {
+			edit(o)
+		}
+	})
+}
+
+func buildBot(t *testing.T, fake *telegramtest.Fake, edit func(*Options)) *harness {
+	t.Helper()
 	h := &harness{
-		fake:   telegramtest.New(t),
+		fake:   fake,
 		sess:   newFakeSessions(),
 		sleeps: &sleeps{},
 		logs:   &logBuffer{},
-		clock:  &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
 	}
 	o := Options{
 		Token:        h.fake.Token(),
@@ -218,7 +218,6 @@ func newBot(t *testing.T, edit func(*Options)) *harness {
 		AllowedUsers: []int64{alice, bob},
 		Sessions:     h.sess,
 		Logger:       slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Now:          h.clock.Now,
 		Sleep:        h.sleeps.sleep,
 	}
 	if edit != nil {
@@ -237,10 +236,46 @@ func newBot(t *testing.T, edit func(*Options)) *harness {
 func startBot(t *testing.T, edit func(*Options)) *harness {
 	t.Helper()
 	h := newBot(t, edit)
+	h.startPolling(t)
+	return h
+}
+
+// startBubbleBot is startBot inside a testing/synctest bubble.
+func startBubbleBot(t *testing.T, edit func(*Options)) *harness {
+	t.Helper()
+	h := newBubbleBot(t, edit)
+	h.startPolling(t)
+	return h
+}
+
+// startPolling runs the bot until the test ends and returns once it
+// polls. A message from another bot is ignored, but it ends the first long
+// poll, and the second is asked for only after LastPoll was set.
+func (h *harness) startPolling(t *testing.T) {
+	t.Helper()
+	h.run(t)
+	m := h.fake.NewMessage(1, 1, "ping")
+	m.From.IsBot = true
+	h.fake.Send(updateOf(m))
+	if _, err := h.fake.WaitFor("getUpdates", 2, waitLong); err != nil {
+		t.Fatalf("bot is not polling: %v; log:\n%s", err, h.logs)
+	}
+	if h.bot.LastPoll().IsZero() {
+		t.Fatal("polling, but LastPoll is not set")
+	}
+}
+
+// run runs the bot until the returned stop is called (or the test ends).
+func (h *harness) run(t *testing.T) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.bot.Run(ctx) }()
-	t.Cleanup(func() {
+	var stopped atomic.Bool
+	stop = func() {
+		if !stopped.CompareAndSwap(false, true) {
+			return
+		}
 		cancel()
 		select {
 		case err := <-done:
@@ -250,20 +285,9 @@ func startBot(t *testing.T, edit func(*Options)) *harness {
 		case <-time.After(waitLong):
 			t.Error("Run did not return after cancel")
 		}
-	})
-	// A message from another bot is ignored, but it ends the first long
-	// poll: once LastPoll is set, the bot is polling.
-	m := h.fake.NewMessage(1, 1, "ping")
-	m.From.IsBot = true
-	h.fake.Send(updateOf(m))
-	deadline := time.Now().Add(waitLong)
-	for h.bot.LastPoll().IsZero() {
-		if time.Now().After(deadline) {
-			t.Fatalf("bot is not polling; log:\n%s", h.logs)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	return h
+	t.Cleanup(stop)
+	return stop
 }
 
 // texts waits until n messages were sent to chat and returns their texts.

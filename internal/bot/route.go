@@ -1,9 +1,12 @@
 package bot
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 )
 
 // What to do with a message, decided before the allowlist so that group
@@ -31,11 +34,13 @@ type route struct {
 //
 // Groups and supergroups: a message is for the bot when it mentions
 // @botname (the mention is removed from the text) or replies to one of the
-// bot's messages. Commands count when addressed as /cmd@botname, or as a
-// bare /cmd when it is one of our commands (Telegram clients add
-// @botname themselves when a group has several bots, and in privacy mode a
-// bot gets bare commands only when it was the last bot to speak); a bare
-// unknown /cmd is taken to be another bot's and ignored.
+// bot's messages. A mention is a "mention" entity Telegram marked in the
+// text (or the caption), never found by searching the text. Commands count
+// when addressed as /cmd@botname, or as a bare /cmd when it is one of our
+// commands (Telegram clients add @botname themselves when a group has
+// several bots, and in privacy mode a bot gets bare commands only when it
+// was the last bot to speak); a bare unknown /cmd is taken to be another
+// bot's and ignored.
 //
 // Messages from other bots, channels and anonymous senders are ignored.
 func routeMessage(m *models.Message, me models.User) route {
@@ -46,9 +51,9 @@ func routeMessage(m *models.Message, me models.User) route {
 	if m.Chat.Type != models.ChatTypePrivate && !group {
 		return route{}
 	}
-	body, media := m.Text, false
+	body, ents, media := m.Text, m.Entities, false
 	if body == "" {
-		body, media = m.Caption, true
+		body, ents, media = m.Caption, m.CaptionEntities, true
 	}
 	if cmd, ok := parseCommand(body); ok && !media {
 		switch {
@@ -60,12 +65,12 @@ func routeMessage(m *models.Message, me models.User) route {
 		return route{kind: routeCommand, cmd: cmd}
 	}
 	if group {
-		mentioned := me.Username != "" && hasMention(body, me.Username)
+		mentions := botMentions(body, ents, me.Username)
 		replied := m.ReplyToMessage != nil && m.ReplyToMessage.From != nil && m.ReplyToMessage.From.ID == me.ID && me.ID != 0
-		if !mentioned && !replied {
+		if len(mentions) == 0 && !replied {
 			return route{}
 		}
-		body = stripMention(body, me.Username)
+		body = stripMentions(body, mentions)
 	}
 	if media {
 		if len(m.Photo) > 0 || m.Document != nil {
@@ -79,52 +84,81 @@ func routeMessage(m *models.Message, me models.User) route {
 	return route{kind: routeText, text: body}
 }
 
-// mentionAt returns the byte offsets of the first "@username" in s
-// (case-insensitive, not inside a longer name or an e-mail address) at or
-// after from, or -1.
-func mentionAt(s, username string, from int) (int, int) {
+// span is a byte range of a text.
+type span struct{ start, end int }
+
+// botMentions returns where text mentions the bot (username), in order and
+// without overlaps: the "mention" entities Telegram marks in text whose
+// text is "@username" in any case. Entity offsets count UTF-16 code units;
+// they come from the sender's side, so any value is accepted and none is
+// trusted: offsets are clamped to the text, and an entity that does not
+// frame "@username" exactly (another user, a longer name, a bad offset) is
+// not ours.
+func botMentions(text string, ents []models.MessageEntity, username string) []span {
 	if username == "" {
-		return -1, -1
+		return nil
 	}
-	needle := "@" + strings.ToLower(username)
-	lower := strings.ToLower(s) // usernames are ASCII: offsets stay valid
-	for i := from; i < len(lower); {
-		j := strings.Index(lower[i:], needle)
-		if j < 0 {
-			return -1, -1
+	var out []span
+	for _, e := range ents {
+		if e.Type != models.MessageEntityTypeMention || e.Length <= 0 {
+			continue
 		}
-		start, end := i+j, i+j+len(needle)
-		before := start == 0 || !isNameRune(rune(s[start-1]))
-		after := end == len(s) || !isNameRune(rune(s[end]))
-		if before && after {
-			return start, end
+		// A UTF-16 length is at most the byte length: clamping first keeps
+		// the sum from overflowing.
+		off, n := min(e.Offset, len(text)), min(e.Length, len(text))
+		start, end := tgformat.ByteOffset(text, off), tgformat.ByteOffset(text, off+n)
+		if name, ok := strings.CutPrefix(text[start:end], "@"); ok && equalFoldASCII(name, username) {
+			out = append(out, span{start, end})
 		}
-		i = start + 1
 	}
-	return -1, -1
+	slices.SortFunc(out, func(a, b span) int { return a.start - b.start })
+	kept := out[:0]
+	for _, sp := range out {
+		if len(kept) == 0 || sp.start >= kept[len(kept)-1].end {
+			kept = append(kept, sp)
+		}
+	}
+	return kept
 }
 
-func hasMention(s, username string) bool {
-	start, _ := mentionAt(s, username, 0)
-	return start >= 0
+// equalFoldASCII reports whether a and b are equal ignoring ASCII case
+// (usernames are ASCII; strings.EqualFold would also take "ſ" for "s").
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
-// stripMention removes every @username mention of the bot, with the space
-// after it, and trims the text.
-func stripMention(s, username string) string {
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// stripMentions removes the mentions (from botMentions) from s, each with
+// a ',' or ':' right after it and one space after that, and trims the
+// text.
+func stripMentions(s string, mentions []span) string {
+	if len(mentions) == 0 {
+		return s
+	}
 	var b strings.Builder
 	from := 0
-	for {
-		start, end := mentionAt(s, username, from)
-		if start < 0 {
-			break
-		}
-		b.WriteString(s[from:start])
-		if end < len(s) && (s[end] == ' ' || s[end] == ',' || s[end] == ':') {
+	for _, sp := range mentions {
+		b.WriteString(s[from:sp.start])
+		end := sp.end
+		if end < len(s) && (s[end] == ',' || s[end] == ':') {
 			end++
-			if end < len(s) && s[end-1] != ' ' && s[end] == ' ' {
-				end++
-			}
+		}
+		if end < len(s) && s[end] == ' ' {
+			end++
 		}
 		from = end
 	}

@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -35,43 +34,15 @@ func webhookBot(t *testing.T) (*harness, *httptest.Server) {
 	return h, srv
 }
 
-// run runs the bot until the returned stop is called (or the test ends).
-func (h *harness) run(t *testing.T) (stop func()) {
+// waitHealthy waits until the bot in webhook mode has registered its
+// webhook: it publishes its commands right after.
+func waitHealthy(t *testing.T, h *harness) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.bot.Run(ctx) }()
-	var stopped atomic.Bool
-	stop = func() {
-		if !stopped.CompareAndSwap(false, true) {
-			return
-		}
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run = %v, want nil", err)
-			}
-		case <-time.After(waitLong):
-			t.Error("Run did not return after cancel")
-		}
+	if _, err := h.fake.WaitFor("setMyCommands", 1, waitLong); err != nil {
+		t.Fatalf("%v; log:\n%s", err, h.logs)
 	}
-	t.Cleanup(stop)
-	return stop
-}
-
-func waitHealthy(t *testing.T, b *Bot) {
-	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for {
-		if ok, _ := b.Health(time.Now(), time.Minute); ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			_, detail := b.Health(time.Now(), time.Minute)
-			t.Fatalf("bot not healthy: %s", detail)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if ok, detail := h.bot.Health(time.Now(), time.Minute); !ok {
+		t.Fatalf("bot not healthy: %s", detail)
 	}
 }
 
@@ -83,7 +54,7 @@ func TestWebhookReceivesUpdates(t *testing.T) {
 		t.Errorf("health before Run = %q", detail)
 	}
 	h.run(t)
-	waitHealthy(t, h.bot)
+	waitHealthy(t, h)
 
 	set := h.fake.RequestsFor("setWebhook")
 	if len(set) != 1 || set[0].Params["url"] != srv.URL+"/tg/hook" || set[0].Params["secret_token"] != testSecret ||
@@ -139,7 +110,7 @@ func TestWebhookRefuses(t *testing.T) {
 		t.Errorf("before Run: %d, want 503", got)
 	}
 	stop := h.run(t)
-	waitHealthy(t, h.bot)
+	waitHealthy(t, h)
 	for _, tc := range []struct {
 		name, method, secret, body string
 		want                       int

@@ -11,6 +11,9 @@
 //	f.Message(42, 42, "hello")
 //	f.WaitFor("sendMessage", 1, 5*time.Second)
 //	msgs := f.Sent(42)
+//
+// NewInProcess serves the same API without a listener, through the HTTP
+// client of Client, for tests inside a testing/synctest bubble.
 package telegramtest
 
 import (
@@ -23,8 +26,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 )
 
 // Defaults for Options.
@@ -40,11 +47,18 @@ type Options struct {
 	Token string
 	// Username is the bot's username (without @) returned by getMe.
 	Username string
+	// InProcess serves the API without a network listener: URL names a
+	// host that does not resolve, and only the HTTP client of Client
+	// reaches the fake, which answers in the calling goroutine. Use it for
+	// a Fake inside a testing/synctest bubble, where a goroutine blocked
+	// on a socket is not durably blocked and would keep the bubble's clock
+	// from advancing. (Webhook posts still go over the network.)
+	InProcess bool
 }
 
 // Fake is a fake Bot API server. Its methods are safe for concurrent use.
 type Fake struct {
-	srv    *httptest.Server
+	srv    *httptest.Server // nil when in process
 	token  string
 	me     models.User
 	closed chan struct{}
@@ -129,6 +143,15 @@ func New(tb testing.TB) *Fake {
 	return f
 }
 
+// NewInProcess is New with Options.InProcess: point the bot at URL with
+// the client of Client. It suits tests inside a testing/synctest bubble.
+func NewInProcess(tb testing.TB) *Fake {
+	tb.Helper()
+	f := Start(Options{InProcess: true})
+	tb.Cleanup(f.Close)
+	return f
+}
+
 // Start starts a Fake; Close stops it.
 func Start(o Options) *Fake {
 	if o.Token == "" {
@@ -146,7 +169,9 @@ func Start(o Options) *Fake {
 		failures: map[string][]failure{},
 		counts:   map[string]int{},
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	if !o.InProcess {
+		f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	}
 	return f
 }
 
@@ -154,12 +179,52 @@ func Start(o Options) *Fake {
 func (f *Fake) Close() {
 	f.once.Do(func() {
 		close(f.closed)
-		f.srv.Close()
+		if f.srv != nil {
+			f.srv.Close()
+		}
 	})
 }
 
+// inProcessURL is the base URL of an in-process fake: any host would do,
+// as its client never dials; .invalid never resolves, should a request go
+// elsewhere by mistake.
+const inProcessURL = "http://telegramtest.invalid"
+
 // URL is the server's base URL: the bot's TELEGRAM_API_URL.
-func (f *Fake) URL() string { return f.srv.URL }
+func (f *Fake) URL() string {
+	if f.srv == nil {
+		return inProcessURL
+	}
+	return f.srv.URL
+}
+
+// Client is an HTTP client that reaches the fake: over the listener, or,
+// in process, by calling its handler directly.
+func (f *Fake) Client() *http.Client {
+	if f.srv != nil {
+		return f.srv.Client()
+	}
+	return &http.Client{Transport: handlerTransport{f}}
+}
+
+// handlerTransport answers a request by running the fake's handler in the
+// caller's goroutine, so a long poll blocks only on the fake's channels
+// and timers.
+type handlerTransport struct{ f *Fake }
+
+func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		defer req.Body.Close()
+	}
+	rec := httptest.NewRecorder()
+	t.f.serve(rec, req)
+	if err := req.Context().Err(); err != nil {
+		return nil, err // the caller gave up: what the handler wrote is not an answer
+	}
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
+}
 
 // Token is the token the fake accepts.
 func (f *Fake) Token() string { return f.token }
@@ -400,36 +465,47 @@ func chatOf(id int64) models.Chat {
 	}
 }
 
-// entitiesOf marks a leading /command and @mentions, with UTF-16 offsets
-// as Telegram does.
+// entitiesOf marks in text what Telegram's server marks for these tests:
+// a /command at the start (with its @botname), and @mentions by
+// Telegram's rule — an "@" after no letter, digit or "_", then 2 to 32 of
+// A–Z a–z 0–9 "_", then no letter, digit or "_" (letters and digits of
+// any script count: "é@name" and "@nameé" are no mentions). Offsets and
+// lengths are in UTF-16 code units, as Telegram sends them.
 func entitiesOf(text string) []models.MessageEntity {
 	var ents []models.MessageEntity
-	isWord := func(r rune) bool {
-		return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-	}
-	runes := []rune(text)
-	off := 0 // UTF-16 offset of runes[i]
-	for i := 0; i < len(runes); {
-		r := runes[i]
-		start, startOff := i, off
-		if (r == '/' && i == 0) || (r == '@' && (i == 0 || !isWord(runes[i-1]))) {
-			j := i + 1
-			for j < len(runes) && (isWord(runes[j]) || (r == '/' && runes[j] == '@')) {
-				j++
-			}
-			if j-start > 1 {
-				typ := models.MessageEntityTypeMention
-				if r == '/' {
-					typ = models.MessageEntityTypeBotCommand
-				}
-				ents = append(ents, models.MessageEntity{Type: typ, Offset: startOff, Length: j - start})
-				off += j - start // ASCII only
-				i = j
-				continue
-			}
+	if strings.HasPrefix(text, "/") {
+		j := 1
+		for j < len(text) && (isUsernameByte(text[j]) || text[j] == '@') {
+			j++
 		}
-		off += utf16Len(string(r))
-		i++
+		if j > 1 {
+			ents = append(ents, models.MessageEntity{Type: models.MessageEntityTypeBotCommand, Length: j})
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '@' {
+			continue
+		}
+		if prev, _ := utf8.DecodeLastRuneInString(text[:i]); i > 0 && isWordRune(prev) {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isUsernameByte(text[j]) {
+			j++
+		}
+		next, _ := utf8.DecodeRuneInString(text[j:])
+		if n := j - i - 1; n < 2 || n > 32 || j < len(text) && isWordRune(next) {
+			continue
+		}
+		ents = append(ents, models.MessageEntity{Type: models.MessageEntityTypeMention,
+			Offset: tgformat.UTF16Len(text[:i]), Length: j - i}) // the name is ASCII: bytes are units
+		i = j - 1
 	}
 	return ents
 }
+
+func isUsernameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }

@@ -9,8 +9,11 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -279,4 +282,91 @@ func TestLongPoll(t *testing.T) {
 			t.Fatalf("update %d not delivered", i)
 		}
 	}
+}
+
+// The fake marks commands and mentions as Telegram does, offsets in UTF-16
+// code units.
+func TestEntities(t *testing.T) {
+	mention := func(off, n int) models.MessageEntity {
+		return models.MessageEntity{Type: models.MessageEntityTypeMention, Offset: off, Length: n}
+	}
+	tests := []struct {
+		text string
+		want []models.MessageEntity
+	}{
+		{"hello", nil},
+		{"@volcanic_test_bot hi", []models.MessageEntity{mention(0, 18)}},
+		{"Ⱥ @volcanic_test_bot", []models.MessageEntity{mention(2, 18)}},
+		{"😀 @volcanic_test_bot, hi", []models.MessageEntity{mention(3, 18)}},
+		{"(@ab) @a", []models.MessageEntity{mention(1, 3)}},
+		{"mail x@volcanic_test_bot", nil},
+		{"é@volcanic_test_bot", nil},
+		{"@volcanic_test_botë", nil},
+		{"@" + strings.Repeat("a", 33), nil},
+		{"/start@volcanic_test_bot now @user1002", []models.MessageEntity{
+			{Type: models.MessageEntityTypeBotCommand, Length: 24}, mention(29, 9),
+		}},
+	}
+	for _, tt := range tests {
+		if got := entitiesOf(tt.text); !slices.Equal(got, tt.want) {
+			t.Errorf("entitiesOf(%q) = %+v, want %+v", tt.text, got, tt.want)
+		}
+	}
+}
+
+// In process, the fake runs inside a synctest bubble: a long poll with
+// nothing to deliver waits its timeout on the bubble's clock, at once in
+// real time, and a message ends it.
+func TestInProcessLongPoll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := NewInProcess(t)
+		poll := func() []models.Update {
+			t.Helper()
+			resp, err := f.Client().PostForm(f.URL()+"/bot"+f.Token()+"/getUpdates", url.Values{"timeout": {"59"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var v struct {
+				OK     bool            `json:"ok"`
+				Result []models.Update `json:"result"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || !v.OK {
+				t.Fatalf("getUpdates answered %d: %v", resp.StatusCode, err)
+			}
+			return v.Result
+		}
+		start := time.Now()
+		if updates := poll(); len(updates) != 0 {
+			t.Fatalf("updates %+v", updates)
+		}
+		if waited := time.Since(start); waited != 59*time.Second {
+			t.Errorf("the idle poll took %v, want 59s", waited)
+		}
+
+		start = time.Now()
+		go func() {
+			time.Sleep(10 * time.Second)
+			f.Message(42, 7, "hello")
+		}()
+		if updates := poll(); len(updates) != 1 || updates[0].Message.Text != "hello" {
+			t.Fatalf("updates %+v", updates)
+		}
+		if waited := time.Since(start); waited != 10*time.Second {
+			t.Errorf("the poll ended after %v, want 10s", waited)
+		}
+
+		// go-telegram/bot works through the client too.
+		b, err := tgbot.New(f.Token(), tgbot.WithSkipGetMe(), tgbot.WithServerURL(f.URL()),
+			tgbot.WithHTTPClient(60*time.Second, f.Client()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.SendMessage(context.Background(), &tgbot.SendMessageParams{ChatID: 42, Text: "hi"}); err != nil {
+			t.Fatal(err)
+		}
+		if texts := f.Texts(42); len(texts) != 1 || texts[0] != "hi" {
+			t.Errorf("sent %q", texts)
+		}
+	})
 }

@@ -124,16 +124,3 @@ func decodeEntity(s string) (rune, int) {
 	}
 	return 0, 0
 }
-
-// utf16Len is the length of s in UTF-16 code units, as Telegram counts.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}

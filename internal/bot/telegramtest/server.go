@@ -19,14 +19,15 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 )
 
-// Telegram's limits that the fake enforces.
+// Telegram's limits on uploads that the fake enforces (those on texts are
+// tgformat's).
 const (
-	maxMessageUTF16 = 4096
-	maxCaptionUTF16 = 1024
-	maxPhotoBytes   = 10 << 20
-	maxUploadBytes  = 50 << 20
+	maxPhotoBytes  = 10 << 20
+	maxUploadBytes = 50 << 20
 )
 
 // apiError is an error answer: {"ok":false,"error_code":…}.
@@ -320,7 +321,7 @@ func checkText(text, parseMode string, limit int, what string) error {
 	default:
 		// MarkdownV2 and Markdown are accepted unchecked.
 	}
-	if utf16Len(plain) > limit {
+	if tgformat.UTF16Len(plain) > limit {
 		return badRequest("%s is too long", what)
 	}
 	return nil
@@ -346,7 +347,7 @@ func (f *Fake) sendMessage(p map[string]string) (any, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, badRequest("message text is empty")
 	}
-	if err := checkText(text, p["parse_mode"], maxMessageUTF16, "message"); err != nil {
+	if err := checkText(text, p["parse_mode"], tgformat.MaxMessageUTF16, "message"); err != nil {
 		return nil, err
 	}
 	m := f.store(&Message{ChatID: chat, Method: "sendMessage", Text: text, ParseMode: p["parse_mode"], NoPreview: noPreview(p)})
@@ -363,7 +364,7 @@ func (f *Fake) editMessageText(p map[string]string) (any, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, badRequest("message text is empty")
 	}
-	if err := checkText(text, p["parse_mode"], maxMessageUTF16, "message"); err != nil {
+	if err := checkText(text, p["parse_mode"], tgformat.MaxMessageUTF16, "message"); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -408,7 +409,7 @@ func (f *Fake) sendFile(method, field string, p map[string]string, files map[str
 		return nil, err
 	}
 	caption := p["caption"]
-	if err := checkText(caption, p["parse_mode"], maxCaptionUTF16, "message caption"); err != nil {
+	if err := checkText(caption, p["parse_mode"], tgformat.MaxCaptionUTF16, "message caption"); err != nil {
 		return nil, err
 	}
 	m := &Message{ChatID: chat, Method: method, Text: caption, ParseMode: p["parse_mode"]}

@@ -1,4 +1,4 @@
-package bot
+package tgformat
 
 import (
 	"bytes"
@@ -16,10 +16,6 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
-
-// MaxMessageUTF16 is Telegram's limit on a message's text, in UTF-16 code units, counted after entity parsing
-// (the visible text, not the HTML that carries it).
-const MaxMessageUTF16 = 4096
 
 // Chunk is one Telegram message: HTML using only the tags Telegram's HTML parse mode allows, and the same text
 // without markup as the fallback when Telegram still refuses the HTML.

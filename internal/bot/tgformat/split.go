@@ -1,4 +1,4 @@
-package bot
+package tgformat
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ type splitPoint struct {
 // split cuts d into chunks of at most limit UTF-16 units of visible text.
 func (d *renderedDoc) split(limit int) []Chunk {
 	limit = max(limit, 2) // room for one surrogate pair
-	if utf16Len(d.vis) <= limit {
+	if UTF16Len(d.vis) <= limit {
 		return d.appendChunk(nil, 0, len(d.vis))
 	}
 	cs := d.candidates(limit)
@@ -52,7 +52,7 @@ func (d *renderedDoc) candidates(limit int) []splitPoint {
 	for _, r := range d.runs {
 		switch r.kind {
 		case runSep:
-			n := utf16Len(d.vis[r.start:r.end])
+			n := UTF16Len(d.vis[r.start:r.end])
 			cs = append(cs, splitPoint{s: r.start, e: r.end, us: u, ue: u + n, pen: int(r.pen)})
 			u += n
 		case runText, runCode:
@@ -71,7 +71,7 @@ func (d *renderedDoc) candidates(limit int) []splitPoint {
 				u += byteUnits(c)
 			}
 		default:
-			u += utf16Len(d.vis[r.start:r.end])
+			u += UTF16Len(d.vis[r.start:r.end])
 		}
 	}
 	cs = append(cs, splitPoint{s: len(d.vis), e: len(d.vis), us: u, ue: u})
@@ -106,7 +106,7 @@ func withForced(vis []byte, cs []splitPoint, limit int) []splitPoint {
 					}
 					out = append(out, splitPoint{s: b, e: b, us: u, ue: u, pen: pen})
 				}
-				u += runeUnits(r)
+				u += byteUnits(vis[b])
 				b += size
 				prev = r
 			}
@@ -318,35 +318,4 @@ func escapeHTMLAttr(sb *strings.Builder, s string) {
 		last = i + 1
 	}
 	sb.WriteString(s[last:])
-}
-
-// utf16Len is the length of valid UTF-8 v in UTF-16 code units, as Telegram counts.
-func utf16Len(v []byte) int {
-	n := 0
-	for _, c := range v {
-		n += byteUnits(c)
-	}
-	return n
-}
-
-// byteUnits is what one byte of valid UTF-8 adds to the UTF-16 length: a rune's leading byte counts for its
-// units, continuation bytes for nothing.
-func byteUnits(c byte) int {
-	switch {
-	case c < 0x80:
-		return 1
-	case c < 0xC0:
-		return 0
-	case c < 0xF0:
-		return 1
-	default:
-		return 2
-	}
-}
-
-func runeUnits(r rune) int {
-	if r >= 0x10000 {
-		return 2
-	}
-	return 1
 }

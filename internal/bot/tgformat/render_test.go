@@ -1,4 +1,4 @@
-package bot
+package tgformat
 
 import (
 	"flag"
@@ -10,17 +10,8 @@ import (
 	"testing"
 )
 
-// updateGolden rewrites testdata/render/*.golden: go test ./internal/bot/ -run TestRenderGolden -update
-var updateGolden = lookupOrDefineBool("update", "rewrite golden files under testdata/")
-
-// lookupOrDefineBool defines a boolean test flag unless another test file of the package already did.
-func lookupOrDefineBool(name, usage string) func() bool {
-	if f := flag.Lookup(name); f != nil {
-		return func() bool { return f.Value.String() == "true" }
-	}
-	v := flag.Bool(name, false, usage)
-	return func() bool { return *v }
-}
+// update rewrites testdata/render/*.golden: go test ./internal/bot/tgformat/ -run TestRenderGolden -update
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func TestRenderFormatting(t *testing.T) {
 	tests := []struct {
@@ -174,10 +165,10 @@ func TestRenderGolden(t *testing.T) {
 				if err := checkChunk(c, MaxMessageUTF16); err != nil {
 					t.Errorf("chunk %d: %v", i, err)
 				}
-				fmt.Fprintf(&sb, "=== chunk %d of %d: %d UTF-16 units ===\n%s\n", i+1, len(chunks), utf16Len([]byte(c.Text)), c.HTML)
+				fmt.Fprintf(&sb, "=== chunk %d of %d: %d UTF-16 units ===\n%s\n", i+1, len(chunks), UTF16Len(c.Text), c.HTML)
 			}
 			golden := strings.TrimSuffix(in, ".md") + ".golden"
-			if updateGolden() {
+			if *update {
 				if err := os.WriteFile(golden, []byte(sb.String()), 0o644); err != nil {
 					t.Fatal(err)
 				}

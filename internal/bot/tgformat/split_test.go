@@ -1,4 +1,4 @@
-package bot
+package tgformat
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ func checkChunk(c Chunk, limit int) error {
 	if !utf8.ValidString(c.Text) {
 		return fmt.Errorf("chunk.Text is not valid UTF-8: %q", c.Text)
 	}
-	if n := utf16Len([]byte(c.Text)); n > limit {
+	if n := UTF16Len(c.Text); n > limit {
 		return fmt.Errorf("visible text is %d UTF-16 units, limit %d", n, limit)
 	}
 	if strings.TrimSpace(c.Text) == "" {
@@ -317,7 +317,7 @@ func TestSplitEmojiCountedInUTF16(t *testing.T) {
 	if len(chunks) != 2 {
 		t.Fatalf("got %d chunks, want 2", len(chunks))
 	}
-	if n := utf16Len([]byte(chunks[0].Text)); n < 3900 {
+	if n := UTF16Len(chunks[0].Text); n < 3900 {
 		t.Errorf("first chunk holds %d UTF-16 units, want it nearly full", n)
 	}
 }

@@ -1,0 +1,66 @@
+// Package bot is volcanicbot's Telegram side: it receives updates, decides
+// which messages are for the bot and who may use it, runs the chat
+// commands, and hands everything else to the sessions; and it is the
+// session's chat port, which renders answers, uploads files and shows
+// typing and progress while a turn runs.
+//
+// # Wiring
+//
+// The Manager needs the Chat and the Bot needs the Manager:
+//
+//	b, err := bot.New(bot.Options{Token: token, AllowedUsers: ids, Logger: log, Redactor: reg})
+//	mgr := session.NewManager(session.Options{Chat: b.Chat(), ...})
+//	b.SetSessions(mgr)
+//	err = b.Run(ctx) // until ctx ends
+//
+// New does no network I/O; Run calls getMe, publishes the commands and
+// receives updates until ctx ends, then waits for every chat's worker.
+//
+// # The way of one message
+//
+//  1. Poller. One goroutine long-polls getUpdates (go-telegram/bot, with
+//     handlers run in the poller and a recover middleware), or, with
+//     Options.WebhookURL, WebhookHandler takes Telegram's posts. Either
+//     way the update only gets queued: the poller never waits on a chat.
+//  2. Dispatcher. Each chat has a queue and, while it holds work, a worker
+//     goroutine of its own (dispatch.go): a chat's updates are handled one
+//     at a time, in order, and a slow chat never delays another. A panic
+//     in a job is logged and answered, and the worker goes on.
+//  3. Route (route.go). Before anything else, and for strangers too: is
+//     the message for the bot, and what is it? In a private chat every
+//     message is; in a group only one that mentions @botname (found by the
+//     "mention" entities Telegram sends, in UTF-16 offsets) or replies to
+//     the bot, and a command as /cmd@botname or as one of the bot's own
+//     commands. Other bots, channels and group chatter are ignored without
+//     a word.
+//  4. Allowlist (access.go). Default deny: a user not in AllowedUsers gets
+//     one short refusal naming their user id (at most one every ten
+//     minutes) and nothing else runs.
+//  5. Command or session. /start, /help, /new, /stop and /mcp run here,
+//     one file each (cmd_*.go), without the model. Text goes to
+//     Sessions.Deliver with the message it replies to; photos and
+//     documents are downloaded first (files.go), and the photos of an
+//     album, which arrive as separate messages, are collected for
+//     DefaultAlbumWait and delivered as one (album.go).
+//
+// # The chat port
+//
+// Chat implements session.Chat. SendText renders the model's Markdown with
+// tgformat into Telegram HTML, one message per chunk of at most 4096
+// UTF-16 code units, and sends a chunk again as plain text when Telegram
+// refuses its HTML. SendFile uploads images as photos (as documents when
+// Telegram refuses the photo) and everything else as documents; a caption
+// too long for Telegram follows as its own message. StartActivity shows
+// the typing action while a turn runs and, once a tool is called, one
+// progress message listing the calls, edited at most once a second and
+// deleted when the turn ends (activity.go).
+//
+// # Retries
+//
+// Every Bot API call goes through one retrier (call.go): a 429 waits for
+// its retry_after, a 5xx or a network error backs off exponentially (0.5 s
+// doubling up to 8 s), five tries in all; any other 4xx is final at once.
+// A final failure is logged with the chat id and returned. Error texts are
+// scrubbed of the bot token, the webhook secret and the redactor's secrets
+// before they reach a log line or a reply.
+package bot
