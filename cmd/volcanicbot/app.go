@@ -78,14 +78,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	if err != nil {
 		return nil, err
 	}
-	pw := preset.Playwright{
-		Enabled:   cfg.Playwright.Enabled,
-		Headless:  cfg.Playwright.Headless,
-		Browser:   cfg.Playwright.Browser,
-		ExtraArgs: cfg.Playwright.ExtraArgs,
-		Command:   cfg.Playwright.Command,
-		Package:   cfg.Playwright.Package,
-	}
+	pw := cfg.Playwright
 	browser := pw.Server()
 	browser.PromptSection = preset.BrowserSection(true) // send is always offered
 	servers := mcpconfig.Merge(logger, cfg.MCPServers, []mcpconfig.ServerConfig{browser}, settings)
@@ -194,17 +187,21 @@ func (m *Main) Run(ctx context.Context) error {
 	})
 	b.SetSessions(sessions)
 
+	g, gctx := errgroup.WithContext(ctx)
 	// The catalogue is built in the background: a slow server must not
-	// hold up polling. The first turn waits for it if it is not ready.
-	go func() {
-		tools, refusals := m.mcp.Tools(ctx)
+	// hold up polling. A turn that comes first waits for the servers'
+	// first discoveries.
+	g.Go(func() error {
+		tools, refusals := m.mcp.Tools(gctx)
+		if gctx.Err() != nil {
+			return nil
+		}
 		for _, r := range refusals {
 			m.logger.Warn("MCP tool refused", "refusal", r.String())
 		}
 		m.logger.Info("MCP catalogue ready", "tools", len(tools), "refused", len(refusals))
-	}()
-
-	g, gctx := errgroup.WithContext(ctx)
+		return nil
+	})
 	if m.cfg.HTTPAddr != "" {
 		srv, err := m.healthServer(b)
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image/png"
 	"net/http"
@@ -52,7 +53,8 @@ func browserEnv(t testing.TB) []string {
 	return []string{
 		"PLAYWRIGHT_ENABLED=true",
 		"PLAYWRIGHT_COMMAND=" + bin,
-		"PLAYWRIGHT_EXTRA_ARGS=--no-sandbox --executable-path " + chromium,
+		"PLAYWRIGHT_EXECUTABLE_PATH=" + chromium,
+		"PLAYWRIGHT_NO_SANDBOX=true",
 	}
 }
 
@@ -400,4 +402,76 @@ func containsText(texts []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A redeploy (Coolify recreates the container: a new hostname, the same
+// volume) finds the chat's browser profile locked by a browser of the old
+// container. The bot stops browsers gracefully, so Chromium removes its
+// lock itself; and a lock a killed browser of another host left in a
+// profile the bot owns is cleared before the next start, so the chat
+// browses instead of failing with "Browser is already in use".
+func TestBrowserProfileLockOfAnotherHostIsCleared(t *testing.T) {
+	env := browserEnv(t)
+	srv := site(t)
+	d := startDaemon(t, browse, daemonOptions{extra: env})
+	d.tg.Message(alice, alice, "read "+srv.URL+"/before")
+	d.waitText(alice, "The H1 is: Unique heading before")
+	profile := filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), ".volcanic", "browser-profile")
+	lock := filepath.Join(profile, "SingletonLock")
+	target, err := os.Readlink(lock)
+	if err != nil {
+		t.Fatalf("no SingletonLock while the browser runs: %v", err)
+	}
+	d.tg.Message(alice, alice, "/mcp restart playwright")
+	d.waitText(alice, "restarted")
+	if _, err := os.Lstat(lock); err == nil {
+		t.Errorf("the profile is still locked after a graceful stop: Chromium was not given time to shut down")
+	}
+
+	// What a browser killed in the old container leaves behind.
+	host, _, _ := strings.Cut(target, "-")
+	for _, name := range []string{"SingletonLock", "SingletonCookie", "SingletonSocket"} {
+		_ = os.Remove(filepath.Join(profile, name))
+	}
+	if err := os.Symlink("old-container-"+host+"-4242", lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/tmp/org.chromium.Chromium.gone/SingletonSocket", filepath.Join(profile, "SingletonSocket")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("1234567890123456789", filepath.Join(profile, "SingletonCookie")); err != nil {
+		t.Fatal(err)
+	}
+	d.tg.Message(alice, alice, "read "+srv.URL+"/after")
+	d.waitText(alice, "Unique heading after")
+}
+
+// check starts the browser once: listing the tools starts none, so a
+// browser that cannot start used to pass check and fail the first chat's
+// first call. A user's PLAYWRIGHT_EXTRA_ARGS adds to what the deployment
+// set; it no longer replaces the executable path and the sandbox switch.
+func TestCheckStartsTheBrowser(t *testing.T) {
+	env := browserEnv(t)
+	run1 := func(extra ...string) (int, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		environ := append(append(baseEnviron(t, t.TempDir()), env...), extra...)
+		code := run(context.Background(), []string{"check"}, &out, &errOut, environ)
+		return code, out.String()
+	}
+	if code, out := run1("PLAYWRIGHT_EXTRA_ARGS=--isolated"); code != 0 || !strings.Contains(out, "browser: ok (opened about:blank)") {
+		t.Errorf("with the deployment's settings and the user's --isolated: exit %d\n%s", code, out)
+	}
+	var withoutPath []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PLAYWRIGHT_EXECUTABLE_PATH=") {
+			withoutPath = append(withoutPath, kv)
+		}
+	}
+	env = withoutPath
+	code, out := run1("HOME=" + t.TempDir()) // no browser of Playwright's own there
+	if code != 1 || !strings.Contains(out, "failed: playwright: the browser does not start") ||
+		!strings.Contains(out, "PLAYWRIGHT_EXECUTABLE_PATH") || !strings.Contains(out, "is not installed") {
+		t.Errorf("without a browser: exit %d\n%s", code, out)
+	}
 }

@@ -3,12 +3,16 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/preset"
 )
 
 // runCheck is `volcanicbot check`: the configuration is loaded and
@@ -37,26 +41,101 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 	for _, w := range m.serverWarnings() {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
-	if !printCatalogs(stdout, m.mcp.Discover(ctx)) {
+	cats := m.mcp.Discover(ctx)
+	ok := printCatalogs(stdout, cats)
+	if err := m.probeBrowser(ctx, cats); err != nil {
+		fmt.Fprintf(stdout, "\nfailed: %v\n", err)
+		ok = false
+	} else if m.preset.IsEnabled() {
+		fmt.Fprintln(stdout, "\nbrowser: ok (opened about:blank)")
+	}
+	if !ok {
 		return errReported
 	}
 	return nil
 }
 
+// probeBrowser opens about:blank with the browser preset, once: listing
+// the tools starts no browser, so a browser that cannot start (a missing
+// executable, a sandbox a container does not allow) would show only at the
+// first chat's first browser call. Nil when the preset is off or was not
+// discovered (that failure is reported already).
+func (m *Main) probeBrowser(ctx context.Context, cats []mcpclient.ServerCatalog) error {
+	var navigate, closeTool mcpclient.Tool
+	for _, sc := range cats {
+		if sc.Config.Source != mcpconfig.SourcePreset || sc.Config.Name != preset.PlaywrightServer || !sc.Config.Enabled || sc.Err != nil {
+			continue
+		}
+		for _, t := range sc.Catalog.Tools {
+			switch t.MCPName {
+			case preset.PlaywrightProbeTool:
+				navigate = t
+			case preset.PlaywrightCloseTool:
+				closeTool = t
+			}
+		}
+	}
+	if navigate.Name == "" {
+		return nil
+	}
+	ws, err := os.MkdirTemp("", "volcanicbot-check-*")
+	if err != nil {
+		return fmt.Errorf("%s: temp dir: %w", preset.PlaywrightServer, err)
+	}
+	defer os.RemoveAll(ws)
+	s, err := m.mcp.NewSession(ws)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	res, err := s.Call(ctx, navigate, json.RawMessage(preset.PlaywrightProbeArgs))
+	if err != nil {
+		return fmt.Errorf("%s: the browser did not start: %w", preset.PlaywrightServer, err)
+	}
+	if res.IsError {
+		return fmt.Errorf("%s: the browser does not start (%s). %s\n%s", preset.PlaywrightServer, preset.PlaywrightProbeArgs,
+			preset.BrowserStartHint, res.Text())
+	}
+	if closeTool.Name != "" {
+		_, _ = s.Call(ctx, closeTool, json.RawMessage(`{}`))
+	}
+	return nil
+}
+
 // printCatalogs writes the server table and the failures; it reports
-// whether every enabled server was discovered.
+// whether every enabled server was discovered and offers the model at
+// least one tool. Tools refused for a name clash are counted apart (and
+// cost no tokens): a server whose every tool was refused fails, with the
+// fix in its refusal lines.
 func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog) bool {
 	if len(cats) == 0 {
 		fmt.Fprintln(w, "MCP servers: none configured")
 		return true
 	}
+	var discovered []mcpclient.Catalog
+	for _, sc := range cats {
+		if sc.Err == nil && sc.Config.Enabled {
+			discovered = append(discovered, sc.Catalog)
+		}
+	}
+	tools, refusals := mcpclient.ResolveTools(discovered, builtinTools, nil)
+	offered := map[string][]mcpclient.Tool{}
+	for _, t := range tools {
+		offered[t.Server] = append(offered[t.Server], t)
+	}
+	refused := map[string]int{}
+	for _, r := range refusals {
+		refused[r.Server]++
+	}
+
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\t~TOKENS\tSOURCE")
 	ok := true
 	var failures []string
 	total := 0
 	for _, sc := range cats {
-		state, tools, tokens := "ok", "-", "-"
+		state, count, tokens := "ok", "-", "-"
+		name := sc.Config.Name
 		switch {
 		case !sc.Config.Enabled:
 			state = "disabled"
@@ -65,29 +144,29 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog) bool {
 			ok = false
 			failures = append(failures, sc.Err.Error())
 		default:
-			n := mcpclient.EstimateTokens(sc.Catalog.Tools)
+			n := mcpclient.EstimateTokens(offered[name])
 			total += n
-			tools, tokens = fmt.Sprint(len(sc.Catalog.Tools)), fmt.Sprint(n)
+			count, tokens = fmt.Sprint(len(offered[name])), fmt.Sprint(n)
+			if refused[name] > 0 {
+				count += fmt.Sprintf(" (+%d refused)", refused[name])
+				if len(offered[name]) == 0 {
+					state = "refused"
+					ok = false
+				}
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sc.Config.Name, state, tools, tokens,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, state, count, tokens,
 			cmp.Or(sc.Config.Origin, string(sc.Config.Source)))
 	}
 	tw.Flush()
 
-	var discovered []mcpclient.Catalog
-	for _, sc := range cats {
-		if sc.Err == nil && sc.Config.Enabled {
-			discovered = append(discovered, sc.Catalog)
-		}
-	}
-	tools, refusals := mcpclient.ResolveTools(discovered, builtinTools, nil)
 	fmt.Fprintf(w, "\n%d tools offered to the model, about %d tokens per request\n", len(tools), total)
 	for _, sc := range cats {
-		if sc.Err != nil || !sc.Config.Enabled || len(sc.Catalog.Tools) == 0 {
+		if len(offered[sc.Config.Name]) == 0 {
 			continue
 		}
-		names := make([]string, len(sc.Catalog.Tools))
-		for i, t := range sc.Catalog.Tools {
+		names := make([]string, len(offered[sc.Config.Name]))
+		for i, t := range offered[sc.Config.Name] {
 			names[i] = t.Name
 		}
 		fmt.Fprintf(w, "  %s: %s\n", sc.Config.Name, strings.Join(names, ", "))

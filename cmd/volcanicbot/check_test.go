@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -122,5 +123,40 @@ func TestUsage(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"version"}, &out, &errOut, nil); code != 0 || !strings.Contains(out.String(), "volcanicbot") {
 		t.Errorf("version: exit %d, %q", code, out.String())
+	}
+}
+
+// A server whose only tools are refused (every name is another server's)
+// offers nothing: check says so, counts neither its tools nor their tokens,
+// and fails. And check leaves no discovery folder behind.
+func TestCheckCountsOnlyOfferedTools(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := writeSettings(t, map[string][]string{"a": {fakemcp.ModeNormal}, "b": {fakemcp.ModeNormal}})
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check"}, &out, &errOut, append(baseEnviron(t, dir), "TMPDIR="+tmp))
+	if code != 1 {
+		t.Errorf("exit %d, want 1: b offers no tool\n%s", code, out.String())
+	}
+	var aLine, bLine string
+	for _, l := range strings.Split(out.String(), "\n") {
+		switch f := strings.Fields(l); {
+		case len(f) > 1 && f[0] == "a":
+			aLine = l
+		case len(f) > 1 && f[0] == "b":
+			bLine = l
+		}
+	}
+	if !strings.Contains(bLine, "refused") || !regexp.MustCompile(`\brefused\s+0 \(\+\d+ refused\)\s+0\s`).MatchString(bLine) {
+		t.Errorf("b's line %q: want state refused, 0 tools (+N refused), 0 tokens\n%s", bLine, out.String())
+	}
+	if !strings.Contains(aLine, " ok ") {
+		t.Errorf("a's line %q", aLine)
+	}
+	if !strings.Contains(out.String(), `MCP server "a" already provides`) {
+		t.Errorf("no refusal line with the fix:\n%s", out.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "volcanicbot-discover-*")); len(left) > 0 {
+		t.Errorf("check left %v", left)
 	}
 }

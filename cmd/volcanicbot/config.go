@@ -19,6 +19,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/preset"
 )
 
 // Config is the bot's configuration: the config file named by
@@ -35,10 +36,11 @@ type Config struct {
 	// AgentDir holds the user settings.json with mcpServers; ~ expanded.
 	AgentDir string
 
-	LLM        LLMConfig
-	Agent      AgentConfig
-	Log        LogConfig
-	Playwright PlaywrightConfig
+	LLM   LLMConfig
+	Agent AgentConfig
+	Log   LogConfig
+	// Playwright is the browser preset's settings (mcp.playwright.*).
+	Playwright preset.Playwright
 
 	// HTTPAddr is the optional health listener (/healthz), e.g. ":8080".
 	HTTPAddr string
@@ -99,19 +101,6 @@ type LogConfig struct {
 	Format string
 }
 
-// PlaywrightConfig carries the Playwright preset's settings; nil pointers
-// and empty strings mean "not set" (the preset applies its defaults).
-type PlaywrightConfig struct {
-	Enabled  *bool
-	Headless *bool
-	Browser  string
-	// ExtraArgs is a list in the config file; PLAYWRIGHT_EXTRA_ARGS (or a
-	// string in the file) is split shell-style, honouring quotes.
-	ExtraArgs []string
-	Command   string
-	Package   string
-}
-
 // Defaults.
 const (
 	defaultTelegramAPIURL = "https://api.telegram.org"
@@ -162,6 +151,8 @@ type configKey struct {
 //	mcp.playwright.extra_args     PLAYWRIGHT_EXTRA_ARGS      a list, or a shell-style string
 //	mcp.playwright.command        PLAYWRIGHT_COMMAND
 //	mcp.playwright.package        PLAYWRIGHT_PACKAGE
+//	mcp.playwright.executable_path PLAYWRIGHT_EXECUTABLE_PATH
+//	mcp.playwright.no_sandbox     PLAYWRIGHT_NO_SANDBOX
 //	mcp.servers.<name>.<field>    MCP__SERVERS__<NAME>__<FIELD>
 //
 // The config file itself is VOLCANIC_CONFIG. Server entries take the
@@ -198,6 +189,8 @@ var configKeys = []configKey{
 	{"mcp.playwright.extra_args", "PLAYWRIGHT_EXTRA_ARGS"},
 	{"mcp.playwright.command", "PLAYWRIGHT_COMMAND"},
 	{"mcp.playwright.package", "PLAYWRIGHT_PACKAGE"},
+	{"mcp.playwright.executable_path", "PLAYWRIGHT_EXECUTABLE_PATH"},
+	{"mcp.playwright.no_sandbox", "PLAYWRIGHT_NO_SANDBOX"},
 }
 
 // fileWins reports whether the config file beats the environment for key:
@@ -270,13 +263,15 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		Level:  strings.ToLower(cmp.Or(l.str("log.level"), defaultLogLevel)),
 		Format: strings.ToLower(cmp.Or(l.str("log.format"), defaultLogFormat)),
 	}
-	c.Playwright = PlaywrightConfig{
-		Enabled:   l.boolean("mcp.playwright.enabled"),
-		Headless:  l.boolean("mcp.playwright.headless"),
-		Browser:   l.str("mcp.playwright.browser"),
-		ExtraArgs: l.args("mcp.playwright.extra_args"),
-		Command:   l.str("mcp.playwright.command"),
-		Package:   l.str("mcp.playwright.package"),
+	c.Playwright = preset.Playwright{
+		Enabled:        l.boolean("mcp.playwright.enabled"),
+		Headless:       l.boolean("mcp.playwright.headless"),
+		Browser:        l.str("mcp.playwright.browser"),
+		ExtraArgs:      l.args("mcp.playwright.extra_args"),
+		Command:        l.str("mcp.playwright.command"),
+		Package:        l.str("mcp.playwright.package"),
+		ExecutablePath: l.str("mcp.playwright.executable_path"),
+		NoSandbox:      l.boolean("mcp.playwright.no_sandbox"),
 	}
 	servers, err := mcpconfig.FromConfigFile(mcpServersSection(raw), environ, "config "+l.file)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/preset"
 )
 
 // testEnv is a getenv over a map.
@@ -124,7 +125,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		Agent:    AgentConfig{SystemPrompt: "be brief", MaxSteps: 12},
 		HTTPAddr: ":8080",
 		Log:      LogConfig{Level: "debug", Format: "json"},
-		Playwright: PlaywrightConfig{Enabled: new(true), Headless: new(false), Browser: "firefox",
+		Playwright: preset.Playwright{Enabled: new(true), Headless: new(false), Browser: "firefox",
 			ExtraArgs: []string{"--no-sandbox", "--device", "iPhone 15"}, Command: "playwright-mcp", Package: "@playwright/mcp@0.0.83"},
 	}
 	if !reflect.DeepEqual(c, want) {

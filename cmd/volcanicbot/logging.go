@@ -32,7 +32,7 @@ func NewLogger(w io.Writer, level, format string, isTerminal bool, redactor inte
 	case err != nil:
 		return nil, err
 	case f == logFormatJSON:
-		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})
+		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationsInMilliseconds})
 	default:
 		h = tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, NoColor: !isTerminal})
 	}
@@ -40,6 +40,18 @@ func NewLogger(w io.Writer, level, format string, isTerminal bool, redactor inte
 		h = redact.NewHandler(h, redactor)
 	}
 	return slog.New(h), nil
+}
+
+// durationsInMilliseconds writes a duration attribute the way people and
+// log tools read it: milliseconds, with the unit in the key ("elapsed":
+// 1.5 s becomes "elapsed_ms": 1500), instead of encoding/json's
+// nanoseconds.
+func durationsInMilliseconds(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	ms := float64(a.Value.Duration().Microseconds()) / 1000
+	return slog.Float64(a.Key+"_ms", ms)
 }
 
 // parseLogLevel maps LOG_LEVEL to a slog level; "" is info.

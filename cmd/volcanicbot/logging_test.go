@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 type upperRedactor struct{ secret string }
@@ -89,5 +90,23 @@ func TestParseLogLevel(t *testing.T) {
 		if got, err := parseLogLevel(in); err != nil || got != want {
 			t.Errorf("parseLogLevel(%q) = %v, %v; want %v", in, got, err, want)
 		}
+	}
+}
+
+// JSON logs write durations in milliseconds, with the unit in the key.
+func TestJSONLogDurationsInMilliseconds(t *testing.T) {
+	var buf bytes.Buffer
+	logger, err := NewLogger(&buf, "info", "json", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger.Info("done", "elapsed", 1500*time.Millisecond, slog.Group("retry", "after", 250*time.Microsecond))
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	retry, _ := got["retry"].(map[string]any)
+	if got["elapsed_ms"] != 1500.0 || retry["after_ms"] != 0.25 || got["elapsed"] != nil {
+		t.Errorf("log line %s", buf.String())
 	}
 }

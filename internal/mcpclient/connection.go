@@ -146,7 +146,7 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 		if err != nil {
 			return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: invalid result: %v", tool.Name, err)), nil
 		}
-		inlineLinkedFiles(&res, srv.dir, c.workspace)
+		inlineLinkedFiles(&res, srv.dir, c.workspace, MaxResultBytes-len(res.Text()))
 		return res, nil
 	}
 	var rpcErr *RPCError

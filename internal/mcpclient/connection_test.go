@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
@@ -446,25 +447,49 @@ func TestExitMessageIsRedacted(t *testing.T) {
 	}
 }
 
+// A chat's process stops after idleTimeoutSeconds without a call — each
+// call starts the wait anew — and the next call starts a fresh one. On a
+// synctest clock: the real half hour passes in no time.
 func TestIdleStop(t *testing.T) {
-	cfg, _ := fakeServer(t, "fake")
-	cfg.IdleTimeout = 200 * time.Millisecond
-	h := newHarness(t, nil, cfg)
-	s := h.session("")
-	echo := h.tool("fake", fakemcp.ToolEcho)
-	h.call(s, echo, `{"text":"x"}`)
-	st, _ := s.Status("fake")
-	waitFor(t, "the idle stop", 5*time.Second, func() bool { return gone(st.PID) })
-	if now, _ := s.Status("fake"); now.State != StateNotStarted {
-		t.Errorf("state after the idle stop = %v", now.State)
-	}
-	if res := h.call(s, echo, `{"text":"y"}`); res.Text() != "y" {
-		t.Errorf("call after the idle stop = %+v", res)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		cfg := mcpconfig.ServerConfig{Name: "mem", Command: "/bin/true", Enabled: true,
+			StartupTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, IdleTimeout: 30 * time.Minute}
+		mem := &memServer{}
+		h := newHarness(t, nil, cfg)
+		h.client.sp.dial = mem.dial
+		s := h.session("")
+		echo := Tool{Server: "mem", MCPName: "echo", Name: "echo"}
+		running := func() bool { st, _ := s.Status("mem"); return st.State == StateRunning }
+
+		h.call(s, echo, `{"text":"x"}`)
+		time.Sleep(29 * time.Minute)
+		synctest.Wait()
+		if !running() {
+			t.Fatal("stopped before the idle timeout")
+		}
+		h.call(s, echo, `{"text":"y"}`) // the wait starts anew
+		time.Sleep(29 * time.Minute)
+		synctest.Wait()
+		if !running() {
+			t.Fatal("a call did not restart the idle wait")
+		}
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if st, _ := s.Status("mem"); st.State != StateNotStarted {
+			t.Errorf("state after the idle timeout = %v, want not started", st.State)
+		}
+		if starts, terminated := mem.counts(); terminated != starts {
+			t.Errorf("%d starts, %d stopped: the idle process was not stopped", starts, terminated)
+		}
+		if res := h.call(s, echo, `{"text":"z"}`); res.Text() != "z" {
+			t.Errorf("call after the idle stop = %+v", res)
+		}
+		if st, _ := s.Status("mem"); st.Starts != 2 {
+			t.Errorf("starts in the chat = %d, want 2", st.Starts)
+		}
+	})
 }
 
-// An idle timeout far shorter than the calls: the idle stop must never kill
-// a process a call has just been handed.
 func TestIdleStopNeverKillsACall(t *testing.T) {
 	cfg, _ := fakeServer(t, "fake")
 	cfg.IdleTimeout = time.Millisecond

@@ -1,6 +1,8 @@
 package mcpclient
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,8 +17,13 @@ import (
 // the model reads the page in the same step. Screenshots and other binary
 // files stay links.
 
-// MaxInlineBytes caps one inlined file.
+// MaxInlineBytes caps one inlined file. Inlined text also counts against
+// the result's cap (MaxResultBytes): the files are inlined while room is
+// left, and the rest stay links.
 const MaxInlineBytes = 50 * 1024
+
+// minInlineBytes is the least room worth inlining a file into.
+const minInlineBytes = 1024
 
 // inlineExts are the text files worth inlining, with the fence language.
 var inlineExts = map[string]string{
@@ -27,30 +34,45 @@ var inlineExts = map[string]string{
 // markdownLink matches [text](target) with a target without spaces.
 var markdownLink = regexp.MustCompile(`\[[^\]\n]*\]\(([^)\s]+)\)`)
 
-// inlineLinkedFiles rewrites the text parts of r in place. base is the
+// inlineLinkedFiles rewrites the text parts of r in place, inlining at
+// most budget bytes in all (what the result's cap leaves). base is the
 // directory relative links are resolved against (the server's working
-// directory); only files inside workspace are read.
-func inlineLinkedFiles(r *Result, base, workspace string) {
+// directory); only files inside workspace are read. Files left out for
+// want of room are said so at the end.
+func inlineLinkedFiles(r *Result, base, workspace string, budget int) {
 	if workspace == "" {
 		return
 	}
-	root := "" // resolved on the first link: most results have none
+	in := inliner{base: base, budget: budget}
 	for i := range r.Content {
 		c := &r.Content[i]
 		if c.Type != ContentText || !strings.Contains(c.Text, "](") {
 			continue
 		}
-		if root == "" {
+		if in.root == "" { // resolved on the first link: most results have none
 			var err error
-			if root, err = filepath.EvalSymlinks(workspace); err != nil {
+			if in.root, err = filepath.EvalSymlinks(workspace); err != nil {
 				return
 			}
 		}
-		c.Text = inlineText(c.Text, base, root)
+		c.Text = in.text(c.Text)
+	}
+	if in.skipped > 0 {
+		r.Truncated = true
+		r.Content = append(r.Content, textContent(fmt.Sprintf(
+			"[%s not inlined: the result is at its size limit of %d KB; they are in the workspace]",
+			plural(in.skipped, "linked file"), MaxResultBytes/1024)))
 	}
 }
 
-func inlineText(text, base, root string) string {
+// inliner inlines the files one result links to, within its budget.
+type inliner struct {
+	base, root string
+	budget     int // bytes left
+	skipped    int // files left out for want of room
+}
+
+func (in *inliner) text(text string) string {
 	locs := markdownLink.FindAllStringSubmatchIndex(text, -1)
 	if len(locs) == 0 {
 		return text
@@ -60,8 +82,15 @@ func inlineText(text, base, root string) string {
 	seen := map[string]bool{}
 	for _, loc := range locs {
 		target := text[loc[2]:loc[3]]
-		content, lang, ok := readInlinable(target, base, root)
-		if !ok || seen[target] {
+		if seen[target] {
+			continue
+		}
+		limit := min(MaxInlineBytes, in.budget)
+		if limit < minInlineBytes {
+			limit = 0 // no room: only whether it would have been inlined
+		}
+		content, lang, ok := readInlinable(target, in.base, in.root, limit)
+		if !ok {
 			continue
 		}
 		seen[target] = true
@@ -72,9 +101,11 @@ func inlineText(text, base, root string) string {
 		} else {
 			end = len(text)
 		}
-		if end < last {
+		if limit == 0 || end < last {
+			in.skipped++
 			continue
 		}
+		in.budget -= len(content)
 		b.WriteString(text[last:end])
 		b.WriteString("\n```")
 		b.WriteString(lang)
@@ -93,8 +124,9 @@ func inlineText(text, base, root string) string {
 	return b.String()
 }
 
-// readInlinable reads target if it is a small text file inside root.
-func readInlinable(target, base, root string) (content, lang string, ok bool) {
+// readInlinable reads at most limit bytes of target if it is a text file
+// inside root.
+func readInlinable(target, base, root string, limit int) (content, lang string, ok bool) {
 	if strings.Contains(target, "://") || strings.HasPrefix(target, "#") {
 		return "", "", false
 	}
@@ -119,17 +151,20 @@ func readInlinable(target, base, root string) (content, lang string, ok bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return "", "", false
 	}
+	if limit <= 0 {
+		return "", lang, true
+	}
 	f, err := os.Open(real)
 	if err != nil {
 		return "", "", false
 	}
 	defer f.Close()
-	buf := make([]byte, min(fi.Size(), MaxInlineBytes+1))
-	n, _ := f.Read(buf)
+	buf := make([]byte, min(fi.Size(), int64(limit)+1, MaxInlineBytes+1))
+	n, _ := io.ReadFull(f, buf)
 	buf = buf[:n]
-	truncated := len(buf) > MaxInlineBytes || fi.Size() > MaxInlineBytes
-	if len(buf) > MaxInlineBytes {
-		buf = buf[:MaxInlineBytes]
+	truncated := len(buf) > limit || fi.Size() > int64(limit)
+	if len(buf) > limit {
+		buf = buf[:limit]
 	}
 	for i := 0; i < utf8.UTFMax-1 && truncated && len(buf) > 0 && !utf8.Valid(buf); i++ {
 		buf = buf[:len(buf)-1] // the cut may have split a rune
@@ -139,7 +174,7 @@ func readInlinable(target, base, root string) (content, lang string, ok bool) {
 	}
 	content = string(buf)
 	if truncated {
-		content += "\n[file truncated at 50 KB]"
+		content += fmt.Sprintf("\n[file truncated at %d KB of %d KB]", len(buf)/1024, (fi.Size()+1023)/1024)
 	}
 	return content, lang, true
 }

@@ -1,10 +1,15 @@
 package mcpclient
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 )
 
 func TestInlineLinkedFiles(t *testing.T) {
@@ -42,12 +47,12 @@ func TestInlineLinkedFiles(t *testing.T) {
 		{"missing", "[x](browser/nope.yml)", []string{"[x](browser/nope.yml)"}, []string{"```"}},
 		{"url", "[x](https://example.com/a.yml)", nil, []string{"```"}},
 		{"fragment", "- New console entries: [x](browser/page.yml#L1)", []string{"```yaml\n- heading"}, nil},
-		{"big capped", "[x](browser/big.txt)", []string{"[file truncated at 50 KB]"}, nil},
+		{"big capped", "[x](browser/big.txt)", []string{"[file truncated at 50 KB of 100 KB]"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Result{Content: []Content{{Type: ContentText, Text: tc.in}}}
-			inlineLinkedFiles(&r, ws, ws)
+			inlineLinkedFiles(&r, ws, ws, MaxResultBytes)
 			got := r.Content[0].Text
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
@@ -63,5 +68,38 @@ func TestInlineLinkedFiles(t *testing.T) {
 				t.Errorf("grew to %d bytes", len(got))
 			}
 		})
+	}
+}
+
+// Inlined files count against the result's cap: a result linking 40 files
+// of 42 KB is not a 1.7 MB tool message (it was, when the cap applied
+// before inlining).
+func TestInlinedFilesCountAgainstTheCap(t *testing.T) {
+	cfg, _ := fakeServer(t, "fake")
+	h := newHarness(t, nil, cfg)
+	ws := t.TempDir()
+	s := h.session(ws)
+	if err := os.MkdirAll(filepath.Join(ws, "browser"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var links strings.Builder
+	for i := range 40 {
+		name := filepath.Join("browser", "page-"+strconv.Itoa(i)+".yml")
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(strings.Repeat("- row [ref=e1]\n", 42*1024/15)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&links, "- [Snapshot %d](%s)\n", i, name)
+	}
+	arg, _ := json.Marshal(map[string]string{"text": links.String()})
+	res := h.call(s, h.tool("fake", fakemcp.ToolEcho), string(arg))
+	text := res.Text()
+	if len(text) > MaxResultBytes+512 {
+		t.Errorf("the result is %d bytes, over the cap of %d", len(text), MaxResultBytes)
+	}
+	if !strings.Contains(text, "```yaml\n- row [ref=e1]") {
+		t.Errorf("nothing was inlined:\n%.300s", text)
+	}
+	if !res.Truncated || !strings.Contains(text, "linked files not inlined: the result is at its size limit of 50 KB") {
+		t.Errorf("no note says files were left out (truncated %v):\n…%s", res.Truncated, text[max(0, len(text)-300):])
 	}
 }

@@ -21,6 +21,18 @@ const PlaywrightVersion = "0.0.83"
 // PlaywrightServer is the server name the preset adds.
 const PlaywrightServer = "playwright"
 
+// The call check makes to see the browser start (discovery lists the tools
+// without starting one), and the call that closes it again.
+const (
+	PlaywrightProbeTool = "browser_navigate"
+	PlaywrightProbeArgs = `{"url":"about:blank"}`
+	PlaywrightCloseTool = "browser_close"
+)
+
+// BrowserStartHint is what check says when the browser does not start.
+const BrowserStartHint = "Set PLAYWRIGHT_EXECUTABLE_PATH to the browser (e.g. /usr/bin/chromium) and, as root or in a container, " +
+	"PLAYWRIGHT_NO_SANDBOX=true; PLAYWRIGHT_EXTRA_ARGS only adds to those."
+
 // PlaywrightHint is what /mcp shows for the disabled preset.
 const PlaywrightHint = "set PLAYWRIGHT_ENABLED=true"
 
@@ -33,6 +45,12 @@ type Playwright struct {
 	ExtraArgs []string // appended as given
 	Command   string   // run this binary instead of npx -y <package>
 	Package   string   // npm spec for npx; default PlaywrightPackage
+	// ExecutablePath is the browser binary (--executable-path), e.g.
+	// Debian's /usr/bin/chromium; empty: Playwright's own browser.
+	ExecutablePath string
+	// NoSandbox runs the browser without its sandbox (--no-sandbox), which
+	// a container needs; nil means no.
+	NoSandbox *bool
 }
 
 // IsEnabled reports whether the preset is on.
@@ -54,7 +72,8 @@ func (p Playwright) BrowserName() string {
 //
 //	npx -y @playwright/mcp@<pinned> [--headless] --browser <b>
 //	    --output-dir ${workspace}/browser
-//	    --user-data-dir ${workspace}/.volcanic/browser-profile <extra args>
+//	    --user-data-dir ${workspace}/.volcanic/browser-profile
+//	    [--executable-path <path>] [--no-sandbox] <extra args>
 //
 // --user-data-dir is left out when the extra arguments contain --isolated.
 func (p Playwright) Server() mcpconfig.ServerConfig {
@@ -70,6 +89,14 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 	if !isolated(p.ExtraArgs) {
 		args = append(args, "--user-data-dir", "${workspace}/.volcanic/browser-profile")
 	}
+	// What the deployment needs has settings of its own, so that the user's
+	// extra arguments add to it rather than replace it.
+	if p.ExecutablePath != "" {
+		args = append(args, "--executable-path", p.ExecutablePath)
+	}
+	if p.NoSandbox != nil && *p.NoSandbox {
+		args = append(args, "--no-sandbox")
+	}
 	args = append(args, p.ExtraArgs...)
 	return mcpconfig.ServerConfig{
 		Name:           PlaywrightServer,
@@ -84,6 +111,7 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 		IdleTimeout:    mcpconfig.DefaultIdleTimeout,
 		StderrLevel:    mcpconfig.DefaultStderrLevel,
 		DisabledHint:   PlaywrightHint,
+		BeforeStart:    clearStaleProfileLock,
 	}
 }
 

@@ -255,16 +255,23 @@ func (p *Process) CloseTransport() {
 	p.closeOnce.Do(func() { _ = p.tr.Close() })
 }
 
-// Terminate ends the whole process tree gracefully: SIGTERM to the group
-// and to the groups of its descendants (a browser runs in a group of its
-// own), up to the grace for all of them to exit, then SIGKILL for what is
-// left. It returns when the leader is reaped, the transport closed and the
-// process's goroutines have ended. Safe to call more than once, and
-// concurrently.
+// Terminate ends the whole process tree gracefully and returns when the
+// leader is reaped, the transport closed and the process's goroutines have
+// ended. The server is asked first: SIGTERM to its own process group only,
+// and up to the grace for the whole tree to exit (a browser server then
+// closes its browser properly, and the browser unlocks its profile; a
+// browser sent SIGTERM itself dies with the profile locked). What is left
+// then gets SIGTERM in every group of the tree (a browser runs in a group
+// of its own), a second for it, and SIGKILL. Safe to call more than once,
+// and concurrently.
 func (p *Process) Terminate() {
 	p.termOnce.Do(func() {
 		p.terminating.Store(true)
-		endGroups(descendantGroups(p.pid), p.grace)
+		groups := descendantGroups(p.pid) // before the leader exits: then its children are orphans
+		signalGroups(groups[:1], syscall.SIGTERM)
+		if !waitGroupsGone(groups, p.grace) {
+			endGroups(groups, time.Second)
+		}
 		<-p.exited
 		<-p.watcherDone
 		p.CloseTransport()
@@ -286,11 +293,22 @@ func (p *Process) Terminate() {
 // every member to exit, then sends SIGKILL to what is left.
 func endGroups(groups []int, grace time.Duration) {
 	signalGroups(groups, syscall.SIGTERM)
-	deadline := time.Now().Add(grace)
-	for groupsAlive(groups) && time.Now().Before(deadline) {
+	if !waitGroupsGone(groups, grace) {
+		signalGroups(groups, syscall.SIGKILL)
+	}
+}
+
+// waitGroupsGone waits up to d for every member of the groups to exit and
+// reports whether they did.
+func waitGroupsGone(groups []int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for groupsAlive(groups) {
+		if !time.Now().Before(deadline) {
+			return false
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	signalGroups(groups, syscall.SIGKILL)
+	return true
 }
 
 func signalGroups(groups []int, sig syscall.Signal) {

@@ -1,0 +1,95 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+)
+
+// memServer is an MCP server in memory: the endpoint of a live server with
+// no process and no network, so lifecycle tests can run in a
+// testing/synctest bubble (a goroutine blocked on a pipe would keep the
+// bubble's clock from moving). It answers initialize, tools/list (one tool,
+// echo) and tools/call of echo.
+type memServer struct {
+	mu         sync.Mutex
+	starts     int
+	terminated int
+	live       []*memEndpoint
+}
+
+// dial is a spawner's dial: each start is a new endpoint.
+func (m *memServer) dial(context.Context, mcpconfig.ServerConfig, mcpconfig.Spawn, func()) (endpoint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.starts++
+	e := &memEndpoint{srv: m, ended: make(chan struct{})}
+	m.live = append(m.live, e)
+	return e, nil
+}
+
+func (m *memServer) counts() (starts, terminated int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.starts, m.terminated
+}
+
+type memEndpoint struct {
+	srv      *memServer
+	ended    chan struct{}
+	stopOnce sync.Once
+}
+
+var _ endpoint = (*memEndpoint)(nil)
+
+func (e *memEndpoint) roundTrip(_ context.Context, m message, _ time.Time) (reply, error) {
+	if e.done() {
+		return reply{}, errors.New("ended")
+	}
+	switch m.method {
+	case "initialize":
+		return reply{result: json.RawMessage(`{"protocolVersion":"2025-11-25","serverInfo":{"name":"mem","version":"1"}}`)}, nil
+	case "tools/list":
+		return reply{result: json.RawMessage(`{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`)}, nil
+	case "tools/call":
+		var args struct {
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(m.args, &args)
+		text, _ := json.Marshal(args.Text)
+		return reply{result: json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`)}, nil
+	}
+	return reply{errRaw: json.RawMessage(`{"code":-32601,"message":"no such method"}`)}, nil
+}
+
+func (e *memEndpoint) notifyServer(string, any) error { return nil }
+
+func (e *memEndpoint) done() bool {
+	select {
+	case <-e.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+func (e *memEndpoint) waitExit(time.Duration) bool     { return e.done() }
+func (e *memEndpoint) exitDescription() string         { return "0" }
+func (e *memEndpoint) ending() ending                  { return ending{kind: endExited, reason: "exited (0)"} }
+func (e *memEndpoint) endMessage(server string) string { return server + " ended" }
+func (e *memEndpoint) tailLines() []string             { return nil }
+func (e *memEndpoint) processID() int                  { return 0 }
+func (e *memEndpoint) closeTransport()                 {}
+
+func (e *memEndpoint) terminate() {
+	e.stopOnce.Do(func() {
+		close(e.ended)
+		e.srv.mu.Lock()
+		e.srv.terminated++
+		e.srv.mu.Unlock()
+	})
+}
