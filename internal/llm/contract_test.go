@@ -284,6 +284,12 @@ func contractCases() []contractCase {
 			assertSameJSON(t, "schema of a tool without one", s[0].Schemas["bare"], `{"type":"object","properties":{}}`)
 		},
 	}, {
+		name: "usage: input counts every prompt token, the cached ones too",
+		differs: "chat completions' prompt_tokens includes the cached tokens (cache writes: OpenRouter's " +
+			"cache_write_tokens); Anthropic's input_tokens leaves out cache reads and writes, which the adapter adds",
+		replies: replies(llmtest.Reply{Text: "ok", Usage: llm.Usage{InputTokens: 1200, CacheReadTokens: 1000, CacheWriteTokens: 150, OutputTokens: 30}}),
+		want:    llm.Response{Text: "ok", StopReason: llm.StopEnd, Usage: llm.Usage{InputTokens: 1200, CacheReadTokens: 1000, CacheWriteTokens: 150, OutputTokens: 30}},
+	}, {
 		name: "answer cut at the token limit",
 		replies: func(a contractAdapter) []llmtest.Reply {
 			return []llmtest.Reply{{Text: "Once upon a", StopReason: a.maxTokens}}
