@@ -358,6 +358,14 @@ func contractCases() []contractCase {
 		},
 		wantErr: &contractError{status: 404, message: "No endpoints found for model", user: "HTTP 404"},
 	}, {
+		name:    "200 with a body that is not JSON",
+		replies: replies(llmtest.Raw(200, `<html><body>Bad gateway</body></html>`)),
+		wantErr: &contractError{status: 502, message: "undecodable response", user: "having trouble"},
+	}, {
+		name:    "200 with a body that is cut short",
+		replies: replies(llmtest.Raw(200, `{"id":"x","choices":[{"message":{"content":"Hel`)),
+		wantErr: &contractError{status: 502, message: "undecodable response", user: "having trouble"},
+	}, {
 		name:    "cancellation returns at once",
 		cancel:  true,
 		wantErr: &contractError{user: "cancelled", is: context.Canceled},
