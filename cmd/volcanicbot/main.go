@@ -18,6 +18,7 @@ import (
 var version = "dev"
 
 func main() {
+	makeUndumpable(os.Stderr) // first: MCP servers must not read this process's environment
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
 	stop()

@@ -271,8 +271,10 @@ func (m *Anthropic) parse(raw []byte) (Response, error) {
 		return Response{}, &Error{Provider: ProviderAnthropic, Status: http.StatusBadGateway,
 			Message: "undecodable response: " + scrub(err.Error(), m.o.APIKey), Err: err}
 	}
+	// input_tokens leaves out the tokens read from and written to the
+	// cache; Usage.InputTokens counts them, as chat completions does.
 	resp := Response{Usage: Usage{
-		InputTokens:      r.Usage.InputTokens,
+		InputTokens:      r.Usage.InputTokens + r.Usage.CacheReadInputTokens + r.Usage.CacheCreationInputTokens,
 		OutputTokens:     r.Usage.OutputTokens,
 		CacheReadTokens:  r.Usage.CacheReadInputTokens,
 		CacheWriteTokens: r.Usage.CacheCreationInputTokens,

@@ -85,12 +85,15 @@ type Request struct {
 	MaxTokens int // 0: the adapter's default
 }
 
-// Usage is what a call cost.
+// Usage is what a call cost. It means the same for every adapter:
+// InputTokens counts every token of the prompt, the cached ones included
+// (chat completions' prompt_tokens; Anthropic's input_tokens plus its cache
+// reads and writes), so it is the size of the context the call used.
 type Usage struct {
 	InputTokens      int
 	OutputTokens     int
-	CacheReadTokens  int
-	CacheWriteTokens int
+	CacheReadTokens  int // of InputTokens, read from the provider's prompt cache
+	CacheWriteTokens int // of InputTokens, written to it
 }
 
 // Normalised stop reasons. Anything else is the provider's own word

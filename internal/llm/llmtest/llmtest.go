@@ -26,7 +26,10 @@ type Reply struct {
 	// servers ("stop", "length", "end_turn", "max_tokens", …), the
 	// normalised one for Model. Empty: from whether there are tool calls.
 	StopReason string
-	Usage      llm.Usage
+	// Usage is what the adapter should report. The servers put it on the
+	// wire as the provider does: chat completions' prompt_tokens is
+	// InputTokens, Anthropic's input_tokens leaves the cached tokens out.
+	Usage llm.Usage
 
 	// Status, when neither 0 nor 200, makes the servers answer with this
 	// HTTP status and an error body in the provider's shape whose message

@@ -212,10 +212,13 @@ func openAICompletion(model string, n int, r Reply) map[string]any {
 		"model":   model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage": map[string]any{
-			"prompt_tokens":         r.Usage.InputTokens,
-			"completion_tokens":     r.Usage.OutputTokens,
-			"total_tokens":          r.Usage.InputTokens + r.Usage.OutputTokens,
-			"prompt_tokens_details": map[string]any{"cached_tokens": r.Usage.CacheReadTokens},
+			"prompt_tokens":     r.Usage.InputTokens,
+			"completion_tokens": r.Usage.OutputTokens,
+			"total_tokens":      r.Usage.InputTokens + r.Usage.OutputTokens,
+			"prompt_tokens_details": map[string]any{
+				"cached_tokens":      r.Usage.CacheReadTokens,
+				"cache_write_tokens": r.Usage.CacheWriteTokens, // OpenRouter
+			},
 		},
 	}
 }
@@ -242,7 +245,9 @@ func anthropicMessage(model string, n int, r Reply) map[string]any {
 		"stop_reason":   stop,
 		"stop_sequence": nil,
 		"usage": map[string]any{
-			"input_tokens":                r.Usage.InputTokens,
+			// Anthropic's input_tokens leaves out what was read from or
+			// written to the cache.
+			"input_tokens":                max(0, r.Usage.InputTokens-r.Usage.CacheReadTokens-r.Usage.CacheWriteTokens),
 			"output_tokens":               r.Usage.OutputTokens,
 			"cache_read_input_tokens":     r.Usage.CacheReadTokens,
 			"cache_creation_input_tokens": r.Usage.CacheWriteTokens,
