@@ -57,10 +57,19 @@ RUN npm install -g --no-audit --no-fund --update-notifier=false "@playwright/mcp
  && playwright-mcp --version
 
 # An unprivileged user. /data is created here, owned by it, so a new named volume starts with that owner.
+# The bot runs as it; PID 1 (tini) stays root, so that no process of the bot's user can read PID 1's
+# /proc/1/environ, which holds every variable of the container, the bot token included (the bot's own
+# process makes itself non-dumpable: docs/security.md). The entrypoint drops to the user with setpriv
+# when the container starts as root, and runs the bot as it is otherwise (a `user:` set in compose).
 RUN groupadd --system --gid 10001 volcanic \
  && useradd --system --uid 10001 --gid volcanic --home-dir /home/volcanic --create-home --shell /bin/bash volcanic \
  && mkdir -p /data/agent \
- && chown -R volcanic:volcanic /data
+ && chown -R volcanic:volcanic /data \
+ && printf '%s\n' '#!/bin/sh' \
+      '# Runs the bot as user volcanic (10001) when the container starts as root; see the Dockerfile.' \
+      'if [ "$(id -u)" = 0 ]; then exec setpriv --reuid=10001 --regid=10001 --init-groups --inh-caps=-all -- volcanicbot "$@"; fi' \
+      'exec volcanicbot "$@"' > /usr/local/bin/volcanicbot-entrypoint \
+ && chmod 0755 /usr/local/bin/volcanicbot-entrypoint
 
 COPY --from=build /out/volcanicbot /usr/local/bin/volcanicbot
 
@@ -74,14 +83,15 @@ ENV VOLCANIC_DATA_DIR=/data \
     LOG_FORMAT=json \
     PLAYWRIGHT_ENABLED=true \
     PLAYWRIGHT_COMMAND=playwright-mcp \
-    PLAYWRIGHT_EXTRA_ARGS="--no-sandbox --executable-path /usr/bin/chromium"
+    PLAYWRIGHT_EXECUTABLE_PATH=/usr/bin/chromium \
+    PLAYWRIGHT_NO_SANDBOX=true \
+    HOME=/home/volcanic
 
 ARG VERSION=dev
 LABEL org.opencontainers.image.title="volcanicbot" \
       org.opencontainers.image.description="Telegram bot: an AI agent per chat, MCP tools, a headless Chromium" \
       org.opencontainers.image.version="${VERSION}"
 
-USER 10001:10001
 WORKDIR /data
 VOLUME ["/data"]
 
@@ -91,5 +101,5 @@ HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 CMD ["vo
 
 # tini -s also reaps zombies when it is not PID 1 (compose's `init: true` or `docker run --init` put
 # Docker's own init in front of it).
-ENTRYPOINT ["/usr/bin/tini", "-s", "--", "volcanicbot"]
+ENTRYPOINT ["/usr/bin/tini", "-s", "--", "/usr/local/bin/volcanicbot-entrypoint"]
 CMD ["run"]
