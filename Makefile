@@ -7,6 +7,7 @@
 #
 #   make check   build and run `volcanicbot check` (validate the configuration, discover every MCP server)
 #   make bench   Go benchmarks and the bench/ comparisons (see docs/performance.md)
+#   make fuzz    every fuzz target, FUZZTIME (30s) each
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -24,7 +25,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # What the integration tests read to find the pinned Node MCP servers and the browser.
 TEST_ENV := VOLCANIC_TEST_NPM_BIN=$(CURDIR)/$(NPM_DIR)/node_modules/.bin VOLCANIC_TEST_CHROMIUM=$(CHROMIUM)
 
-.PHONY: run check test bench build setup node go-deps lint
+.PHONY: run check test bench fuzz build setup node go-deps lint
 
 ## ---- user-facing ---------------------------------------------------------------------------------
 
@@ -42,6 +43,16 @@ bench: setup
 	bench/mcp-call-vs-ts/run.sh
 	bench/call-vs-floor/run.sh -pin
 	bench/call-vs-floor/run.sh
+
+# Every fuzz target of every package, one after the other (go test -fuzz takes one at a time).
+FUZZTIME ?= 30s
+fuzz: go-deps
+	@for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
+		done; \
+	done
 
 ## ---- building blocks -----------------------------------------------------------------------------
 
@@ -75,6 +86,7 @@ $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 
 lint:
 	$(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
 	@unformatted=$$(find . -name '*.go' -not -path './.git/*' -not -path './tools/*' -not -path './bin/*' \
 		-not -path './data/*' -not -path '*/testdata/*' -print0 | xargs -0 -r gofmt -l); \
 	if [[ -n "$$unformatted" ]]; then echo "gofmt: these files need formatting (run gofmt -w):"; \

@@ -689,3 +689,33 @@ func TestE2EServerAtAURL(t *testing.T) {
 		t.Error("the token reached the chat")
 	}
 }
+
+// A server whose command never answers (/bin/sleep) stalls nothing but the
+// turns that come before its first discovery gave up: /mcp answers at once
+// while that discovery runs, a /stop sent after /mcp is not held up behind
+// it, and after it the chats answer at once.
+func TestE2EHungServerStallsNoChat(t *testing.T) {
+	d := startDaemon(t, echoThenAnswer, daemonOptions{servers: map[string]any{
+		"hung": map[string]any{"command": "/bin/sleep", "args": []string{"1000"}, "startupTimeoutSeconds": 10},
+	}})
+	start := time.Now()
+	d.tg.Message(alice, alice, "/mcp")
+	d.tg.Message(alice, alice, "/stop")
+	d.waitText(alice, "Nothing is running.")
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("/mcp and /stop answered after %v, during the hung server's discovery", took)
+	}
+	d.waitText(alice, "hung: starting (listing its tools)")
+
+	d.waitLog("MCP catalogue ready") // the hung server's first discovery gave up after 10 s
+	for i, chat := range []int64{alice, bob} {
+		start := time.Now()
+		d.tg.Message(chat, chat, fmt.Sprintf("hi %d", i))
+		d.waitText(chat, fmt.Sprintf("the tool said: hi %d", i))
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("chat %d waited %v for an answer", chat, took)
+		}
+	}
+	d.tg.Message(alice, alice, "/mcp")
+	d.waitText(alice, "hung: failed: hung: no answer within the startup timeout of 10s")
+}

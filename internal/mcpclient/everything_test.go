@@ -126,20 +126,11 @@ func TestEverything(t *testing.T) {
 	})
 }
 
-// The same server over streamable HTTP (`mcp-server-everything
-// streamableHttp`), as a remote server: echo, an image, and a cancelled
-// long operation.
-func TestEverythingOverHTTP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test")
-	}
+// startEverythingHTTP starts `mcp-server-everything streamableHttp` on
+// port and waits until it listens; the returned func stops it.
+func startEverythingHTTP(t *testing.T, port string) (stop func()) {
+	t.Helper()
 	bin := npmBin(t, "mcp-server-everything")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
 	cmd := exec.Command(bin, "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+port)
 	out := &syncBuffer{}
@@ -147,7 +138,15 @@ func TestEverythingOverHTTP(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+	t.Cleanup(stop)
 	waitFor(t, "the HTTP server to listen", 30*time.Second, func() bool {
 		c, err := net.Dial("tcp", "127.0.0.1:"+port)
 		if err == nil {
@@ -155,6 +154,28 @@ func TestEverythingOverHTTP(t *testing.T) {
 		}
 		return err == nil
 	})
+	return stop
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// The same server over streamable HTTP (`mcp-server-everything
+// streamableHttp`), as a remote server: echo, an image, and a cancelled
+// long operation.
+func TestEverythingOverHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	port := freePort(t)
+	startEverythingHTTP(t, port)
 
 	cfg := mcpconfig.ServerConfig{Name: "everything", Source: mcpconfig.SourceSettings, URL: "http://127.0.0.1:" + port + "/mcp",
 		Enabled: true, StartupTimeout: 30 * time.Second, CallTimeout: 30 * time.Second}
@@ -179,5 +200,36 @@ func TestEverythingOverHTTP(t *testing.T) {
 	}
 	if res := h.call(s, tool("echo"), `{"message":"still here"}`); !strings.Contains(res.Text(), "still here") {
 		t.Errorf("after the cancel: %+v", res)
+	}
+}
+
+// The real server restarted between two calls answers the old session with
+// HTTP 400 "No valid session ID provided" (the TypeScript SDK's answer):
+// the call that finds out fails, and the next one reconnects — before, every
+// call failed until /mcp restart.
+func TestEverythingOverHTTPSurvivesAServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	port := freePort(t)
+	stop := startEverythingHTTP(t, port)
+	cfg := mcpconfig.ServerConfig{Name: "everything", Source: mcpconfig.SourceSettings, URL: "http://127.0.0.1:" + port + "/mcp",
+		Enabled: true, StartupTimeout: 30 * time.Second, CallTimeout: 30 * time.Second}
+	h := newHarness(t, nil, cfg)
+	s := h.session("")
+	echo := h.tool("everything", "echo")
+	if res := h.call(s, echo, `{"message":"before"}`); res.IsError || !strings.Contains(res.Text(), "before") {
+		t.Fatalf("echo: %+v", res)
+	}
+	stop()
+	startEverythingHTTP(t, port)
+	res := h.call(s, echo, `{"message":"lost"}`)
+	if !res.IsError || !strings.Contains(res.Text(), "reconnects on the next call") {
+		t.Errorf("the call after the restart = %q", res.Text())
+	}
+	for _, msg := range []string{"after", "again"} {
+		if res := h.call(s, echo, `{"message":"`+msg+`"}`); res.IsError || !strings.Contains(res.Text(), msg) {
+			t.Errorf("echo %s after the reconnect: %q", msg, res.Text())
+		}
 	}
 }
