@@ -1,7 +1,3 @@
-// Package mcpclient runs MCP servers for volcanicbot: the process-wide tool
-// catalogue, per-chat server connections, tool naming, result mapping and
-// the /mcp status text. What to run comes from mcpconfig. It knows nothing
-// of Telegram, of the LLM or of presets.
 package mcpclient
 
 import (

@@ -1,7 +1,3 @@
-// Package session runs volcanicbot's chats: a manager mapping chat ids to
-// session goroutines, each owning its workspace, its conversation (kept on
-// disk) and its MCP connections, and the agent loop that alternates between
-// the model and tools.
 package session
 
 import (

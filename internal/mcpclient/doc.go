@@ -1,0 +1,37 @@
+// Package mcpclient runs MCP servers for volcanicbot: the process-wide tool
+// catalogue, per-chat server connections, tool naming, result mapping and
+// the /mcp status text. What to run comes from mcpconfig; it knows nothing
+// of Telegram, of the LLM or of presets.
+//
+// The pieces, from the outside in:
+//
+//   - Client (client.go) is the process-wide side: the configured servers,
+//     the catalogue cache and one spawner, and a Session per chat. Close
+//     ends everything it started, discoveries included.
+//   - The catalogue cache (catalog.go) discovers each server's tools once
+//     per process, in a temporary directory, and shares the outcome; only a
+//     server's first discovery is ever waited for.
+//   - A Session (client.go) is one chat's servers: a connection per
+//     configured server, in the chat's workspace.
+//   - A connection (connection.go) starts its server on the first call,
+//     stops it when idle, reports a crash to the next call and starts a new
+//     process after it, and keeps what /mcp shows. Its background work runs
+//     on a WaitGroup that close waits for.
+//   - The spawner (spawner.go) turns a configuration into a live server:
+//     expanded for a workspace, its endpoint opened, the protocol
+//     negotiated, a failure explained.
+//   - An endpoint (endpoint.go) is what a live server runs on: a child
+//     process speaking stdio (stdio.go, on internal/stdio) or an HTTP
+//     connection (http.go, on mcp-go's streamable HTTP transport). It says
+//     in neutral terms how it ended; the connection maps that to a state.
+//   - rpc (protocol.go) is the MCP protocol over an endpoint: the
+//     handshake (initialize, or server/discover on 2026-07-28), tools/list
+//     and tools/call, with cancellation.
+//   - Results are mapped for the model (result.go: text capped, images
+//     kept, every content type handled) and linked files inlined within the
+//     cap (inline.go); tool names are sanitised and clashes resolved
+//     (naming.go); the /mcp texts are in status.go.
+//
+// internal/jsonscan is the JSON fast path every line and result goes
+// through, fuzzed against encoding/json.
+package mcpclient

@@ -1,0 +1,28 @@
+// Package session runs volcanicbot's chats: a manager mapping chat ids to
+// session goroutines, each owning its workspace, its conversation (kept on
+// disk) and its MCP connections, and the agent loop that alternates between
+// the model and tools.
+//
+// The pieces:
+//
+//   - The Manager (manager.go) maps chat ids to sessions. Its lock guards
+//     only that map and whether it is closed; each session has a lock of
+//     its own for its queue and its running turn.
+//   - A session (session.go) is one chat: a goroutine that runs while
+//     there is work (and a while after), handles the chat's inputs in
+//     order — messages, /new — and releases the conversation when idle.
+//     /stop cancels the running turn from outside it.
+//   - The agent loop (session.go) builds each request — the system prompt
+//     with the sections of the servers whose tools are offered (prompt.go),
+//     the history within the context budget (budget.go), the tools
+//     (tools.go) — calls the model, runs the tool calls it asks for, and
+//     repeats until the model answers or the step cap is reached.
+//   - Tools (tools.go) are the built-ins (send.go) and the MCP tools of the
+//     chat's mcpclient.Session; calls whose arguments are not a JSON object
+//     are refused before they reach a server.
+//   - The transcript (transcript.go) is the conversation on disk, one line
+//     per message, with images beside it; uploads (uploads.go) are the
+//     files users send, saved in the workspace.
+//   - The ports (ports.go) are what a session needs from the chat it
+//     serves; the bot implements them.
+package session
