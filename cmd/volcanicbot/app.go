@@ -87,6 +87,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		// secrets too.
 		secrets.Add(redact.ExplicitSecrets(s.Env)...)
 		secrets.Add(redact.HeaderSecrets(s.Headers)...)
+		secrets.Add(redact.ArgSecrets(s.Args)...) // /mcp <name> shows the command line
 	}
 
 	owner := ownerMark(cfg.DataDir)

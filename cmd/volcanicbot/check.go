@@ -174,6 +174,11 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog) bool {
 	for _, r := range refusals {
 		fmt.Fprintf(w, "refused: %s\n", r.String())
 	}
+	for _, sc := range cats {
+		for _, warning := range sc.Catalog.Warnings {
+			fmt.Fprintf(w, "warning: server %q: %s\n", sc.Config.Name, warning)
+		}
+	}
 	for _, f := range failures {
 		fmt.Fprintf(w, "\nfailed: %s\n", f)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -158,5 +159,30 @@ func TestCheckCountsOnlyOfferedTools(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "volcanicbot-discover-*")); len(left) > 0 {
 		t.Errorf("check left %v", left)
+	}
+}
+
+// A secret written literally in a server's arguments (--api-key sk-…) is a
+// known secret: /mcp <name> and check show the command line without it.
+func TestLiteralArgumentSecretIsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	l := fakemcp.Command(fakemcp.ModeNormal)
+	entry := map[string]any{"command": l.Command, "args": []string{"--api-key", "sk-literal-0123456789abcdef"}, "env": l.Env}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"keyed": entry}})
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMain(io.Discard, baseEnviron(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.mcp.NewSession(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := s.ServerText("keyed")
+	if err != nil || strings.Contains(text, "sk-literal-0123456789abcdef") || !strings.Contains(text, "--api-key [REDACTED]") {
+		t.Errorf("/mcp keyed:\n%s (%v)", text, err)
 	}
 }

@@ -152,12 +152,15 @@ func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 	cat, err := c.discoverOnce(cfg)
 	logger := c.sp.logger
 	if err != nil {
-		e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(c.sp.redactor.Redact(err.Error()))}
+		e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(capMessage(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))}
 		e.failed = c.now()
 		logger.Warn("MCP server discovery failed", "server", cfg.Name, "err", e.err.Error(), "elapsed_ms", time.Since(start).Milliseconds())
 		return
 	}
 	e.catalog = cat
+	for _, w := range cat.Warnings {
+		logger.Warn("MCP server catalogue: "+w, "server", cfg.Name)
+	}
 	logger.Info("MCP server discovered", "server", cfg.Name, "tools", len(cat.Tools),
 		"protocol", cat.ServerInfo.ProtocolVersion, "elapsed_ms", time.Since(start).Milliseconds())
 }
@@ -188,7 +191,47 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	if err != nil {
 		return Catalog{}, err
 	}
-	return Catalog{Server: cfg.Name, ServerInfo: srv.rpc.info, Tools: ExposeTools(cfg.Name, cfg.ToolPrefix, tools)}, nil
+	tools, warnings := limitTools(tools)
+	redactTools(tools, c.sp.redactor)
+	return Catalog{Server: cfg.Name, ServerInfo: srv.rpc.info, Tools: ExposeTools(cfg.Name, cfg.ToolPrefix, tools),
+		Warnings: warnings}, nil
+}
+
+// limitTools keeps the tools within the catalogue's limits: the first
+// MaxToolsPerServer, none whose schema is over MaxSchemaBytes (it would
+// cost its size in every request), descriptions cut at MaxDescription. It
+// says what it left out.
+func limitTools(tools []Tool) ([]Tool, []string) {
+	var warnings []string
+	if len(tools) > MaxToolsPerServer {
+		warnings = append(warnings, fmt.Sprintf("the server lists %d tools: only the first %d are offered", len(tools), MaxToolsPerServer))
+		tools = tools[:MaxToolsPerServer]
+	}
+	kept := tools[:0]
+	for _, t := range tools {
+		if len(t.InputSchema) > MaxSchemaBytes {
+			warnings = append(warnings, fmt.Sprintf("tool %q is not offered: its input schema is %d KB, over the limit of %d KB",
+				t.MCPName, len(t.InputSchema)>>10, MaxSchemaBytes>>10))
+			continue
+		}
+		t.Description = capMessage(t.Description, MaxDescription)
+		kept = append(kept, t)
+	}
+	return kept, warnings
+}
+
+// redactTools replaces known secrets in the tools' descriptions and
+// schemas, which reach the model in every request: a server given a token
+// may put it in a description or a schema's default. A schema that is no
+// longer valid JSON after it becomes the empty object schema.
+func redactTools(tools []Tool, r Redactor) {
+	for i := range tools {
+		t := &tools[i]
+		t.Description = r.Redact(t.Description)
+		if s := r.Redact(string(t.InputSchema)); s != string(t.InputSchema) {
+			t.InputSchema = NormalizeSchema(json.RawMessage(s))
+		}
+	}
 }
 
 // decodeTools reads the raw tools/list entries, keeping each input schema

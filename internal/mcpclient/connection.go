@@ -154,9 +154,20 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	case errors.As(err, &rpcErr):
 		return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %s", tool.Name, rpcErr.Error()))), nil
 	case errors.Is(err, errCallTimeout) && ctx.Err() == nil:
-		return ErrorResult(c.cfg.Name, tool.Name,
-			fmt.Sprintf("%s timed out after %s", tool.Name, fmtSeconds(c.cfg.CallTimeout))), nil
+		msg := fmt.Sprintf("%s timed out after %s", tool.Name, fmtSeconds(c.cfg.CallTimeout))
+		if srv.ep.done() { // it stopped reading its input: stopped, replaced by the next call
+			c.mu.Lock()
+			c.recordEndLocked(srv, true)
+			c.mu.Unlock()
+			msg += ". " + c.exitMessage(srv)
+		}
+		return ErrorResult(c.cfg.Name, tool.Name, msg), nil
 	case ctx.Err() != nil:
+		if srv.ep.done() { // cut short in the middle of a message: the next call is told
+			c.mu.Lock()
+			c.recordEndLocked(srv, false)
+			c.mu.Unlock()
+		}
 		return Result{}, context.Cause(ctx)
 	}
 	// A transport failure: the process died, or is about to; the HTTP
@@ -226,7 +237,6 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 		// background; this call reports the end, the next starts anew.
 		c.recordEndLocked(dead, false)
 		c.srv = nil
-		c.wg.Go(dead.ep.terminate)
 		if !c.exit.reported {
 			c.exit.reported = true
 			c.mu.Unlock()
@@ -256,7 +266,7 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 			return nil, context.Cause(ctx)
 		}
 		c.state = StateFailed
-		c.lastErr = c.redact(err.Error())
+		c.lastErr = capMessage(c.redact(err.Error()), MaxErrorBytes)
 		c.deps.sp.logger.Warn("MCP server failed to start", "server", c.cfg.Name, "workspace", c.workspace, "err", c.lastErr)
 		return nil, errors.New(c.lastErr)
 	}
@@ -393,7 +403,7 @@ func (c *connection) onExit() {
 	}
 	c.recordEndLocked(srv, false)
 	if c.inflight == 0 {
-		c.wg.Go(srv.ep.closeTransport)
+		c.goLocked(srv.ep.closeTransport)
 	}
 	attrs := []any{"server", c.cfg.Name, "code", srv.ep.exitDescription()}
 	if pid := srv.ep.processID(); pid != 0 {
@@ -416,8 +426,20 @@ func (c *connection) recordEndLocked(srv *liveServer, reported bool) {
 		if c.srv == srv {
 			c.state, c.lastErr = stateOf(e.kind), c.exit.reason
 		}
+		// A server whose transport failed still runs: stop it now rather
+		// than at the next call.
+		c.goLocked(srv.ep.terminate)
 	}
 	c.exit.reported = c.exit.reported || reported
+}
+
+// goLocked runs f on the connection's WaitGroup, unless the connection is
+// closed (close is then waiting for it, and shutdown stops what runs).
+// c.mu must be held.
+func (c *connection) goLocked(f func()) {
+	if c.state != StateClosed {
+		c.wg.Go(f)
+	}
 }
 
 // detachLocked takes srv off the connection before it is stopped on purpose.

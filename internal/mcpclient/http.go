@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/jsonscan"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/stdio"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -46,7 +48,26 @@ var errSessionLost = errors.New("the server no longer knows this connection's se
 // handshake.
 func dialHTTP(_ context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger) (*httpEndpoint, error) {
 	h := &httpEndpoint{}
-	client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: sp.Headers, lost: h.sessionLost}}
+	u, err := url.Parse(sp.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", cfg.Name, cfg.URL, err)
+	}
+	origin := originOf(u)
+	client := &http.Client{
+		Transport: headerTransport{base: http.DefaultTransport, headers: sp.Headers, origin: origin,
+			lost: h.sessionLost, tooLarge: h.fail},
+		// The configured headers (a token) are for the configured server:
+		// a redirect elsewhere is refused, not followed with them.
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if originOf(req.URL) != origin {
+				return fmt.Errorf("%w: to %s", errCrossOriginRedirect, originOf(req.URL))
+			}
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		},
+	}
 	tr, err := transport.NewStreamableHTTP(sp.URL, transport.WithHTTPBasicClient(client),
 		transport.WithHTTPLogger(logger.With("server", cfg.Name)))
 	if err != nil {
@@ -102,21 +123,27 @@ func (h *httpEndpoint) standardHeaders(m message) http.Header {
 // session is gone: 404, or a 400 that names the session (TypeScript-SDK
 // servers answer "Bad Request: No valid session ID provided").
 type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-	lost    func(status int, body string)
+	base     http.RoundTripper
+	headers  map[string]string
+	origin   string // the configured URL's scheme://host:port: the only one the headers go to
+	lost     func(status int, body string)
+	tooLarge func(error) // an answer went over the size limit
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	if len(t.headers) > 0 && originOf(r.URL) == t.origin {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
 		}
 	}
 	resp, err := t.base.RoundTrip(r)
-	if err != nil || r.Method != http.MethodPost || r.Header.Get(transport.HeaderKeySessionID) == "" {
+	if err != nil {
 		return resp, err
+	}
+	resp.Body = &limitedBody{rc: resp.Body, left: stdio.DefaultMaxMessageBytes, over: t.tooLarge}
+	if r.Method != http.MethodPost || r.Header.Get(transport.HeaderKeySessionID) == "" {
+		return resp, nil
 	}
 	switch resp.StatusCode {
 	case http.StatusNotFound:
@@ -131,6 +158,43 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+// errCrossOriginRedirect refuses a redirect to another server.
+var errCrossOriginRedirect = errors.New("the server redirected to another origin, which is refused (the configured headers are for it alone)")
+
+// originOf is a URL's scheme://host:port, the port made explicit.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// limitedBody is a response body that ends with an error past the limit:
+// a server's answer (a JSON body, or every event of an SSE stream) is never
+// read beyond it, whatever the server sends.
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+	over func(error)
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		err := fmt.Errorf("%w of %d MB", stdio.ErrTooLarge, stdio.DefaultMaxMessageBytes>>20)
+		b.over(err) // mcp-go's SSE reader does not pass the error on
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
 
 // sessionLost ends the connection: the server does not know its session.
 func (h *httpEndpoint) sessionLost(status int, body string) {

@@ -25,6 +25,10 @@ import (
 // timeout), and no per-request metadata.
 const defaultProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 
+// maxRPCErrorBytes bounds what is kept of a server's JSON-RPC error (the
+// error result's own cap, after redaction, is smaller).
+const maxRPCErrorBytes = 64 << 10
+
 // RPCError is a JSON-RPC error answered by a server. It does not mean the
 // server is broken: the call simply failed.
 type RPCError struct {
@@ -250,9 +254,12 @@ func (c *rpc) exchange(ctx context.Context, m message, deadline time.Time) (json
 			Data    json.RawMessage `json:"data"`
 		}
 		if err := json.Unmarshal(r.errRaw, &e); err != nil {
-			return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: "undecodable error: " + string(r.errRaw)}
+			return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: capMessage("undecodable error: "+string(r.errRaw), maxRPCErrorBytes)}
 		}
-		return nil, &RPCError{Code: e.Code, Message: e.Message, Data: e.Data}
+		if len(e.Data) > maxRPCErrorBytes {
+			e.Data = nil // no use to anyone at that size
+		}
+		return nil, &RPCError{Code: e.Code, Message: capMessage(e.Message, maxRPCErrorBytes), Data: e.Data}
 	}
 	return r.result, nil
 }

@@ -143,6 +143,9 @@ func (s *Session) ServerText(name string) (string, error) {
 	for _, r := range refusals {
 		fmt.Fprintf(&b, "refused: %s\n", r.String())
 	}
+	for _, w := range sc.Catalog.Warnings {
+		fmt.Fprintf(&b, "left out: %s\n", w)
+	}
 	if sc.Err != nil {
 		fmt.Fprintf(&b, "discovery error:\n%s\n", sc.Err.Error())
 	}
@@ -150,16 +153,20 @@ func (s *Session) ServerText(name string) (string, error) {
 		fmt.Fprintf(&b, "last error: %s\n", st.LastErr)
 	}
 	if len(st.Tail) > 0 {
-		fmt.Fprintf(&b, "stderr (last %d lines):\n%s\n", len(st.Tail), strings.Join(st.Tail, "\n"))
+		fmt.Fprintf(&b, "stderr (last lines):\n%s\n", capTail(st.Tail, maxTailBytes))
 	}
 	if st.LastExit != "" {
 		fmt.Fprintf(&b, "last crash: %s\n", st.LastExit)
 		if len(st.ExitTail) > 0 {
-			fmt.Fprintf(&b, "its stderr (last %d lines):\n%s\n", len(st.ExitTail), strings.Join(st.ExitTail, "\n"))
+			fmt.Fprintf(&b, "its stderr (last lines):\n%s\n", capTail(st.ExitTail, maxTailBytes))
 		}
 	}
-	return s.client.sp.redactor.Redact(strings.TrimRight(b.String(), "\n")), nil
+	return capMessage(s.client.sp.redactor.Redact(strings.TrimRight(b.String(), "\n")), maxServerTextBytes), nil
 }
+
+// maxServerTextBytes caps /mcp <name>: three Telegram messages at most,
+// whatever the server's errors and stderr hold.
+const maxServerTextBytes = 12 << 10
 
 // commandLine renders the unexpanded command and args, quoting where needed.
 func commandLine(cfg mcpconfig.ServerConfig) string {

@@ -31,23 +31,80 @@ func (s stdioEndpoint) notifyServer(method string, params any) error {
 	return s.p.Transport().Notify(method, params)
 }
 
-func (s stdioEndpoint) done() bool                    { return s.p.Done() }
-func (s stdioEndpoint) waitExit(d time.Duration) bool { return s.p.WaitExit(d) }
-func (s stdioEndpoint) exitDescription() string       { return s.p.ExitDescription() }
-func (s stdioEndpoint) tailLines() []string           { return s.p.Tail() }
-func (s stdioEndpoint) processID() int                { return s.p.PID() }
-func (s stdioEndpoint) closeTransport()               { s.p.CloseTransport() }
-func (s stdioEndpoint) terminate()                    { s.p.Terminate() }
+// done reports whether the server has ended for the bot: its process
+// exited, or its transport failed (it closed its output, wrote a message
+// over the limit, stopped reading) — then it is stopped and replaced.
+func (s stdioEndpoint) done() bool { return s.p.Done() || s.p.Transport().Err() != nil }
+
+// waitExit waits up to d for the process to exit after a transport
+// failure. A failure the server caused while running (a message over the
+// limit, no longer reading) is an end known at once; a closed stdout
+// usually means an exit, which is waited for, and counts as the end when
+// the process lives on.
+func (s stdioEndpoint) waitExit(d time.Duration) bool {
+	err := s.p.Transport().Err()
+	if err != nil && !errors.Is(err, stdio.ErrOutputClosed) && !errors.Is(err, stdio.ErrInputClosed) {
+		return true
+	}
+	return s.p.WaitExit(d) || err != nil
+}
+
+func (s stdioEndpoint) exitDescription() string {
+	if !s.p.Done() {
+		if err := s.p.Transport().Err(); err != nil {
+			return err.Error()
+		}
+	}
+	return s.p.ExitDescription()
+}
+
+func (s stdioEndpoint) tailLines() []string { return s.p.Tail() }
+func (s stdioEndpoint) processID() int      { return s.p.PID() }
+func (s stdioEndpoint) closeTransport()     { s.p.CloseTransport() }
+func (s stdioEndpoint) terminate()          { s.p.Terminate() }
 
 func (s stdioEndpoint) ending() ending {
+	if err := s.p.Transport().Err(); err != nil && !s.p.Done() {
+		return ending{kind: endExited, reason: err.Error()}
+	}
 	return ending{kind: endExited, reason: "exited (" + s.p.ExitDescription() + ")"}
 }
 
 func (s stdioEndpoint) endMessage(server string) string {
-	tail := strings.Join(s.p.Tail(), "\n")
+	if err := s.p.Transport().Err(); err != nil && !s.p.Done() {
+		return fmt.Sprintf("%s MCP server failed: %v. It is stopped and restarts on the next call; browser state was lost.",
+			server, err)
+	}
+	tail := capTail(s.p.Tail(), maxTailBytes)
 	if tail == "" {
 		tail = "no stderr output"
 	}
 	return fmt.Sprintf("%s MCP server exited (%s): %s. It restarts on the next call; browser state was lost.",
 		server, s.p.ExitDescription(), tail)
+}
+
+// maxTailBytes caps the stderr tail in a message for the model or the
+// chat: the last lines that fit.
+const maxTailBytes = 4 << 10
+
+// capTail joins the last lines of tail that fit in max bytes, the newest
+// kept; a line longer than max is cut to its end.
+func capTail(tail []string, max int) string {
+	size, first := 0, len(tail)
+	for i := len(tail) - 1; i >= 0; i-- {
+		if size+len(tail[i])+1 > max {
+			break
+		}
+		size += len(tail[i]) + 1
+		first = i
+	}
+	if first == len(tail) && len(tail) > 0 {
+		last := tail[len(tail)-1]
+		return "…" + strings.ToValidUTF8(last[len(last)-max:], "")
+	}
+	out := strings.Join(tail[first:], "\n")
+	if first > 0 {
+		out = fmt.Sprintf("[%d earlier lines left out]\n", first) + out
+	}
+	return out
 }

@@ -2,6 +2,8 @@ package mcpclient
 
 import (
 	"encoding/json"
+	"fmt"
+	"unicode/utf8"
 )
 
 // Catalog is what one discovery learned about a server.
@@ -9,7 +11,17 @@ type Catalog struct {
 	Server     string
 	ServerInfo ServerInfo
 	Tools      []Tool
+	// Warnings say what the catalogue left out (tools over the limits).
+	Warnings []string
 }
+
+// Limits of a catalogue: every tool offered costs its schema in every model
+// request, so a server cannot make requests unusable.
+const (
+	MaxToolsPerServer = 512
+	MaxSchemaBytes    = 64 << 10
+	MaxDescription    = 8 << 10
+)
 
 // ServerInfo is the server's self-description from the handshake.
 type ServerInfo struct {
@@ -78,9 +90,28 @@ func (r Result) Text() string {
 	return string(b)
 }
 
-// ErrorResult is a single-text error result.
+// ErrorResult is a single-text error result. The text is capped at
+// MaxErrorBytes (a server's error message, or the stderr of its exit, can
+// be of any size); redact it before, so no secret is cut in two.
 func ErrorResult(server, tool, text string) Result {
-	return Result{Content: []Content{{Type: ContentText, Text: text}}, IsError: true, Server: server, Tool: tool}
+	return Result{Content: []Content{{Type: ContentText, Text: capMessage(text, MaxErrorBytes)}}, IsError: true,
+		Server: server, Tool: tool}
+}
+
+// MaxErrorBytes caps the text of an error result.
+const MaxErrorBytes = 8 << 10
+
+// capMessage returns s cut to at most max bytes (on a character boundary)
+// with a note saying how much was left out.
+func capMessage(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… [%d more bytes left out]", len(s)-cut)
 }
 
 // Redactor replaces known secret values. redact.Registry satisfies it.

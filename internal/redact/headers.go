@@ -39,3 +39,28 @@ func secretHeader(name string) bool {
 	}
 	return IsSecretName(strings.ReplaceAll(name, "-", "_"))
 }
+
+// ArgSecrets returns the values in a server's command-line arguments that
+// are secrets written literally: the value after a flag whose name looks
+// like a secret's (--api-key sk-…, --token=…, --password …, -p is not
+// one). A value that still holds a ${…} reference is skipped, as for
+// headers.
+func ArgSecrets(args []string) []string {
+	set := make(map[string]struct{})
+	for i, a := range args {
+		flag, value, inline := strings.Cut(a, "=")
+		if !strings.HasPrefix(flag, "--") || !IsSecretName(strings.ReplaceAll(strings.TrimLeft(flag, "-"), "-", "_")) {
+			continue
+		}
+		if !inline {
+			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "-") {
+				continue
+			}
+			value = args[i+1]
+		}
+		if value = strings.TrimSpace(value); !strings.Contains(value, "${") && registrable(value) {
+			set[value] = struct{}{}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}

@@ -23,3 +23,13 @@ func TestHeaderSecrets(t *testing.T) {
 		t.Errorf("HeaderSecrets = %q\nwant %q", got, want)
 	}
 }
+
+func TestArgSecrets(t *testing.T) {
+	got := ArgSecrets([]string{"--api-key", "sk-live-0123456789", "--token=ghp_abcdefghij", "--password", "hunter2hunter2",
+		"--verbose", "--port", "8080", "--api-key", "${env:KEY}", "-p", "secretish-value", "--client-secret", "--next",
+		"--output-dir", "/tmp/x-0123456789"})
+	want := []string{"ghp_abcdefghij", "hunter2hunter2", "sk-live-0123456789"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ArgSecrets = %q, want %q", got, want)
+	}
+}

@@ -108,6 +108,13 @@ func secretForms(v string) []string {
 		add(jsonEscape(s, false))
 		add(jsonEscape(s, true))
 	}
+	// A multi-line secret (a PEM key) reappears line by line: in a server's
+	// stderr, which is logged one line at a time.
+	if strings.ContainsAny(v, "\r\n") {
+		for line := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			add(strings.TrimSpace(line))
+		}
+	}
 	return forms
 }
 

@@ -107,3 +107,16 @@ func TestRegistryConcurrent(t *testing.T) {
 		t.Errorf("after all writers: %q", got)
 	}
 }
+
+// Each line of a multi-line secret is registered: a PEM key on a server's
+// stderr is logged one line at a time, and was logged in clear.
+func TestMultiLineSecretLineByLine(t *testing.T) {
+	key := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END PRIVATE KEY-----\n"
+	r := NewRegistry()
+	r.Add(key)
+	for _, line := range []string{"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "BKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"} {
+		if got := r.Redact("stderr: " + line); strings.Contains(got, line) {
+			t.Errorf("the line %q of the key is logged: %q", line, got)
+		}
+	}
+}

@@ -19,11 +19,8 @@ func CutPlain(s string, limit int) []string {
 		}
 	}
 	for s != "" {
-		if UTF16Len(s) <= limit {
-			keep(s)
-			break
-		}
 		// The longest prefix of whole characters within limit: at least one, as none takes more than 2 units.
+		// Only that prefix is scanned, so a long text costs linear time, not a recount of the rest per part.
 		n, end := 0, 0
 		for end < len(s) {
 			w := byteUnits(s[end])
@@ -35,6 +32,10 @@ func CutPlain(s string, limit int) []string {
 			for end < len(s) && isContinuation(s[end]) {
 				end++
 			}
+		}
+		if end == len(s) {
+			keep(s)
+			break
 		}
 		cut := end
 		if i := strings.LastIndexByte(s[:end], '\n'); i > end/2 {

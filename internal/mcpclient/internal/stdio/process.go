@@ -49,6 +49,9 @@ type Options struct {
 	Mark string
 	// Grace is the time between SIGTERM and SIGKILL (DefaultGrace when 0).
 	Grace time.Duration
+	// MaxMessageBytes is the largest message the server may write
+	// (DefaultMaxMessageBytes when 0): a longer one ends the transport.
+	MaxMessageBytes int
 }
 
 // Process is one running server: the child in its own process group, the
@@ -149,7 +152,7 @@ func Start(c Command, o Options) (*Process, error) {
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
 	p.stderr = errR
-	p.tr = newTransport(inW, outR, o.Logger.With("server", o.Name))
+	p.tr = newTransport(inW, outR, o.Logger.With("server", o.Name), o.Redact, o.MaxMessageBytes)
 
 	go p.readStderr(errR, o)
 	go p.watch(o.OnExit)
@@ -170,6 +173,14 @@ func (p *Process) readStderr(r io.Reader, o Options) {
 	defer close(p.stderrDone)
 	lines := newLineReader(r, MaxLineBytes)
 	ctx := context.Background()
+	limit := newLogLimiter()
+	dropped := func() {
+		if n := limit.takeDropped(); n > 0 {
+			o.Logger.Warn(fmt.Sprintf("%s mcp: %d stderr lines not logged (over %d lines a second)", o.Name, n, logRate),
+				"server", o.Name, "pid", p.pid)
+		}
+	}
+	defer dropped()
 	for {
 		line, cut, err := lines.next()
 		if err != nil {
@@ -180,7 +191,15 @@ func (p *Process) readStderr(r io.Reader, o Options) {
 			line += " […]"
 		}
 		p.tail.add(line)
-		o.Logger.Log(ctx, lineLevel(line, o.StderrLevel), o.Name+" mcp: "+line, "server", o.Name, "pid", p.pid)
+		level := lineLevel(line, o.StderrLevel)
+		if !o.Logger.Enabled(ctx, level) {
+			continue
+		}
+		if !limit.allow(time.Now()) {
+			continue
+		}
+		dropped()
+		o.Logger.Log(ctx, level, o.Name+" mcp: "+line, "server", o.Name, "pid", p.pid)
 	}
 }
 

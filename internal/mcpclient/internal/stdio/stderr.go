@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -63,6 +64,45 @@ func (l *lineReader) next() (line string, cut bool, err error) {
 	}
 }
 
+// A server's stderr is logged at most logRate lines a second on average,
+// in bursts of up to logBurst: a flood (100 MB of stderr made 102,400 WARN
+// lines) costs a count of what was left out, not the log.
+const (
+	logRate  = 20
+	logBurst = 200
+)
+
+// logLimiter is a token bucket of stderr lines to log.
+type logLimiter struct {
+	tokens  float64
+	last    time.Time
+	dropped int
+}
+
+func newLogLimiter() *logLimiter { return &logLimiter{tokens: logBurst} }
+
+// allow reports whether a line may be logged now, counting it otherwise.
+func (l *logLimiter) allow(now time.Time) bool {
+	if !l.last.IsZero() {
+		l.tokens = min(logBurst, l.tokens+now.Sub(l.last).Seconds()*logRate)
+	}
+	l.last = now
+	if l.tokens >= 1 {
+		l.tokens--
+		return true
+	}
+	l.dropped++
+	return false
+}
+
+// takeDropped returns how many lines were left out since it was last
+// asked.
+func (l *logLimiter) takeDropped() int {
+	n := l.dropped
+	l.dropped = 0
+	return n
+}
+
 // lineLevel is the level a stderr line is logged at: the level of a JSON
 // log line (a "level" or "severity" member: a name, or pino's and bunyan's
 // numbers), otherwise def.
@@ -111,22 +151,28 @@ func lineLevel(line string, def slog.Level) slog.Level {
 	return def
 }
 
-// lineTail keeps the last n lines.
+// TailBytes caps the stderr tail kept in all: the last lines that fit.
+const TailBytes = 16 << 10
+
+// lineTail keeps the last n lines, at most TailBytes of them.
 type lineTail struct {
 	mu    sync.Mutex
 	lines []string
 	n     int
+	size  int
 }
 
 func newLineTail(n int) *lineTail { return &lineTail{n: n} }
 
 func (t *lineTail) add(line string) {
 	t.mu.Lock()
-	if len(t.lines) == t.n {
-		copy(t.lines, t.lines[1:])
-		t.lines = t.lines[:t.n-1]
-	}
 	t.lines = append(t.lines, line)
+	t.size += len(line)
+	for len(t.lines) > t.n || (t.size > TailBytes && len(t.lines) > 1) {
+		t.size -= len(t.lines[0])
+		t.lines[0] = ""
+		t.lines = t.lines[1:]
+	}
 	t.mu.Unlock()
 }
 

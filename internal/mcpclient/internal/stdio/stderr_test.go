@@ -121,3 +121,29 @@ func TestLongStderrLineKeepsCapture(t *testing.T) {
 		t.Errorf("log:\n%.2000s", log)
 	}
 }
+
+// A flood of stderr is logged at a bounded rate, with a count of what was
+// left out; the tail keeps the newest lines either way.
+func TestStderrFloodIsRateLimited(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	script := `for i in $(seq 5000); do echo "flood line $i" >&2; done; exit 0`
+	p, err := Start(Command{Path: "/bin/sh", Args: []string{"-c", script}, Dir: t.TempDir(), Env: os.Environ()},
+		Options{Name: "flood", Logger: logger, StderrLevel: slog.LevelWarn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Exited()
+	p.Terminate()
+	log := logs.String()
+	logged := strings.Count(log, "flood mcp: flood line")
+	if logged < logBurst || logged > logBurst+200 {
+		t.Errorf("%d of 5000 lines logged, want about the burst of %d", logged, logBurst)
+	}
+	if !strings.Contains(log, "stderr lines not logged (over 20 lines a second)") {
+		t.Errorf("no count of the lines left out:\n…%s", log[max(0, len(log)-500):])
+	}
+	if tail := p.Tail(); len(tail) == 0 || tail[len(tail)-1] != "flood line 5000" {
+		t.Errorf("tail ends with %q", tail[len(tail)-1:])
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -42,13 +44,20 @@ import (
 // The MCP client uses RoundTrip and Notify directly; the transport.Interface methods
 // adapt the same machinery for mcp-go's client.
 type Transport struct {
-	stdin  io.WriteCloser
+	stdin  *os.File
 	stdout *os.File
 	r      *bufio.Reader
 	logger *slog.Logger
+	redact func(string) string
+	max    int // the largest message read, in bytes
 
 	wmu  sync.Mutex // serialises writes to stdin and guards wbuf
 	wbuf []byte
+	// wdMu guards writer and the write deadline: a cancelled caller's
+	// wake-up sets it only while that caller writes.
+	wdMu   sync.Mutex
+	writer *waiter   // the caller whose request is being written; nil for a notification
+	wdl    time.Time // the write deadline last set
 
 	read chan struct{} // the read token: a one-slot semaphore
 
@@ -75,14 +84,39 @@ var (
 	_ transport.BidirectionalInterface = (*Transport)(nil)
 )
 
-// ErrTimeout is what roundTrip returns when its deadline passed.
+// ErrTimeout is what RoundTrip returns when its deadline passed.
 var ErrTimeout = errors.New("call timeout")
+
+// ErrTooLarge ends a transport whose server wrote a message over the limit
+// (Options.MaxMessageBytes): memory stays bounded by the limit, not by the
+// server.
+var ErrTooLarge = errors.New("the server wrote a message over the size limit")
+
+// ErrOutputClosed ends a transport whose server closed its stdout: it
+// exited, or it keeps running without a way to answer.
+var ErrOutputClosed = errors.New("the server closed its output (stdout)")
+
+// ErrInputClosed ends a transport whose server closed its stdin (a write
+// found the pipe broken): it exited, most likely.
+var ErrInputClosed = errors.New("the server closed its input (stdin)")
+
+// DefaultMaxMessageBytes is the largest message a server may write.
+const DefaultMaxMessageBytes = 64 << 20
+
+// phase says what a caller's goroutine does, for its cancellation's
+// wake-up: a blocked write or read is woken by a deadline in the past.
+const (
+	phaseIdle int32 = iota
+	phaseWriting
+	phaseReading
+)
 
 // waiter is one request waiting for its response. The fields below ch are
 // guarded by the transport's mu.
 type waiter struct {
 	// ch gets a signal when another reader delivered the response.
 	ch     chan struct{}
+	phase  atomic.Int32 // phaseIdle, phaseWriting, phaseReading; set by its caller
 	got    bool
 	result []byte // a copy: the line's buffer is reused
 	errRaw []byte // the error member, copied
@@ -105,8 +139,11 @@ type Request struct {
 	Meta   json.RawMessage // the 2026-07-28 _meta, or nil
 }
 
-func newTransport(stdin io.WriteCloser, stdout *os.File, logger *slog.Logger) *Transport {
+func newTransport(stdin, stdout *os.File, logger *slog.Logger, redact func(string) string, max int) *Transport {
 	ctx, cancel := context.WithCancel(context.Background())
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
 	return &Transport{
 		handlerCtx:     ctx,
 		cancelHandlers: cancel,
@@ -114,6 +151,8 @@ func newTransport(stdin io.WriteCloser, stdout *os.File, logger *slog.Logger) *T
 		stdout:         stdout,
 		r:              bufio.NewReaderSize(stdout, 64<<10),
 		logger:         logger,
+		redact:         redact,
+		max:            max,
 		read:           make(chan struct{}, 1),
 		pending:        map[int64]*waiter{},
 		done:           make(chan struct{}),
@@ -121,7 +160,9 @@ func newTransport(stdin io.WriteCloser, stdout *os.File, logger *slog.Logger) *T
 }
 
 // RoundTrip writes m and waits for its response until ctx ends, deadline
-// passes (ErrTimeout; zero means none) or the transport closes.
+// passes (ErrTimeout; zero means none) or the transport closes. The write
+// honours both too: a server that stops reading its input cannot hold a
+// call (or /stop) beyond them.
 func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time) (Response, error) {
 	t.mu.Lock()
 	if t.closed {
@@ -141,7 +182,13 @@ func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time
 	t.pending[m.ID] = w
 	t.mu.Unlock()
 
-	err := t.writeMessage(&m)
+	if ctx.Done() != nil {
+		// One wake-up for the whole call: it ends a blocked write or read
+		// of this caller's.
+		stop := context.AfterFunc(ctx, func() { t.wake(w) })
+		defer stop()
+	}
+	err := t.writeMessage(ctx, &m, w, deadline)
 	if err == nil {
 		err = t.await(ctx, w, deadline)
 	}
@@ -149,7 +196,8 @@ func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time
 	t.mu.Lock()
 	delete(t.pending, m.ID)
 	got, r := w.got, Response{Result: w.result, Error: w.errRaw}
-	*w = waiter{ch: w.ch}
+	w.got, w.result, w.errRaw = false, nil, nil
+	w.phase.Store(phaseIdle)
 	select {
 	case <-w.ch: // a signal nobody took
 	default:
@@ -208,15 +256,31 @@ func (t *Transport) await(ctx context.Context, w *waiter, deadline time.Time) er
 	}
 }
 
+// wake ends w's blocked write or read: its context ended. A wake-up that
+// comes late, when w no longer reads, may cut another caller's read short;
+// that reader sets its own deadline again and reads on.
+func (t *Transport) wake(w *waiter) {
+	switch w.phase.Load() {
+	case phaseWriting:
+		t.wdMu.Lock()
+		if t.writer == w {
+			t.wdl = time.Unix(1, 0)
+			_ = t.stdin.SetWriteDeadline(t.wdl)
+		}
+		t.wdMu.Unlock()
+	case phaseReading:
+		_ = t.stdout.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
 // readUntil reads and dispatches lines until w has its response, ctx ends,
 // deadline passes or stdout fails. It holds the read token.
 func (t *Transport) readUntil(ctx context.Context, w *waiter, deadline time.Time) error {
 	t.setReadDeadline(deadline, false)
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() {
-			_ = t.stdout.SetReadDeadline(time.Unix(1, 0)) // wake the blocked read
-		})
-		defer stop()
+	w.phase.Store(phaseReading)
+	defer w.phase.Store(phaseIdle)
+	if ctx.Err() != nil { // cancelled before it read: no wake-up will come
+		return context.Cause(ctx)
 	}
 	for {
 		select {
@@ -238,7 +302,13 @@ func (t *Transport) readUntil(ctx context.Context, w *waiter, deadline time.Time
 			continue
 		}
 		if err != nil {
-			t.fail(fmt.Errorf("read from server: %w", err))
+			switch {
+			case errors.Is(err, io.EOF):
+				err = ErrOutputClosed
+			case !errors.Is(err, ErrTooLarge):
+				err = fmt.Errorf("read from server: %w", err)
+			}
+			t.fail(err)
 			return t.closedErr()
 		}
 		if t.dispatch(line, w) {
@@ -317,10 +387,15 @@ func (t *Transport) setReadDeadline(d time.Time, force bool) {
 }
 
 // readLine reads one line, keeping what a read deadline cut short for the
-// next reader.
+// next reader. A line over the limit is ErrTooLarge: the transport cannot
+// go on after it.
 func (t *Transport) readLine() ([]byte, error) {
 	for {
 		b, err := t.r.ReadSlice('\n')
+		if len(t.partial)+len(b) > t.max {
+			t.partial = nil
+			return nil, fmt.Errorf("%w of %d MB", ErrTooLarge, t.max>>20)
+		}
 		if err == nil {
 			if len(t.partial) > 0 {
 				line := append(t.partial, b...)
@@ -348,7 +423,7 @@ func (t *Transport) dispatch(line []byte, self *waiter) bool {
 	}
 	m, ok := jsonscan.ScanEnvelope(line)
 	if !ok {
-		t.logger.Debug("MCP server wrote a line that is not JSON-RPC", "line", string(line[:min(len(line), 200)]))
+		t.logger.Debug("MCP server wrote a line that is not JSON-RPC", "line", t.excerpt(line))
 		return false
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
@@ -441,8 +516,22 @@ func (t *Transport) serverRequest(line []byte) {
 	}()
 }
 
-// writeMessage encodes m into the transport's buffer and writes it.
-func (t *Transport) writeMessage(m *Request) error {
+// excerpt is the start of a line for the log, redacted before it is cut
+// (cut first, the end of a secret would no longer be recognised).
+func (t *Transport) excerpt(line []byte) string {
+	s := string(line[:min(len(line), 4096)])
+	if t.redact != nil {
+		s = t.redact(s)
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// writeMessage encodes m into the transport's buffer and writes it for w,
+// by deadline (zero: none) and until ctx ends.
+func (t *Transport) writeMessage(ctx context.Context, m *Request, w *waiter, deadline time.Time) error {
 	if t.isClosed() {
 		return t.closedErr()
 	}
@@ -455,24 +544,95 @@ func (t *Transport) writeMessage(m *Request) error {
 	if cap(b) <= 64<<10 {
 		t.wbuf = b // keep ordinary buffers, not a huge one
 	}
-	return t.writeLocked(b)
+	return t.writeLocked(ctx, b, w, deadline)
 }
 
-// writeLine writes one encoded Request and its newline.
+// writeLine writes one encoded message (a notification, a reply) and its
+// newline, within writeTimeout.
 func (t *Transport) writeLine(b []byte) error {
 	if t.isClosed() {
 		return t.closedErr()
 	}
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	return t.writeLocked(append(b, '\n'))
+	return t.writeLocked(context.Background(), append(b, '\n'), nil, time.Now().Add(writeTimeout))
 }
 
-func (t *Transport) writeLocked(b []byte) error {
-	if _, err := t.stdin.Write(b); err != nil {
-		return fmt.Errorf("write to server: %w", err)
+// writeTimeout bounds a write that belongs to no call (a notification, the
+// reply to a server's request).
+const writeTimeout = time.Second
+
+// writeLocked writes b by deadline (zero: none), ending when ctx does (w's
+// wake-up sets the write deadline in the past). A write that did not
+// finish leaves a partial message on the pipe, or a server that does not
+// read: either way the transport is done for, and fails — except for a
+// cancellation before anything was written. t.wmu is held.
+func (t *Transport) writeLocked(ctx context.Context, b []byte, w *waiter, deadline time.Time) error {
+	t.wdMu.Lock()
+	t.writer = w
+	t.setWriteDeadlineLocked(deadline, false)
+	t.wdMu.Unlock()
+	if w != nil {
+		w.phase.Store(phaseWriting)
 	}
-	return nil
+	written := 0
+	var err error
+	for ctx.Err() == nil { // a cancellation before the phase was set woke nobody
+		var n int
+		n, err = t.stdin.Write(b[written:])
+		written += n
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() != nil ||
+			(!deadline.IsZero() && !time.Now().Before(deadline)) {
+			break
+		}
+		if written == len(b) {
+			break
+		}
+		// A deadline kept from an earlier write fired first: set ours.
+		t.wdMu.Lock()
+		t.setWriteDeadlineLocked(deadline, true)
+		t.wdMu.Unlock()
+	}
+	if w != nil {
+		w.phase.Store(phaseIdle)
+	}
+	t.wdMu.Lock()
+	t.writer = nil
+	t.wdMu.Unlock()
+	switch {
+	case err == nil && written == len(b):
+		return nil
+	case ctx.Err() != nil:
+		if written > 0 {
+			t.fail(errors.New("a write to the server was cut short"))
+		}
+		return context.Cause(ctx)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		t.fail(errors.New("the server stopped reading its input"))
+		return ErrTimeout
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		err = ErrInputClosed
+	} else {
+		err = fmt.Errorf("write to server: %w", err)
+	}
+	t.fail(err)
+	return err
+}
+
+// setWriteDeadlineLocked is setReadDeadline for stdin's writes: the one set
+// up to deadlineSlack before d is kept (a write it interrupts sets the
+// right one and goes on). t.wdMu is held.
+func (t *Transport) setWriteDeadlineLocked(d time.Time, force bool) {
+	if !force && !d.IsZero() && !t.wdl.IsZero() && !t.wdl.After(d) && d.Sub(t.wdl) < deadlineSlack &&
+		time.Now().Before(t.wdl) {
+		return
+	}
+	if !force && d.IsZero() && t.wdl.IsZero() {
+		return
+	}
+	t.wdl = d
+	_ = t.stdin.SetWriteDeadline(d)
 }
 
 // Notify writes a notification.
@@ -516,11 +676,29 @@ func (t *Transport) closedErr() error {
 	return transport.ErrTransportClosed
 }
 
-// Close closes stdin and stdout and wakes every waiter. It does not touch
-// the process: its owner stops it.
+// Err is why the transport failed (nil while it works, or when Close ended
+// it): the server closed its output, wrote a message over the limit,
+// stopped reading.
+func (t *Transport) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if errors.Is(t.err, errClosed) {
+		return nil
+	}
+	return t.err
+}
+
+// errClosed is the reason of a transport its owner closed.
+var errClosed = errors.New("closed")
+
+// Close closes stdin and stdout, wakes every waiter, and cancels and waits
+// for the handlers of server requests. It does not touch the process: its
+// owner stops it.
 func (t *Transport) Close() error {
-	t.fail(errors.New("closed"))
+	t.fail(errClosed)
+	t.cancelHandlers()
 	err := t.stdin.Close()
 	_ = t.stdout.Close()
+	t.handlers.Wait()
 	return err
 }
