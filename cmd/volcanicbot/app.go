@@ -79,6 +79,9 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		return nil, err
 	}
 	pw := cfg.Playwright
+	if pw.MaxBrowsers == 0 {
+		pw.MaxBrowsers = defaultMaxBrowsers(memoryLimit())
+	}
 	browser := pw.Server()
 	browser.PromptSection = preset.BrowserSection(true) // send is always offered
 	servers := mcpconfig.Merge(logger, cfg.MCPServers, []mcpconfig.ServerConfig{browser}, settings)
@@ -120,6 +123,20 @@ func (m *Main) serverWarnings() []string {
 		}
 	}
 	return out
+}
+
+// browserMemory is the memory a browsing chat is given by default: the
+// ceiling of browsers is one per this much of the memory limit.
+const browserMemory = 512 << 20
+
+// defaultMaxBrowsers is PLAYWRIGHT_MAX_BROWSERS unset: one browser per
+// 512 MiB of memory (the cgroup limit, else RAM), at least 1; unknown
+// memory gives 4.
+func defaultMaxBrowsers(memory int64) int {
+	if memory <= 0 {
+		return 4
+	}
+	return max(1, int(memory/browserMemory))
 }
 
 // ownerMark ties this bot's processes to its data dir, so the next start

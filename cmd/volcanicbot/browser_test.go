@@ -475,3 +475,49 @@ func TestCheckStartsTheBrowser(t *testing.T) {
 		t.Errorf("without a browser: exit %d\n%s", code, out)
 	}
 }
+
+// Three chats browse at once with PLAYWRIGHT_MAX_BROWSERS=2: never more
+// than two browser servers live, and every chat is answered (one waits, or
+// takes an idle one's place).
+func TestBrowserCeiling(t *testing.T) {
+	env := browserEnv(t)
+	srv := site(t)
+	const carol = int64(300)
+	d := startDaemon(t, browse, daemonOptions{extra: append(env, "PLAYWRIGHT_MAX_BROWSERS=2",
+		fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d,%d,%d", alice, bob, carol))})
+	owner := ownerMark(d.dataDir)
+	stop := make(chan struct{})
+	peak := make(chan int, 1)
+	go func() {
+		most := 0
+		for {
+			n := 0
+			for _, pid := range markedPIDs(owner) {
+				comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+				if cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.TrimSpace(string(comm)) == "node" &&
+					strings.Contains(string(cmd), "playwright-mcp") && strings.Contains(string(cmd), "/chats/") {
+					n++ // a chat's browser server (its Chromium has processes of its own)
+				}
+			}
+			most = max(most, n)
+			select {
+			case <-stop:
+				peak <- most
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	for _, chat := range []int64{alice, bob, carol} {
+		d.tg.Message(chat, chat, fmt.Sprintf("read %s/page-%d", srv.URL, chat))
+	}
+	for _, chat := range []int64{alice, bob, carol} {
+		d.waitText(chat, fmt.Sprintf("The H1 is: Unique heading page-%d", chat))
+	}
+	close(stop)
+	if most := <-peak; most > 2 {
+		t.Errorf("%d browser servers were live at once, over the ceiling of 2", most)
+	}
+	d.tg.Message(alice, alice, "/mcp")
+	d.waitText(alice, "of 2 live across chats")
+}

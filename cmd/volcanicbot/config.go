@@ -143,6 +143,7 @@ type configKey struct {
 //	mcp.playwright.package        PLAYWRIGHT_PACKAGE
 //	mcp.playwright.executable_path PLAYWRIGHT_EXECUTABLE_PATH
 //	mcp.playwright.no_sandbox     PLAYWRIGHT_NO_SANDBOX
+//	mcp.playwright.max_browsers   PLAYWRIGHT_MAX_BROWSERS    1 per 512 MiB of the memory limit (or RAM), at least 1
 //	mcp.servers.<name>.<field>    MCP__SERVERS__<NAME>__<FIELD>
 //
 // The config file itself is VOLCANIC_CONFIG. Server entries take the
@@ -181,6 +182,7 @@ var configKeys = []configKey{
 	{"mcp.playwright.package", "PLAYWRIGHT_PACKAGE"},
 	{"mcp.playwright.executable_path", "PLAYWRIGHT_EXECUTABLE_PATH"},
 	{"mcp.playwright.no_sandbox", "PLAYWRIGHT_NO_SANDBOX"},
+	{"mcp.playwright.max_browsers", "PLAYWRIGHT_MAX_BROWSERS"},
 }
 
 // fileWins reports whether the config file beats the environment for key:

@@ -89,6 +89,7 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		Package:        l.str("mcp.playwright.package"),
 		ExecutablePath: l.str("mcp.playwright.executable_path"),
 		NoSandbox:      l.boolean("mcp.playwright.no_sandbox"),
+		MaxBrowsers:    l.positiveInt("mcp.playwright.max_browsers", 0),
 	}
 	servers, err := mcpconfig.FromConfigFile(mcpServersSection(raw), environ, "config "+l.file)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -39,6 +40,7 @@ type Client struct {
 	sp       *spawner
 	cache    *catalogCache
 	builtins []string
+	limiters map[string]*limiter // by server name: the ceilings (maxLive)
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -49,13 +51,31 @@ type Client struct {
 // use, processes start on the first call.
 func New(o Options) *Client {
 	sp := newSpawner(o)
+	limiters := map[string]*limiter{}
+	for _, s := range o.Servers {
+		if s.MaxLive > 0 {
+			limiters[s.Name] = newLimiter(s.MaxLive)
+		}
+	}
 	return &Client{
 		servers:  o.Servers,
 		sp:       sp,
 		cache:    newCatalogCache(sp, o.FailureCooldown, o.Now),
 		builtins: o.Builtins,
+		limiters: limiters,
 		sessions: map[*Session]struct{}{},
 	}
+}
+
+// Usage is a server's live processes across every chat, its ceiling
+// (maxLive; 0: none) and the chats waiting for a slot.
+func (c *Client) Usage(name string) (live, limit, waiting int) {
+	lim := c.limiters[name]
+	if lim == nil {
+		return 0, 0, 0
+	}
+	live, waiting = lim.usage()
+	return live, lim.limit, waiting
 }
 
 // Servers returns the configured servers in source order, disabled ones
@@ -145,7 +165,7 @@ func (c *Client) NewSession(workspace string) (*Session, error) {
 	}
 	s := &Session{client: c, workspace: workspace, conns: make(map[string]*connection, len(c.servers))}
 	for _, cfg := range c.servers {
-		s.conns[cfg.Name] = newConnection(cfg, workspace, c)
+		s.conns[cfg.Name] = newConnection(cfg, workspace, c, s)
 	}
 	c.sessions[s] = struct{}{}
 	return s, nil
@@ -172,11 +192,18 @@ func (c *Client) Close() {
 
 // Session is one chat's MCP connections, one per configured server.
 type Session struct {
-	client    *Client
-	workspace string
-	conns     map[string]*connection
-	closeOnce sync.Once
+	client      *Client
+	workspace   string
+	conns       map[string]*connection
+	closeOnce   sync.Once
+	queueNotice atomic.Pointer[func(server string, ahead int)]
 }
+
+// OnQueue sets what the session is told, once per wait, when a call waits
+// for a free slot under a server's ceiling (maxLive): the server and the
+// number of chats ahead. The chat should hear of it ("Waiting for a free
+// browser — 2 chats ahead.").
+func (s *Session) OnQueue(f func(server string, ahead int)) { s.queueNotice.Store(&f) }
 
 // Workspace is the folder the session's processes run in.
 func (s *Session) Workspace() string { return s.workspace }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -26,6 +27,9 @@ const (
 	StateFailed // the last start failed
 	StateDisabled
 	StateClosed
+	// StateWaiting: a call waits for a free slot under the server's
+	// ceiling of live processes (maxLive).
+	StateWaiting
 )
 
 func (s State) String() string {
@@ -46,6 +50,8 @@ func (s State) String() string {
 		return "disabled"
 	case StateClosed:
 		return "closed"
+	case StateWaiting:
+		return "waiting for a free slot"
 	}
 	return fmt.Sprintf("State(%d)", int(s))
 }
@@ -82,6 +88,13 @@ type connection struct {
 	gate chan struct{}
 	wg   sync.WaitGroup
 
+	// busy counts the callers between acquire and release (starting or in
+	// flight), lastUsed is when the last call ended (unix nanoseconds): what
+	// the ceiling reads, without c.mu, to pick an idle process to stop.
+	busy     atomic.Int32
+	lastUsed atomic.Int64
+	session  *Session // for the queue notice
+
 	mu          sync.Mutex
 	srv         *liveServer
 	state       State
@@ -95,6 +108,7 @@ type connection struct {
 	info        ServerInfo
 	pid         int
 	starts      int
+	evictions   int // processes stopped to free a slot for another chat
 	startCancel context.CancelFunc
 	stopping    map[*liveServer]bool // processes being stopped on purpose
 }
@@ -108,8 +122,8 @@ type exitRecord struct {
 	reported bool        // a call's result said so
 }
 
-func newConnection(cfg mcpconfig.ServerConfig, workspace string, deps *Client) *connection {
-	c := &connection{cfg: cfg, workspace: workspace, deps: deps, gate: make(chan struct{}, 1),
+func newConnection(cfg mcpconfig.ServerConfig, workspace string, deps *Client, session *Session) *connection {
+	c := &connection{cfg: cfg, workspace: workspace, deps: deps, session: session, gate: make(chan struct{}, 1),
 		stopping: map[*liveServer]bool{}}
 	if !cfg.Enabled {
 		c.state = StateDisabled
@@ -195,7 +209,13 @@ func (c *connection) exitMessage(srv *liveServer) string {
 // acquire returns a live server, starting one if needed, and counts the
 // caller in flight. A process that ended on its own since the last call is
 // reported once (errEnded) before a new one starts.
-func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
+func (c *connection) acquire(ctx context.Context) (srv *liveServer, err error) {
+	c.busy.Add(1)
+	defer func() {
+		if err != nil {
+			c.busy.Add(-1)
+		}
+	}()
 	c.mu.Lock()
 	switch {
 	case c.state == StateClosed:
@@ -243,20 +263,51 @@ func (c *connection) acquire(ctx context.Context) (*liveServer, error) {
 			return nil, &errEnded{c.exitMessage(dead)}
 		}
 	}
+	var s *slot
+	if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
+		// A slot under the ceiling first; a stop or close of this
+		// connection ends the wait.
+		waitCtx, cancelWait := context.WithCancel(ctx)
+		c.state, c.startCancel = StateWaiting, cancelWait
+		c.mu.Unlock()
+		s, err = lim.take(waitCtx, c, c.queued)
+		cancelWait()
+		c.mu.Lock()
+		c.startCancel = nil
+		switch {
+		case c.state == StateClosed:
+			c.mu.Unlock()
+			lim.release(c, s)
+			return nil, ErrClosed
+		case err != nil && ctx.Err() != nil:
+			c.state = StateNotStarted
+			c.mu.Unlock()
+			return nil, context.Cause(ctx)
+		case err != nil:
+			c.state = StateNotStarted
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%s: the wait for a free slot was cancelled (the server was restarted)", c.cfg.Name)
+		}
+	}
 	c.state = StateStarting
 	startCtx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
 	c.startCancel = cancel
 	c.mu.Unlock()
 
-	srv, err := c.start(ctx, startCtx)
+	srv, err = c.start(ctx, startCtx)
 	cancel()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.startCancel = nil
+	if srv != nil {
+		srv.slot = s
+	} else {
+		c.releaseSlot(s)
+	}
 	if c.state == StateClosed { // closed while starting
 		if srv != nil {
-			c.wg.Go(srv.ep.terminate)
+			c.wg.Go(func() { c.end(srv) })
 		}
 		return nil, ErrClosed
 	}
@@ -343,8 +394,15 @@ func sameToolNames(a, b []Tool) bool {
 	return true
 }
 
-// release ends a call: the idle timer starts when nothing is in flight.
+// release ends a call: the idle timer starts when nothing is in flight, and
+// the ceiling's first waiter may take this process's slot.
 func (c *connection) release(srv *liveServer) {
+	c.lastUsed.Store(time.Now().UnixNano())
+	if c.busy.Add(-1) == 0 {
+		if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
+			defer lim.idle() // after c.mu is released: the limiter reads busy, not c.mu
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight--
@@ -388,8 +446,56 @@ func (c *connection) idleStop() {
 		attrs = append(attrs, "pid", pid)
 	}
 	c.deps.sp.logger.Info("MCP server stopped after idle timeout", attrs...)
-	srv.ep.terminate()
+	c.end(srv)
 	c.forget(srv)
+}
+
+// evict stops the process for another chat that needs its slot, when it
+// is idle: nothing in flight, nothing starting or stopping. It reports
+// whether it did.
+func (c *connection) evict() bool {
+	select {
+	case c.gate <- struct{}{}:
+	default:
+		return false // starting or stopping
+	}
+	defer func() { <-c.gate }()
+	c.mu.Lock()
+	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state == StateClosed {
+		c.mu.Unlock()
+		return false
+	}
+	srv := c.srv
+	c.detachLocked(srv, StateNotStarted)
+	c.evictions++
+	c.mu.Unlock()
+	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace}
+	if pid := srv.ep.processID(); pid != 0 {
+		attrs = append(attrs, "pid", pid)
+	}
+	c.deps.sp.logger.Info("MCP server stopped to free a slot for another chat (maxLive)", attrs...)
+	c.end(srv)
+	c.forget(srv)
+	return true
+}
+
+// end terminates srv and gives its slot back once the process is gone.
+func (c *connection) end(srv *liveServer) {
+	srv.ep.terminate()
+	c.releaseSlot(srv.slot)
+}
+
+func (c *connection) releaseSlot(s *slot) {
+	if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
+		lim.release(c, s)
+	}
+}
+
+// queued tells the chat once that its call waits for a free slot.
+func (c *connection) queued(ahead int) {
+	if f := c.session.queueNotice.Load(); f != nil {
+		(*f)(c.cfg.Name, ahead)
+	}
 }
 
 // onExit runs in the exit watcher of a process of the connection, once it
@@ -427,8 +533,8 @@ func (c *connection) recordEndLocked(srv *liveServer, reported bool) {
 			c.state, c.lastErr = stateOf(e.kind), c.exit.reason
 		}
 		// A server whose transport failed still runs: stop it now rather
-		// than at the next call.
-		c.goLocked(srv.ep.terminate)
+		// than at the next call (and free its slot once it is gone).
+		c.goLocked(func() { c.end(srv) })
 	}
 	c.exit.reported = c.exit.reported || reported
 }
@@ -498,7 +604,7 @@ func (c *connection) shutdown(next State) {
 	}
 	c.mu.Unlock()
 	if srv != nil {
-		srv.ep.terminate()
+		c.end(srv)
 		c.forget(srv)
 	}
 }
@@ -519,13 +625,16 @@ type ConnStatus struct {
 	// ("exited (3)") and its stderr tail, kept after the next start.
 	LastExit string
 	ExitTail []string
+	// Evictions counts the processes stopped to free a slot for another
+	// chat.
+	Evictions int
 }
 
 func (c *connection) status() ConnStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := ConnStatus{Server: c.cfg.Name, State: c.state, Starts: c.starts, Info: c.info,
-		LastErr: c.lastErr, InFlight: c.inflight, Tail: c.tail}
+		LastErr: c.lastErr, InFlight: c.inflight, Tail: c.tail, Evictions: c.evictions}
 	if c.srv != nil && !(c.exit != nil && c.exit.srv == c.srv) {
 		st.Tail = c.srv.ep.tailLines()
 		if c.state == StateRunning {

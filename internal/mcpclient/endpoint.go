@@ -11,9 +11,10 @@ const exitNoticeWindow = 2 * time.Second
 // liveServer is a started server, negotiated and ready for calls: the
 // endpoint it runs on and the MCP protocol over it.
 type liveServer struct {
-	ep  endpoint
-	rpc *rpc
-	dir string // the working directory, for links in results
+	ep   endpoint
+	rpc  *rpc
+	dir  string // the working directory, for links in results
+	slot *slot  // its place under the server's ceiling, if it has one
 }
 
 // endpoint is what a live server runs on: a child process speaking stdio,

@@ -20,6 +20,9 @@ type memServer struct {
 	starts     int
 	terminated int
 	live       []*memEndpoint
+	// block, when set, holds every tools/call until it is closed (or the
+	// call's context ends).
+	block chan struct{}
 }
 
 // dial is a spawner's dial: each start is a new endpoint.
@@ -46,9 +49,16 @@ type memEndpoint struct {
 
 var _ endpoint = (*memEndpoint)(nil)
 
-func (e *memEndpoint) roundTrip(_ context.Context, m message, _ time.Time) (reply, error) {
+func (e *memEndpoint) roundTrip(ctx context.Context, m message, _ time.Time) (reply, error) {
 	if e.done() {
 		return reply{}, errors.New("ended")
+	}
+	if m.method == "tools/call" && e.srv.block != nil {
+		select {
+		case <-e.srv.block:
+		case <-ctx.Done():
+			return reply{}, context.Cause(ctx)
+		}
 	}
 	switch m.method {
 	case "initialize":

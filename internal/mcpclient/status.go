@@ -54,6 +54,12 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal) string {
 	if refused > 0 {
 		line += fmt.Sprintf(" (%d refused: see /mcp %s)", refused, sc.Config.Name)
 	}
+	if live, limit, waiting := s.client.Usage(sc.Config.Name); limit > 0 {
+		line += fmt.Sprintf("; %d of %d live across chats", live, limit)
+		if waiting > 0 {
+			line += fmt.Sprintf(", %d waiting", waiting)
+		}
+	}
 	return line
 }
 
@@ -123,6 +129,9 @@ func (s *Session) ServerText(name string) (string, error) {
 	}
 	if st.Starts > 0 {
 		fmt.Fprintf(&b, "starts in this chat: %d\n", st.Starts)
+	}
+	if st.Evictions > 0 {
+		fmt.Fprintf(&b, "stopped for other chats (maxLive): %d\n", st.Evictions)
 	}
 	if cfg.ToolPrefix != "" {
 		fmt.Fprintf(&b, "tool prefix: %s\n", cfg.ToolPrefix)

@@ -40,6 +40,7 @@ type ServerEntry struct {
 	ProtocolVersion       string // optional pin, one of ProtocolVersions
 	AutoApprove           []string
 	DisabledTools         []string
+	MaxLive               *int // default none
 
 	warnings []string
 }
@@ -248,6 +249,12 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	c.StartupTimeout = seconds("startupTimeoutSeconds", e.StartupTimeoutSeconds, startup, false)
 	c.CallTimeout = seconds("callTimeoutSeconds", e.CallTimeoutSeconds, DefaultCallTimeout, false)
 	c.IdleTimeout = seconds("idleTimeoutSeconds", e.IdleTimeoutSeconds, DefaultIdleTimeout, true)
+	if e.MaxLive != nil {
+		if *e.MaxLive < 1 {
+			refuse("maxLive", "maxLive must be at least 1 (got %d): it is how many processes of the server may run at once, across chats", *e.MaxLive)
+		}
+		c.MaxLive = *e.MaxLive
+	}
 
 	if !validToolPrefix(e.ToolPrefix) {
 		refuse("toolPrefix", "toolPrefix %q may contain only A-Z, a-z, 0-9, '_' and '-'", e.ToolPrefix)

@@ -24,6 +24,7 @@ const (
 	kindStrings           // an array of strings
 	kindHeaders           // an object of strings
 	kindEnv               // an object of strings or null
+	kindCount             // a whole number
 )
 
 // want is how a message names what a field of kind k takes.
@@ -39,6 +40,8 @@ func (k fieldKind) want() string {
 		return "an object of strings"
 	case kindEnv:
 		return "an object of strings (or null to remove a variable)"
+	case kindCount:
+		return "a whole number"
 	}
 	return "a string"
 }
@@ -76,6 +79,7 @@ var fields = []field{
 	{name: "stderrLevel", kind: kindString, set: func(e *ServerEntry, v any) { e.StderrLevel = v.(string) }},
 	{name: "promptSection", kind: kindString, set: func(e *ServerEntry, v any) { e.PromptSection = v.(string) }},
 	{name: "protocolVersion", kind: kindString, set: func(e *ServerEntry, v any) { e.ProtocolVersion = v.(string) }},
+	{name: "maxLive", kind: kindCount, set: func(e *ServerEntry, v any) { n := v.(int); e.MaxLive = &n }},
 
 	// Other clients' fields.
 	{name: "disabled", kind: kindBool, from: "Cline, Roo Code, Windsurf",
@@ -205,6 +209,12 @@ func (f *field) decodeValue(given string, raw json.RawMessage) (any, string) {
 			return fail(kind)
 		}
 		return n, ""
+	case kindCount:
+		var n float64
+		if json.Unmarshal(raw, &n) != nil || n != float64(int(n)) {
+			return fail(kind)
+		}
+		return int(n), ""
 	case kindStrings:
 		var elems []json.RawMessage
 		if json.Unmarshal(raw, &elems) != nil {
@@ -269,6 +279,12 @@ func (f *field) textValue(s string) (any, string) {
 		n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil {
 			return nil, "a number"
+		}
+		return n, ""
+	case kindCount:
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return nil, "a whole number"
 		}
 		return n, ""
 	case kindStrings:

@@ -82,6 +82,9 @@ type ServerConfig struct {
 	StderrLevel     slog.Level
 	PromptSection   string
 	ProtocolVersion string // optional pin; empty = the fast default
+	// MaxLive is the most processes of the server that run at once,
+	// across every chat; 0: no ceiling.
+	MaxLive int
 
 	// AutoApprove and AlwaysAllow are the tool names other clients
 	// (Cline's autoApprove, Roo Code's alwaysAllow) approve without asking,
@@ -94,6 +97,11 @@ type ServerConfig struct {
 	// (a field of another client kept but not applied yet). Logged at start
 	// and printed by check.
 	Warnings []string
+
+	// ProcessNoun is what one of the server's processes is to the user
+	// ("browser"), in messages such as "Waiting for a free browser";
+	// empty: "<name> process".
+	ProcessNoun string
 
 	// DisabledHint is shown by /mcp for a disabled entry, e.g.
 	// "set PLAYWRIGHT_ENABLED=true".

@@ -51,6 +51,9 @@ type Playwright struct {
 	// NoSandbox runs the browser without its sandbox (--no-sandbox), which
 	// a container needs; nil means no.
 	NoSandbox *bool
+	// MaxBrowsers is the most browsers (server processes) that run at once
+	// across every chat (the server's maxLive); 0: no ceiling.
+	MaxBrowsers int
 }
 
 // IsEnabled reports whether the preset is on.
@@ -112,6 +115,8 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 		StderrLevel:    mcpconfig.DefaultStderrLevel,
 		DisabledHint:   PlaywrightHint,
 		BeforeStart:    clearStaleProfileLock,
+		MaxLive:        p.MaxBrowsers,
+		ProcessNoun:    "browser",
 	}
 }
 
@@ -144,6 +149,9 @@ func (p Playwright) StartupLine() string {
 	mode := "headless"
 	if !p.IsHeadless() {
 		mode = "headed"
+	}
+	if p.MaxBrowsers > 0 {
+		return fmt.Sprintf("MCP: playwright enabled (%s, %s, at most %d browsers at once)", mode, p.BrowserName(), p.MaxBrowsers)
 	}
 	return fmt.Sprintf("MCP: playwright enabled (%s, %s)", mode, p.BrowserName())
 }

@@ -150,9 +150,27 @@ func (s *session) mcpSession() (*mcpclient.Session, error) {
 		if err != nil {
 			return nil, err
 		}
+		ms.OnQueue(s.queued)
 		s.mcp = ms
 	}
 	return s.mcp, nil
+}
+
+// queued tells the chat that a call waits for a free process of server
+// (its ceiling of live processes is reached), with how many chats are
+// ahead. It runs in the waiting call's goroutine.
+func (s *session) queued(server string, ahead int) {
+	noun := server + " process"
+	if cfg, ok := s.m.o.MCP.Server(server); ok && cfg.ProcessNoun != "" {
+		noun = cfg.ProcessNoun
+	}
+	line := "next in line"
+	if ahead == 1 {
+		line = "1 chat ahead"
+	} else if ahead > 1 {
+		line = fmt.Sprintf("%d chats ahead", ahead)
+	}
+	s.reply(s.m.ctx, fmt.Sprintf("Waiting for a free %s — %s.", noun, line))
 }
 
 // loop is the session goroutine: it handles queued inputs in order and

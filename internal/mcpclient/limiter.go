@@ -1,0 +1,158 @@
+package mcpclient
+
+import (
+	"context"
+	"sync"
+)
+
+// limiter is a server's ceiling of live processes across every chat
+// (maxLive; the browser preset's PLAYWRIGHT_MAX_BROWSERS). A connection
+// takes a slot before it starts a process and gives it back when that
+// process is gone. When the slots are full, the least recently used idle
+// process (no call in flight) is stopped for the newcomer; when none is
+// idle, the newcomer waits in a FIFO queue until a slot frees or a holder
+// goes idle. No call fails because of the ceiling: it waits, as long as
+// its context lets it (/stop leaves the queue).
+type limiter struct {
+	limit int
+
+	mu      sync.Mutex
+	holders map[*connection]*slot
+	queue   []*slotWaiter // FIFO; the first one takes the next slot
+}
+
+// slot is one live process's place under the ceiling.
+type slot struct{}
+
+type slotWaiter struct {
+	c    *connection
+	wake chan struct{} // one-slot: something changed, look again
+}
+
+func newLimiter(limit int) *limiter {
+	return &limiter{limit: limit, holders: map[*connection]*slot{}}
+}
+
+// take returns a slot for c, stopping the least recently used idle process
+// of another chat or waiting in the queue when the ceiling is reached.
+// queued is called once, with the number of chats ahead, when c has to
+// wait.
+func (l *limiter) take(ctx context.Context, c *connection, queued func(ahead int)) (*slot, error) {
+	var me *slotWaiter
+	told := false
+	for {
+		l.mu.Lock()
+		first := len(l.queue) == 0 || l.queue[0] == me
+		if first && len(l.holders) < l.limit {
+			s := &slot{}
+			l.holders[c] = s
+			l.dequeueLocked(me)
+			l.mu.Unlock()
+			return s, nil
+		}
+		var victim *connection
+		if first {
+			victim = l.idlestLocked(c)
+		}
+		if me == nil {
+			me = &slotWaiter{c: c, wake: make(chan struct{}, 1)}
+			l.queue = append(l.queue, me)
+		}
+		ahead := l.positionLocked(me)
+		l.mu.Unlock()
+
+		if victim != nil && victim.evict() {
+			continue // its slot is free: take it
+		}
+		// None idle (or it became busy meanwhile): wait for a slot to free
+		// or a holder to go idle.
+		if !told && queued != nil {
+			told = true
+			queued(ahead)
+		}
+		select {
+		case <-me.wake:
+		case <-ctx.Done():
+			l.mu.Lock()
+			l.dequeueLocked(me)
+			l.wakeFirstLocked()
+			l.mu.Unlock()
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// release gives s back (s may have been released already: a stop and a
+// crash can both end one process); the first waiter looks again.
+func (l *limiter) release(c *connection, s *slot) {
+	if s == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.holders[c] != s {
+		return
+	}
+	delete(l.holders, c)
+	l.wakeFirstLocked()
+}
+
+// idle tells the first waiter that a holder has nothing in flight: it may
+// stop it.
+func (l *limiter) idle() {
+	l.mu.Lock()
+	l.wakeFirstLocked()
+	l.mu.Unlock()
+}
+
+// idlestLocked is the holder other than c with nothing in flight that was
+// used least recently, or nil.
+func (l *limiter) idlestLocked(c *connection) *connection {
+	var best *connection
+	var bestUsed int64
+	for h := range l.holders {
+		if h == c || h.busy.Load() > 0 {
+			continue
+		}
+		if used := h.lastUsed.Load(); best == nil || used < bestUsed {
+			best, bestUsed = h, used
+		}
+	}
+	return best
+}
+
+func (l *limiter) positionLocked(me *slotWaiter) int {
+	for i, w := range l.queue {
+		if w == me {
+			return i
+		}
+	}
+	return len(l.queue)
+}
+
+func (l *limiter) dequeueLocked(me *slotWaiter) {
+	for i, w := range l.queue {
+		if w == me {
+			l.queue = append(l.queue[:i], l.queue[i+1:]...)
+			return
+		}
+	}
+}
+
+func (l *limiter) wakeFirstLocked() {
+	if len(l.queue) == 0 {
+		return
+	}
+	select {
+	case l.queue[0].wake <- struct{}{}:
+	default:
+	}
+}
+
+// usage is the number of live processes (slots held) and of chats
+// waiting.
+func (l *limiter) usage() (live, waiting int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.holders), len(l.queue)
+}

@@ -1,0 +1,144 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+)
+
+// memCeiling is a Client over the in-memory server with a ceiling of
+// limit live processes, for chats whose calls block on release (a channel
+// per call) so a test decides when each is idle.
+type memCeiling struct {
+	h    *harness
+	mem  *memServer
+	tool Tool
+}
+
+func newMemCeiling(t *testing.T, limit int) *memCeiling {
+	cfg := mcpconfig.ServerConfig{Name: "mem", Command: "/bin/true", Enabled: true, StartupTimeout: 10 * time.Second,
+		CallTimeout: time.Hour, MaxLive: limit}
+	mem := &memServer{}
+	h := newHarness(t, nil, cfg)
+	h.client.sp.dial = mem.dial
+	return &memCeiling{h: h, mem: mem, tool: Tool{Server: "mem", MCPName: "echo", Name: "echo"}}
+}
+
+func (m *memCeiling) live() int {
+	m.mem.mu.Lock()
+	defer m.mem.mu.Unlock()
+	return m.mem.starts - m.mem.terminated
+}
+
+// Under the ceiling, a chat that needs a process stops the least recently
+// used idle one of another chat and starts its own; the live processes
+// never exceed the ceiling.
+func TestCeilingStopsTheLeastRecentlyUsedIdleProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemCeiling(t, 2)
+		a, b, c := m.h.session(""), m.h.session(""), m.h.session("")
+		m.h.call(a, m.tool, `{"text":"a"}`)
+		time.Sleep(time.Second)
+		m.h.call(b, m.tool, `{"text":"b"}`)
+		time.Sleep(time.Second)
+		m.h.call(a, m.tool, `{"text":"a again"}`) // b is now the least recently used
+		time.Sleep(time.Second)
+		m.h.call(c, m.tool, `{"text":"c"}`)
+		if n := m.live(); n != 2 {
+			t.Errorf("%d live processes, want the ceiling of 2", n)
+		}
+		if st, _ := b.Status("mem"); st.State != StateNotStarted || st.Evictions != 1 {
+			t.Errorf("b: %v, %d evictions; want stopped for c", st.State, st.Evictions)
+		}
+		if st, _ := a.Status("mem"); st.State != StateRunning {
+			t.Errorf("a: %v, want running (used more recently than b)", st.State)
+		}
+		if live, limit, waiting := m.h.client.Usage("mem"); live != 2 || limit != 2 || waiting != 0 {
+			t.Errorf("usage %d of %d, %d waiting", live, limit, waiting)
+		}
+		if txt := c.StatusText(); !containsAll(txt, "mem: running", "2 of 2 live across chats") {
+			t.Errorf("/mcp:\n%s", txt)
+		}
+	})
+}
+
+// When every live process is busy, the newcomer waits in a FIFO queue,
+// told once how many chats are ahead; it gets the first slot that frees or
+// the first process that goes idle. /stop leaves the queue. No call fails
+// because of the ceiling.
+func TestCeilingQueueWhenEveryProcessIsBusy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemCeiling(t, 1)
+		busy := make(chan struct{})
+		m.mem.block = busy // calls wait until busy closes
+		a, b, c, d := m.h.session(""), m.h.session(""), m.h.session(""), m.h.session("")
+		var mu sync.Mutex
+		var told []string
+		for name, s := range map[string]*Session{"b": b, "c": c, "d": d} {
+			s.OnQueue(func(server string, ahead int) {
+				mu.Lock()
+				told = append(told, fmt.Sprintf("%s:%s:%d", name, server, ahead))
+				mu.Unlock()
+			})
+		}
+		results := make(chan string, 4)
+		call := func(name string, s *Session, ctx context.Context) {
+			res, err := s.Call(ctx, m.tool, json.RawMessage(`{"text":"`+name+`"}`))
+			if err != nil {
+				results <- name + ":" + err.Error()
+				return
+			}
+			results <- res.Text()
+		}
+		go call("a", a, context.Background())
+		synctest.Wait()
+		go call("b", b, context.Background())
+		synctest.Wait()
+		ctx, stop := context.WithCancel(context.Background())
+		go call("c", c, ctx)
+		synctest.Wait()
+		go call("d", d, context.Background())
+		synctest.Wait()
+		if live, _, waiting := m.h.client.Usage("mem"); live != 1 || waiting != 3 {
+			t.Fatalf("%d live, %d waiting; want 1 and 3", live, waiting)
+		}
+		if st, _ := c.Status("mem"); st.State != StateWaiting {
+			t.Errorf("c: %v, want waiting", st.State)
+		}
+		stop() // /stop in c: it leaves the queue
+		if got := <-results; got != "c:context canceled" {
+			t.Errorf("c: %q", got)
+		}
+		close(busy) // a's call ends: a is idle, b (first in the queue) takes its place
+		synctest.Wait()
+		got := map[string]bool{<-results: true, <-results: true, <-results: true}
+		if !got["a"] || !got["b"] || !got["d"] {
+			t.Errorf("results %v, want a, b and d answered", got)
+		}
+		if n := m.live(); n > 1 {
+			t.Errorf("%d live processes over the ceiling of 1", n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		want := map[string]bool{"b:mem:0": true, "c:mem:1": true, "d:mem:2": true}
+		if len(told) != 3 || !want[told[0]] || !want[told[1]] || !want[told[2]] {
+			t.Errorf("queue notices %v, want b 0 ahead, c 1, d 2, once each", told)
+		}
+	})
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
