@@ -63,6 +63,7 @@ func TestCeilingStopsTheLeastRecentlyUsedIdleProcess(t *testing.T) {
 		if live, limit, waiting := m.h.client.Usage("mem"); live != 2 || limit != 2 || waiting != 0 {
 			t.Errorf("usage %d of %d, %d waiting", live, limit, waiting)
 		}
+		m.h.client.Discover(context.Background()) // /mcp does not wait for it
 		if txt := c.StatusText(); !containsAll(txt, "mem: running", "2 of 2 live across chats") {
 			t.Errorf("/mcp:\n%s", txt)
 		}
