@@ -44,6 +44,7 @@ type Main struct {
 	env      *redact.EnvFilter
 	preset   preset.Playwright
 	mcp      *mcpclient.Client
+	tokens   *llm.Tokenizer // counts tokens as the models do
 	owner    string
 	listener net.Listener // the health listener, when HTTP_ADDR is set
 
@@ -95,6 +96,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 
 	owner := ownerMark(cfg.DataDir)
 
+	tokens := &llm.Tokenizer{} // built on its first use
 	client := mcpclient.New(mcpclient.Options{
 		Servers:       servers,
 		Env:           env,
@@ -104,8 +106,12 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		ClientName:    "volcanicbot",
 		ClientVersion: version,
 		Owner:         owner,
+
+		MaxResultTokens: cfg.MaxResultTokens,
+		CountTokens:     tokens.Count,
 	})
-	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, owner: owner}, nil
+	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, owner: owner,
+		tokens: tokens}, nil
 }
 
 // serverWarnings are what the operator should know about the configured

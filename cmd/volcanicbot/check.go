@@ -42,7 +42,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
 	cats := m.mcp.Discover(ctx)
-	ok := printCatalogs(stdout, cats)
+	ok := printCatalogs(stdout, cats, m.mcp.ToolTokens)
 	if err := m.probeBrowser(ctx, cats); err != nil {
 		fmt.Fprintf(stdout, "\nfailed: %v\n", err)
 		ok = false
@@ -107,7 +107,7 @@ func (m *Main) probeBrowser(ctx context.Context, cats []mcpclient.ServerCatalog)
 // least one tool. Tools refused for a name clash are counted apart (and
 // cost no tokens): a server whose every tool was refused fails, with the
 // fix in its refusal lines.
-func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog) bool {
+func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func([]mcpclient.Tool) int) bool {
 	if len(cats) == 0 {
 		fmt.Fprintln(w, "MCP servers: none configured")
 		return true
@@ -144,7 +144,7 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog) bool {
 			ok = false
 			failures = append(failures, sc.Err.Error())
 		default:
-			n := mcpclient.EstimateTokens(offered[name])
+			n := toolTokens(offered[name])
 			total += n
 			count, tokens = fmt.Sprint(len(offered[name])), fmt.Sprint(n)
 			if refused[name] > 0 {

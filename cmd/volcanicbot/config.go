@@ -35,6 +35,9 @@ type Config struct {
 	// HTTPAddr is the optional health listener (/healthz), e.g. ":8080".
 	HTTPAddr string
 
+	// MaxResultTokens caps what the model gets of one tool result.
+	MaxResultTokens int
+
 	// MCPServers is the config-file source (mcp.servers.<name> and the
 	// MCP__SERVERS__<NAME>__<FIELD> variables), sorted with
 	// mcpconfig.SortServers. The preset and settings.json are merged later.
@@ -144,6 +147,7 @@ type configKey struct {
 //	mcp.playwright.executable_path PLAYWRIGHT_EXECUTABLE_PATH
 //	mcp.playwright.no_sandbox     PLAYWRIGHT_NO_SANDBOX
 //	mcp.playwright.max_browsers   PLAYWRIGHT_MAX_BROWSERS    1 per 512 MiB of the memory limit (or RAM), at least 1
+//	mcp.max_result_tokens         MCP_MAX_RESULT_TOKENS      25000
 //	mcp.servers.<name>.<field>    MCP__SERVERS__<NAME>__<FIELD>
 //
 // The config file itself is VOLCANIC_CONFIG. Server entries take the
@@ -183,6 +187,7 @@ var configKeys = []configKey{
 	{"mcp.playwright.executable_path", "PLAYWRIGHT_EXECUTABLE_PATH"},
 	{"mcp.playwright.no_sandbox", "PLAYWRIGHT_NO_SANDBOX"},
 	{"mcp.playwright.max_browsers", "PLAYWRIGHT_MAX_BROWSERS"},
+	{"mcp.max_result_tokens", "MCP_MAX_RESULT_TOKENS"},
 }
 
 // fileWins reports whether the config file beats the environment for key:

@@ -73,6 +73,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		LLM:      LLMConfig{ContextTokens: 100_000},
 		Agent:    AgentConfig{MaxSteps: 40},
 		Log:      LogConfig{Level: "info", Format: "text"},
+
+		MaxResultTokens: 25_000,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
@@ -113,6 +115,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		"HTTP_ADDR":               ":8080",
 		"TELEGRAM_WEBHOOK_URL":    "https://bot.example.test/telegram",
 		"TELEGRAM_WEBHOOK_SECRET": "hook-secret_123",
+		"MCP_MAX_RESULT_TOKENS":   "12000",
 	})
 	want := &Config{
 		Telegram: TelegramConfig{Token: "123:abc", AllowedUsers: []int64{1, 22, 333}, APIURL: "http://localhost:8081",
@@ -127,6 +130,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		Log:      LogConfig{Level: "debug", Format: "json"},
 		Playwright: preset.Playwright{Enabled: new(true), Headless: new(false), Browser: "firefox",
 			ExtraArgs: []string{"--no-sandbox", "--device", "iPhone 15"}, Command: "playwright-mcp", Package: "@playwright/mcp@0.0.83"},
+		MaxResultTokens: 12_000,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)

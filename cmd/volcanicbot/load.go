@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 )
@@ -91,6 +92,7 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		NoSandbox:      l.boolean("mcp.playwright.no_sandbox"),
 		MaxBrowsers:    l.positiveInt("mcp.playwright.max_browsers", 0),
 	}
+	c.MaxResultTokens = l.positiveInt("mcp.max_result_tokens", mcpclient.DefaultMaxResultTokens)
 	servers, err := mcpconfig.FromConfigFile(mcpServersSection(raw), environ, "config "+l.file)
 	if err != nil {
 		l.errs = append(l.errs, err)

@@ -31,6 +31,13 @@ type Options struct {
 	FailureCooldown time.Duration
 	// Now is the clock of the cooldown (time.Now when nil; tests move it).
 	Now func() time.Time
+	// MaxResultTokens caps what the model gets of one tool result
+	// (DefaultMaxResultTokens when 0); past it the result is saved in the
+	// workspace (see ResultsDir).
+	MaxResultTokens int
+	// CountTokens counts the tokens of a text as the model will; about
+	// four bytes a token when nil.
+	CountTokens func(string) int
 }
 
 // Client is the process-wide MCP side of the bot: the configured servers,
@@ -41,6 +48,9 @@ type Client struct {
 	cache    *catalogCache
 	builtins []string
 	limiters map[string]*limiter // by server name: the ceilings (maxLive)
+
+	maxResultTokens int
+	countTokens     func(string) int
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -57,13 +67,21 @@ func New(o Options) *Client {
 			limiters[s.Name] = newLimiter(s.MaxLive)
 		}
 	}
+	if o.MaxResultTokens <= 0 {
+		o.MaxResultTokens = DefaultMaxResultTokens
+	}
+	if o.CountTokens == nil {
+		o.CountTokens = estimateTokens
+	}
 	return &Client{
-		servers:  o.Servers,
-		sp:       sp,
-		cache:    newCatalogCache(sp, o.FailureCooldown, o.Now),
-		builtins: o.Builtins,
-		limiters: limiters,
-		sessions: map[*Session]struct{}{},
+		servers:         o.Servers,
+		sp:              sp,
+		cache:           newCatalogCache(sp, o.FailureCooldown, o.Now),
+		builtins:        o.Builtins,
+		limiters:        limiters,
+		maxResultTokens: o.MaxResultTokens,
+		countTokens:     o.CountTokens,
+		sessions:        map[*Session]struct{}{},
 	}
 }
 

@@ -160,7 +160,10 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 		if err != nil {
 			return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: invalid result: %v", tool.Name, err)), nil
 		}
-		inlineLinkedFiles(&res, srv.dir, c.workspace, MaxResultBytes-len(res.Text()))
+		// Inlined files count against the cap: as many bytes as the cap
+		// has tokens times four, then the cap itself.
+		inlineLinkedFiles(&res, srv.dir, c.workspace, c.deps.maxResultTokens*4-len(res.Text()))
+		c.bound(&res, tool)
 		return res, nil
 	}
 	var rpcErr *RPCError

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -284,9 +285,16 @@ func TestResults(t *testing.T) {
 	if big.Images != 0 || !strings.Contains(big.Text(), "[image omitted: image/png,") {
 		t.Errorf("big image result = %q", big.Text())
 	}
+	h.client.maxResultTokens = 2000 // the 3000 lines are about 7,700 tokens
 	long := h.call(s, h.tool("fake", fakemcp.ToolLongText), `{}`)
-	if !long.Truncated || strings.Count(long.Text(), "\n") > 2010 {
-		t.Errorf("long text not truncated: %d lines", strings.Count(long.Text(), "\n"))
+	h.client.maxResultTokens = DefaultMaxResultTokens
+	m := regexp.MustCompile(`saved in the workspace at (results/\S+\.txt) \(3000 lines\)`).FindStringSubmatch(long.Text())
+	if !long.Truncated || estimateTokens(long.Text()) > 2000+noteTokens || m == nil {
+		t.Fatalf("long text not bounded (%d tokens):\n…%s", estimateTokens(long.Text()), long.Text()[max(0, len(long.Text())-400):])
+	}
+	saved, err := os.ReadFile(filepath.Join(s.Workspace(), m[1]))
+	if err != nil || strings.Count(string(saved), "\n") != fakemcp.LongTextLines || !strings.HasSuffix(string(saved), "line 3000\n") {
+		t.Errorf("the saved result: %d lines, %v", strings.Count(string(saved), "\n"), err)
 	}
 	unknown := h.call(s, h.tool("fake", fakemcp.ToolUnknownContent), `{}`)
 	if unknown.IsError || !strings.Contains(unknown.Text(), "hologram") {

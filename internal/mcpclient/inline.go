@@ -18,8 +18,8 @@ import (
 // files stay links.
 
 // MaxInlineBytes caps one inlined file. Inlined text also counts against
-// the result's cap (MaxResultBytes): the files are inlined while room is
-// left, and the rest stay links.
+// the result's cap (Options.MaxResultTokens): the files are inlined while
+// room is left, and the rest stay links.
 const MaxInlineBytes = 50 * 1024
 
 // minInlineBytes is the least room worth inlining a file into.
@@ -60,8 +60,8 @@ func inlineLinkedFiles(r *Result, base, workspace string, budget int) {
 	if in.skipped > 0 {
 		r.Truncated = true
 		r.Content = append(r.Content, textContent(fmt.Sprintf(
-			"[%s not inlined: the result is at its size limit of %d KB; they are in the workspace]",
-			plural(in.skipped, "linked file"), MaxResultBytes/1024)))
+			"[%s not inlined: the result is at its size limit; they are in the workspace]",
+			plural(in.skipped, "linked file"))))
 	}
 }
 

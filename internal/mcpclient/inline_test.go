@@ -52,7 +52,7 @@ func TestInlineLinkedFiles(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Result{Content: []Content{{Type: ContentText, Text: tc.in}}}
-			inlineLinkedFiles(&r, ws, ws, MaxResultBytes)
+			inlineLinkedFiles(&r, ws, ws, 1<<20)
 			got := r.Content[0].Text
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
@@ -93,13 +93,13 @@ func TestInlinedFilesCountAgainstTheCap(t *testing.T) {
 	arg, _ := json.Marshal(map[string]string{"text": links.String()})
 	res := h.call(s, h.tool("fake", fakemcp.ToolEcho), string(arg))
 	text := res.Text()
-	if len(text) > MaxResultBytes+512 {
-		t.Errorf("the result is %d bytes, over the cap of %d", len(text), MaxResultBytes)
+	if n := estimateTokens(text); n > DefaultMaxResultTokens+noteTokens {
+		t.Errorf("the result is %d tokens, over the cap of %d", n, DefaultMaxResultTokens)
 	}
 	if !strings.Contains(text, "```yaml\n- row [ref=e1]") {
 		t.Errorf("nothing was inlined:\n%.300s", text)
 	}
-	if !res.Truncated || !strings.Contains(text, "linked files not inlined: the result is at its size limit of 50 KB") {
-		t.Errorf("no note says files were left out (truncated %v):\n…%s", res.Truncated, text[max(0, len(text)-300):])
+	if !res.Truncated || !strings.Contains(text, "over the limit of 25000 tokens for one tool result") {
+		t.Errorf("no note says the result was cut (truncated %v):\n…%s", res.Truncated, text[max(0, len(text)-300):])
 	}
 }

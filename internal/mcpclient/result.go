@@ -13,12 +13,15 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/jsonscan"
 )
 
-// Limits of a mapped tool result (spec §7).
+// Limits of a mapped tool result (spec §7). What the model gets of a
+// result is bounded in tokens (Options.MaxResultTokens, bound.go); these
+// bound what is kept in memory (and saved) of one result at all.
 const (
-	// MaxResultLines and MaxResultBytes cap the joined text of a result;
-	// the head is kept and a note says what was cut.
-	MaxResultLines = 2000
-	MaxResultBytes = 50 * 1024
+	// MaxResultBytes caps the joined text of a result kept; the head is
+	// kept and a note says what was cut. MaxResultLines (0: none) caps its
+	// lines.
+	MaxResultLines = 0
+	MaxResultBytes = 8 << 20
 	// MaxImageBytes is the largest decoded image kept; a larger one is
 	// replaced by a text note.
 	MaxImageBytes = 5 * 1024 * 1024
@@ -430,7 +433,7 @@ func capResultText(parts []Content, lim resultLimits) ([]Content, bool) {
 		size += texts - 1
 		newlines += texts - 1
 	}
-	if size <= lim.bytes && newlines < lim.lines {
+	if size <= lim.bytes && (lim.lines <= 0 || newlines < lim.lines) {
 		return parts, false
 	}
 	var b strings.Builder
@@ -474,7 +477,7 @@ func capResultText(parts []Content, lim resultLimits) ([]Content, bool) {
 func headCut(s string, maxLines, maxBytes int) int {
 	cut := len(s)
 	// The maxLines-th newline ends the last line kept, unless nothing follows.
-	if i := nthNewline(s, maxLines); i >= 0 && i < len(s)-1 {
+	if i := nthNewline(s, maxLines); maxLines > 0 && i >= 0 && i < len(s)-1 {
 		cut = i
 	}
 	if cut <= maxBytes {
@@ -516,9 +519,15 @@ func countLines(s string) int {
 // truncationNote says what capResultText cut.
 func truncationNote(head, all string, lim resultLimits) string {
 	limit := strconv.Itoa(lim.bytes) + " bytes"
-	if lim.bytes%1024 == 0 {
+	switch {
+	case lim.bytes%(1<<20) == 0:
+		limit = strconv.Itoa(lim.bytes>>20) + " MB"
+	case lim.bytes%1024 == 0:
 		limit = strconv.Itoa(lim.bytes/1024) + " KB"
 	}
-	return fmt.Sprintf("[Output truncated: showing the first %d of %d lines (%d of %d bytes); tool output is limited to %d lines / %s.]",
-		countLines(head), countLines(all), len(head), len(all), lim.lines, limit)
+	if lim.lines > 0 {
+		limit = strconv.Itoa(lim.lines) + " lines / " + limit
+	}
+	return fmt.Sprintf("[Output truncated: showing the first %d of %d lines (%d of %d bytes); tool output is limited to %s.]",
+		countLines(head), countLines(all), len(head), len(all), limit)
 }

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,10 +50,14 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal) string {
 	if st.State == StateFailed {
 		state = "failed: " + firstLine(st.LastErr)
 	}
-	refused := len(refusedOf(refusals, sc.Config.Name))
-	line := fmt.Sprintf("%s, %s", state, plural(len(sc.Catalog.Tools)-refused, "tool"))
-	if refused > 0 {
-		line += fmt.Sprintf(" (%d refused: see /mcp %s)", refused, sc.Config.Name)
+	refused := refusedOf(refusals, sc.Config.Name)
+	offered := offeredTools(sc.Catalog.Tools, refused)
+	line := fmt.Sprintf("%s, %s", state, plural(len(offered), "tool"))
+	if len(offered) > 0 {
+		line += fmt.Sprintf(" (~%d tokens a request)", s.client.ToolTokens(offered))
+	}
+	if len(refused) > 0 {
+		line += fmt.Sprintf(" (%d refused: see /mcp %s)", len(refused), sc.Config.Name)
 	}
 	if live, limit, waiting := s.client.Usage(sc.Config.Name); limit > 0 {
 		line += fmt.Sprintf("; %d of %d live across chats", live, limit)
@@ -61,6 +66,20 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal) string {
 		}
 	}
 	return line
+}
+
+// offeredTools is tools less the refused ones.
+func offeredTools(tools []Tool, refused []Refusal) []Tool {
+	if len(refused) == 0 {
+		return tools
+	}
+	out := make([]Tool, 0, len(tools))
+	for _, t := range tools {
+		if !slices.ContainsFunc(refused, func(r Refusal) bool { return r.MCPName == t.MCPName }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func refusedOf(refusals []Refusal, server string) []Refusal {
@@ -136,15 +155,9 @@ func (s *Session) ServerText(name string) (string, error) {
 	if cfg.ToolPrefix != "" {
 		fmt.Fprintf(&b, "tool prefix: %s\n", cfg.ToolPrefix)
 	}
-	refusedName := map[string]bool{}
-	for _, r := range refusals {
-		refusedName[r.MCPName] = true
-	}
 	var offered []string
-	for _, t := range sc.Catalog.Tools {
-		if !refusedName[t.MCPName] {
-			offered = append(offered, t.Name)
-		}
+	for _, t := range offeredTools(sc.Catalog.Tools, refusals) {
+		offered = append(offered, t.Name)
 	}
 	if len(offered) > 0 {
 		fmt.Fprintf(&b, "tools (%d): %s\n", len(offered), strings.Join(offered, ", "))

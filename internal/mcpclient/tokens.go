@@ -1,14 +1,14 @@
 package mcpclient
 
-// EstimateTokens estimates what offering tools costs per model request:
-// the name, description and schema of each, at about four bytes a token
-// (the usual rule of thumb for JSON and English), plus a small per-tool
-// overhead for the provider's framing.
-func EstimateTokens(tools []Tool) int {
+// ToolTokens is what offering tools costs in every model request, counted
+// with the client's tokenizer (Options.CountTokens): the name, description
+// and schema of each, plus the providers' framing of a tool (about 8
+// tokens).
+func (c *Client) ToolTokens(tools []Tool) int {
 	const perTool = 8
 	n := 0
 	for _, t := range tools {
-		n += (len(t.Name)+len(t.Description)+len(t.InputSchema))/4 + perTool
+		n += c.countTokens(t.Name) + c.countTokens(t.Description) + c.countTokens(string(t.InputSchema)) + perTool
 	}
 	return n
 }

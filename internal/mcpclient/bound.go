@@ -1,0 +1,134 @@
+package mcpclient
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultMaxResultTokens caps what the model gets of one tool result, linked
+// files inlined included (MCP_MAX_RESULT_TOKENS).
+const DefaultMaxResultTokens = 25_000
+
+// ResultsDir is the workspace folder results over the cap are saved in,
+// whole, for the model (and its tools) to read on.
+const ResultsDir = "results"
+
+// maxSavedResults is how many saved results a chat keeps: the oldest go.
+const maxSavedResults = 100
+
+// noteTokens is room kept for the note under the cap.
+const noteTokens = 200
+
+// bound keeps res within the cap of tokens: past it the whole text is saved
+// in the chat's workspace under results/, and the model gets its head, the
+// total size and the path. Images stay as they are (they have a cap of
+// their own). Nothing changes for a result within the cap, and one that
+// needs no counting (fewer bytes than the cap has tokens: a token is at
+// least a byte) costs no tokenizer.
+func (c *connection) bound(res *Result, tool Tool) {
+	limit := c.deps.maxResultTokens
+	size := 0
+	for _, p := range res.Content {
+		if p.Type == ContentText {
+			size += len(p.Text) + 1
+		}
+	}
+	if size <= limit {
+		return
+	}
+	text := res.Text()
+	count := c.deps.countTokens
+	total := count(text)
+	if total <= limit {
+		return
+	}
+	head := headWithin(text, limit-noteTokens, count)
+	saved, err := saveResult(c.workspace, tool.Name, text)
+	var where string
+	switch {
+	case err != nil:
+		c.deps.sp.logger.Warn("could not save a tool result over the cap", "server", c.cfg.Name, "tool", tool.Name, "err", err)
+		where = "It could not be saved in the workspace, so the rest is lost: ask the tool for less."
+	default:
+		where = fmt.Sprintf("The whole result is saved in the workspace at %s (%d lines): read on from line %d with the read tool, "+
+			"or ask the tool for less.", saved, countLines(text), countLines(head)+1)
+	}
+	note := fmt.Sprintf("[This result is %d tokens (%s), over the limit of %d tokens for one tool result: above are its first %d lines. %s]",
+		total, sizeText(len(text)), limit, countLines(head), where)
+	out := make([]Content, 0, len(res.Content)+2)
+	out = append(out, textContent(head))
+	for _, p := range res.Content {
+		if p.Type != ContentText {
+			out = append(out, p)
+		}
+	}
+	res.Content = append(out, textContent(note))
+	res.Truncated = true
+}
+
+// headWithin is the longest head of text within limit tokens, cut on a
+// line boundary where one falls in its second half, always on a character
+// boundary.
+func headWithin(text string, limit int, count func(string) int) string {
+	cut := min(len(text), limit*4) // about 4 bytes a token in English, JSON and HTML
+	for range 6 {
+		n := count(text[:cut])
+		if n <= limit {
+			break
+		}
+		cut = int(float64(cut) * float64(limit) / float64(n) * 0.97)
+	}
+	for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	if i := strings.LastIndexByte(text[:cut], '\n'); i >= cut/2 {
+		cut = i
+	}
+	return text[:cut]
+}
+
+// saveResult writes text to a new file of the workspace's results folder
+// and returns its workspace-relative path. The oldest saved results are
+// removed past maxSavedResults.
+func saveResult(workspace, tool, text string) (string, error) {
+	dir := filepath.Join(workspace, ResultsDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name := time.Now().UTC().Format("20060102T150405.000") + "-" + SanitizeToolName("", tool) + ".txt"
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+		return "", err
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > maxSavedResults {
+		names := make([]string, 0, len(entries))
+		for _, e := range entries {
+			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".txt") {
+				names = append(names, e.Name())
+			}
+		}
+		slices.Sort(names) // the time first: the oldest first
+		for _, n := range names[:max(0, len(names)-maxSavedResults)] {
+			_ = os.Remove(filepath.Join(dir, n))
+		}
+	}
+	return filepath.ToSlash(filepath.Join(ResultsDir, name)), nil
+}
+
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// estimateTokens is the count without a tokenizer: about four bytes a
+// token.
+func estimateTokens(s string) int { return (len(s) + 3) / 4 }
