@@ -45,6 +45,7 @@ type Main struct {
 	preset   preset.Playwright
 	mcp      *mcpclient.Client
 	tokens   *llm.Tokenizer // counts tokens as the models do
+	metrics  *metrics       // GET /metrics
 	owner    string
 	listener net.Listener // the health listener, when HTTP_ADDR is set
 
@@ -97,7 +98,9 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	owner := ownerMark(cfg.DataDir)
 
 	tokens := &llm.Tokenizer{} // built on its first use
-	client := mcpclient.New(mcpclient.Options{
+	var client *mcpclient.Client
+	met := newMetrics(func() []mcpclient.ServerLoad { return client.Load() })
+	client = mcpclient.New(mcpclient.Options{
 		Servers:       servers,
 		Env:           env,
 		Redactor:      secrets,
@@ -109,9 +112,10 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 
 		MaxResultTokens: cfg.MaxResultTokens,
 		CountTokens:     tokens.Count,
+		Observer:        met,
 	})
 	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, owner: owner,
-		tokens: tokens}, nil
+		tokens: tokens, metrics: met}, nil
 }
 
 // serverWarnings are what the operator should know about the configured
@@ -170,6 +174,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	model = m.metrics.model(model)
 	if reaped := mcpclient.ReapOrphans(m.owner); len(reaped) > 0 {
 		m.logger.Warn("ended processes left by an earlier run", "pids", reaped)
 	}
@@ -181,7 +186,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.logger.Info(m.preset.StartupLine())
 	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,
-		"provider", providerName(model), "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
+		"provider", providerName(unwrapModel(model)), "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
 		"allowed_users", len(m.cfg.Telegram.AllowedUsers))
 
 	b, err := bot.New(bot.Options{
@@ -290,6 +295,14 @@ func (m *Main) model() (llm.Model, error) {
 			HTTPClient: m.HTTPClient}), nil
 	}
 	return nil, fmt.Errorf("LLM_PROVIDER must be openai or anthropic (got %q)", provider)
+}
+
+// unwrapModel is the model inside the metrics' wrapper.
+func unwrapModel(m llm.Model) llm.Model {
+	if o, ok := m.(observedModel); ok {
+		return o.Model
+	}
+	return m
 }
 
 // providerName names the model's provider for the log.

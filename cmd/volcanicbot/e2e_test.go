@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -718,4 +719,39 @@ func TestE2EHungServerStallsNoChat(t *testing.T) {
 	}
 	d.tg.Message(alice, alice, "/mcp")
 	d.waitText(alice, "hung: failed: hung: no answer within the startup timeout of 10s")
+}
+
+// GET /metrics on HTTP_ADDR: the MCP servers' processes and calls, and the
+// model's requests and tokens, in Prometheus's text format.
+func TestE2EMetrics(t *testing.T) {
+	addr := freeAddr(t)
+	d := startDaemon(t, echoThenAnswer, daemonOptions{extra: []string{"HTTP_ADDR=" + addr}})
+	d.tg.Message(alice, alice, "hi")
+	d.waitText(alice, "the tool said: hi")
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	text := string(body)
+	for _, want := range []string{
+		`volcanicbot_mcp_live_processes{server="fake"} 1`,
+		`volcanicbot_mcp_starts_total{server="fake"} 1`,
+		`volcanicbot_mcp_tool_call_seconds_count{outcome="ok",server="fake"} 1`,
+		`volcanicbot_model_requests_total{outcome="ok"} 2`,
+		`volcanicbot_model_tokens_total{kind="input"}`,
+		`volcanicbot_mcp_memory_bytes{server="fake"}`,
+		`process_resident_memory_bytes`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if m := regexp.MustCompile(`volcanicbot_mcp_memory_bytes\{server="fake"\} (\d\S*)`).FindStringSubmatch(text); m == nil || m[1] == "0" {
+		t.Errorf("no memory for the live fake server: %v", m)
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", text)
+	}
 }

@@ -19,8 +19,8 @@ const healthMaxAge = 150 * time.Second
 
 // healthServer listens on HTTP_ADDR and answers /healthz: 200 while
 // updates come in (polling alive, or the webhook registered), 503 before
-// and when polling stalled. With a webhook it also serves Telegram's posts
-// at the webhook URL's path.
+// and when polling stalled; and /metrics, in Prometheus's text format.
+// With a webhook it also serves Telegram's posts at the webhook URL's path.
 func (m *Main) healthServer(b *bot.Bot) (*http.Server, error) {
 	ln, err := net.Listen("tcp", m.cfg.HTTPAddr)
 	if err != nil {
@@ -36,6 +36,7 @@ func (m *Main) healthServer(b *bot.Bot) (*http.Server, error) {
 		}
 		fmt.Fprintln(w, detail)
 	})
+	mux.Handle("GET /metrics", m.metrics.handler())
 	if p := b.WebhookPath(); p != "" {
 		mux.Handle(p, b.WebhookHandler())
 	}

@@ -38,6 +38,8 @@ type Options struct {
 	// CountTokens counts the tokens of a text as the model will; about
 	// four bytes a token when nil.
 	CountTokens func(string) int
+	// Observer is told what the servers do (metrics); nil: nobody.
+	Observer Observer
 }
 
 // Client is the process-wide MCP side of the bot: the configured servers,
@@ -51,6 +53,7 @@ type Client struct {
 
 	maxResultTokens int
 	countTokens     func(string) int
+	observer        Observer
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -73,6 +76,9 @@ func New(o Options) *Client {
 	if o.CountTokens == nil {
 		o.CountTokens = estimateTokens
 	}
+	if o.Observer == nil {
+		o.Observer = noObserver{}
+	}
 	return &Client{
 		servers:         o.Servers,
 		sp:              sp,
@@ -81,6 +87,7 @@ func New(o Options) *Client {
 		limiters:        limiters,
 		maxResultTokens: o.MaxResultTokens,
 		countTokens:     o.CountTokens,
+		observer:        o.Observer,
 		sessions:        map[*Session]struct{}{},
 	}
 }

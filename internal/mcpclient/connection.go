@@ -140,7 +140,13 @@ func (e *errEnded) Error() string { return e.msg }
 
 // call runs one tool call. Failures of the server become error results; only
 // the caller's own cancellation (and ErrClosed) is returned as an error.
-func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) (Result, error) {
+func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) (res Result, err error) {
+	start := time.Now()
+	defer func() {
+		if err == nil {
+			c.deps.observer.CallDone(c.cfg.Name, time.Since(start), res.IsError)
+		}
+	}()
 	srv, err := c.acquire(ctx)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
@@ -273,8 +279,12 @@ func (c *connection) acquire(ctx context.Context) (srv *liveServer, err error) {
 		waitCtx, cancelWait := context.WithCancel(ctx)
 		c.state, c.startCancel = StateWaiting, cancelWait
 		c.mu.Unlock()
+		waitStart := time.Now()
 		s, err = lim.take(waitCtx, c, c.queued)
 		cancelWait()
+		if d := time.Since(waitStart); d > time.Millisecond {
+			c.deps.observer.Waited(c.cfg.Name, d)
+		}
 		c.mu.Lock()
 		c.startCancel = nil
 		switch {
@@ -320,12 +330,14 @@ func (c *connection) acquire(ctx context.Context) (srv *liveServer, err error) {
 			return nil, context.Cause(ctx)
 		}
 		c.state = StateFailed
+		c.deps.observer.StartFailed(c.cfg.Name)
 		c.lastErr = capMessage(c.redact(err.Error()), MaxErrorBytes)
 		c.deps.sp.logger.Warn("MCP server failed to start", "server", c.cfg.Name, "workspace", c.workspace, "err", c.lastErr)
 		return nil, errors.New(c.lastErr)
 	}
 	c.srv = srv
 	c.state = StateRunning
+	c.deps.observer.ProcessStarted(c.cfg.Name)
 	c.info = srv.rpc.info
 	c.pid = srv.ep.processID()
 	c.starts++
@@ -472,6 +484,7 @@ func (c *connection) evict() bool {
 	c.detachLocked(srv, StateNotStarted)
 	c.evictions++
 	c.mu.Unlock()
+	c.deps.observer.Evicted(c.cfg.Name)
 	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace}
 	if pid := srv.ep.processID(); pid != 0 {
 		attrs = append(attrs, "pid", pid)
@@ -613,6 +626,18 @@ func (c *connection) shutdown(next State) {
 }
 
 func (c *connection) redact(s string) string { return c.deps.sp.redactor.Redact(s) }
+
+// memory is the live process's tree memory, and whether one runs.
+func (c *connection) memory() (int64, bool) {
+	c.mu.Lock()
+	srv := c.srv
+	running := c.state == StateRunning
+	c.mu.Unlock()
+	if srv == nil || !running {
+		return 0, false
+	}
+	return srv.ep.memory(), true
+}
 
 // ConnStatus is a snapshot of a connection for /mcp.
 type ConnStatus struct {

@@ -45,6 +45,8 @@ type endpoint interface {
 	// terminate ends it for good: the process tree stopped, the HTTP
 	// session deleted. It returns when that is done.
 	terminate()
+	// memory is the memory of the process tree (PSS, bytes; 0 for HTTP).
+	memory() int64
 }
 
 // endKind is how an endpoint ended.

@@ -344,6 +344,8 @@ func (h *httpEndpoint) tailLines() []string { return nil }
 
 func (h *httpEndpoint) processID() int { return 0 }
 
+func (h *httpEndpoint) memory() int64 { return 0 }
+
 func (h *httpEndpoint) closeTransport() { h.closeOnce.Do(func() { _ = h.tr.Close() }) }
 
 // terminate ends the HTTP session (the transport sends DELETE).

@@ -94,6 +94,7 @@ func (e *memEndpoint) endMessage(server string) string { return server + " ended
 func (e *memEndpoint) tailLines() []string             { return nil }
 func (e *memEndpoint) processID() int                  { return 0 }
 func (e *memEndpoint) closeTransport()                 {}
+func (e *memEndpoint) memory() int64                   { return 1 << 20 }
 
 func (e *memEndpoint) terminate() {
 	e.stopOnce.Do(func() {

@@ -145,6 +145,9 @@ func (s *Session) ServerText(name string) (string, error) {
 	}
 	if st.PID != 0 {
 		fmt.Fprintf(&b, "pid: %d\n", st.PID)
+		if m, ok := s.Memory(name); ok && m > 0 {
+			fmt.Fprintf(&b, "memory: %s (the process and its children, PSS)\n", sizeText(int(m)))
+		}
 	}
 	if st.Starts > 0 {
 		fmt.Fprintf(&b, "starts in this chat: %d\n", st.Starts)

@@ -62,6 +62,7 @@ func (s stdioEndpoint) tailLines() []string { return s.p.Tail() }
 func (s stdioEndpoint) processID() int      { return s.p.PID() }
 func (s stdioEndpoint) closeTransport()     { s.p.CloseTransport() }
 func (s stdioEndpoint) terminate()          { s.p.Terminate() }
+func (s stdioEndpoint) memory() int64       { return s.p.TreeMemory() }
 
 func (s stdioEndpoint) ending() ending {
 	if err := s.p.Transport().Err(); err != nil && !s.p.Done() {

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+)
+
+// metrics is what GET /metrics on HTTP_ADDR serves, in Prometheus's text
+// format: the MCP servers' processes (live, waiting, memory, starts,
+// failures, evictions, waits), their tool calls (count and latency), and
+// the model's requests and tokens. It is the MCP client's Observer and
+// wraps the model.
+type metrics struct {
+	reg *prometheus.Registry
+
+	starts, failures, evictions *prometheus.CounterVec
+	waits, calls                *prometheus.HistogramVec
+	modelRequests               *prometheus.CounterVec
+	modelSeconds                prometheus.Histogram
+	tokens                      *prometheus.CounterVec
+}
+
+var _ mcpclient.Observer = (*metrics)(nil)
+
+// newMetrics registers the metrics; load reads the servers' processes at
+// each scrape.
+func newMetrics(load func() []mcpclient.ServerLoad) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	server := []string{"server"}
+	m.starts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "volcanicbot_mcp_starts_total",
+		Help: "Processes (or connections) of an MCP server started for a chat."}, server)
+	m.failures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "volcanicbot_mcp_start_failures_total",
+		Help: "Starts of an MCP server for a chat that failed."}, server)
+	m.evictions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "volcanicbot_mcp_evictions_total",
+		Help: "Idle processes stopped to free a slot under the server's ceiling (maxLive) for another chat."}, server)
+	m.waits = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "volcanicbot_mcp_slot_wait_seconds",
+		Help: "How long calls waited for a slot under the server's ceiling.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}, server)
+	m.calls = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "volcanicbot_mcp_tool_call_seconds",
+		Help: "Tool calls by server and outcome (ok, error), with their latency.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)},
+		[]string{"server", "outcome"})
+	m.modelRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "volcanicbot_model_requests_total",
+		Help: "Model requests by outcome (ok, error)."}, []string{"outcome"})
+	m.modelSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "volcanicbot_model_request_seconds",
+		Help: "Model request latency, retries included.", Buckets: prometheus.ExponentialBuckets(0.25, 2, 10)})
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "volcanicbot_model_tokens_total",
+		Help: "Model tokens: input (cached included), cached (read from the prompt cache), output."}, []string{"kind"})
+	m.reg.MustRegister(m.starts, m.failures, m.evictions, m.waits, m.calls, m.modelRequests, m.modelSeconds, m.tokens,
+		loadCollector{load},
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// handler serves the registry.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *metrics) ProcessStarted(server string) { m.starts.WithLabelValues(server).Inc() }
+func (m *metrics) StartFailed(server string)    { m.failures.WithLabelValues(server).Inc() }
+func (m *metrics) Evicted(server string)        { m.evictions.WithLabelValues(server).Inc() }
+
+func (m *metrics) Waited(server string, d time.Duration) {
+	m.waits.WithLabelValues(server).Observe(d.Seconds())
+}
+
+func (m *metrics) CallDone(server string, d time.Duration, failed bool) {
+	m.calls.WithLabelValues(server, outcome(failed)).Observe(d.Seconds())
+}
+
+func outcome(failed bool) string {
+	if failed {
+		return "error"
+	}
+	return "ok"
+}
+
+// model wraps a model so that its requests and tokens are counted.
+func (m *metrics) model(inner llm.Model) llm.Model { return observedModel{inner, m} }
+
+type observedModel struct {
+	llm.Model
+	m *metrics
+}
+
+func (o observedModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	start := time.Now()
+	resp, err := o.Model.Complete(ctx, req)
+	o.m.modelSeconds.Observe(time.Since(start).Seconds())
+	o.m.modelRequests.WithLabelValues(outcome(err != nil)).Inc()
+	if err == nil {
+		o.m.tokens.WithLabelValues("input").Add(float64(resp.Usage.InputTokens))
+		o.m.tokens.WithLabelValues("cached").Add(float64(resp.Usage.CacheReadTokens))
+		o.m.tokens.WithLabelValues("output").Add(float64(resp.Usage.OutputTokens))
+	}
+	return resp, err
+}
+
+// loadCollector reads the servers' live processes, the chats waiting and
+// the memory of the process trees at each scrape.
+type loadCollector struct{ load func() []mcpclient.ServerLoad }
+
+var (
+	liveDesc = prometheus.NewDesc("volcanicbot_mcp_live_processes",
+		"Live processes (or connections) of an MCP server, across chats.", []string{"server"}, nil)
+	waitingDesc = prometheus.NewDesc("volcanicbot_mcp_waiting_chats",
+		"Chats waiting for a slot under the server's ceiling (maxLive).", []string{"server"}, nil)
+	memoryDesc = prometheus.NewDesc("volcanicbot_mcp_memory_bytes",
+		"Memory (PSS) of an MCP server's live process trees, across chats: a browser's Chromium included.", []string{"server"}, nil)
+)
+
+func (loadCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- liveDesc
+	ch <- waitingDesc
+	ch <- memoryDesc
+}
+
+func (c loadCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, l := range c.load() {
+		ch <- prometheus.MustNewConstMetric(liveDesc, prometheus.GaugeValue, float64(l.Live), l.Server)
+		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.Waiting), l.Server)
+		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(l.Memory), l.Server)
+	}
+}
