@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,8 @@ type fakeChat struct {
 	toolCalls  map[int64][]string
 	activities int
 	changed    chan struct{}
+	// panicOnSend makes SendFile panic, as a bug in the chat port would.
+	panicOnSend atomic.Bool
 }
 
 func newFakeChat() *fakeChat {
@@ -55,6 +58,9 @@ func (c *fakeChat) SendText(_ context.Context, chatID int64, text string) error 
 }
 
 func (c *fakeChat) SendFile(_ context.Context, chatID int64, path, caption string) error {
+	if c.panicOnSend.Load() {
+		panic("the chat port blew up")
+	}
 	c.mu.Lock()
 	c.files[chatID] = append(c.files[chatID], path+"|"+caption)
 	c.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -170,7 +171,7 @@ func (s *session) loop() {
 			return
 		}
 		if in, ok := s.next(); ok {
-			s.handle(in)
+			s.handleSafely(in)
 			idle.Reset(m.o.IdleRelease)
 			continue
 		}
@@ -224,6 +225,57 @@ func (s *session) release() {
 		s.tr = nil
 	}
 	s.history = nil
+}
+
+// panicReply is what a chat reads when its turn ended in a panic (a bug):
+// the turn is over, the chat goes on.
+const panicReply = "Sorry, something went wrong with this conversation. The operator has the details in the log. " +
+	"You can go on writing; /new starts a fresh conversation if this keeps happening."
+
+// handleSafely is handle with a recover: a panic in the chat's turn (or in
+// one of its tool calls, re-raised by the tool runner) is logged with its
+// stack, ends the turn with panicReply, and leaves the session ready for
+// the next input: the conversation is read back from disk for it.
+func (s *session) handleSafely(in input) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		stack := debug.Stack()
+		var tp *toolPanic
+		if errors.As(asError(r), &tp) {
+			r, stack = tp.value, tp.stack
+		}
+		s.m.logger.Error("panic in a chat's turn", "chat", s.id, "panic", fmt.Sprint(r), "stack", string(stack))
+		s.setTurn(nil)
+		s.release()
+		if in.done != nil {
+			in.done <- errors.New("the session failed (a panic, logged)")
+		}
+		if s.m.ctx.Err() == nil {
+			s.reply(s.m.ctx, panicReply)
+		}
+	}()
+	s.handle(in)
+}
+
+// toolPanic is a panic in a tool call's goroutine, carried to the turn's
+// goroutine with the stack where it happened.
+type toolPanic struct {
+	call  string
+	value any
+	stack []byte
+}
+
+func (p *toolPanic) Error() string { return fmt.Sprintf("panic in tool call %s: %v", p.call, p.value) }
+
+// asError is a recovered value as an error, for errors.As.
+func asError(r any) error {
+	if err, ok := r.(error); ok {
+		return err
+	}
+	return fmt.Errorf("%v", r)
 }
 
 func (s *session) handle(in input) {

@@ -40,8 +40,9 @@ type transcript struct {
 }
 
 // openTranscript opens (creating if needed) the transcript in workspace and
-// returns the messages it holds. A torn last line (a crash mid-write) is
-// skipped with a warning; so is any other undecodable line.
+// returns the messages it holds, every one valid (see readTranscriptFrom).
+// A torn last line (a crash mid-write) is skipped with a warning; so is
+// any other undecodable line.
 func openTranscript(workspace string, logger *slog.Logger) (*transcript, []llm.Message, error) {
 	dir := filepath.Join(workspace, stateDir)
 	if err := mkdir(dir); err != nil {
@@ -73,11 +74,25 @@ func readTranscript(f *os.File, path string, logger *slog.Logger) ([]llm.Message
 	if err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)
 	}
-	if len(data) == 0 {
-		return nil, nil
+	return readTranscriptFrom(bytes.NewReader(data), path, logger), nil
+}
+
+// readTranscriptFrom decodes a transcript. Lines that are not JSON are
+// skipped; messages that are, but that the agent cannot use, are repaired
+// or left out (see repairMessage); every message returned is valid. What
+// was skipped or repaired is logged once, for the file.
+func readTranscriptFrom(r io.Reader, path string, logger *slog.Logger) []llm.Message {
+	var (
+		msgs               []llm.Message
+		unreadable, mended int
+		firstBad           int
+	)
+	bad := func(line int) {
+		if firstBad == 0 {
+			firstBad = line
+		}
 	}
-	var msgs []llm.Message
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	line := 0
 	for sc.Scan() {
@@ -88,15 +103,29 @@ func readTranscript(f *os.File, path string, logger *slog.Logger) ([]llm.Message
 		}
 		var m llm.Message
 		if err := json.Unmarshal(b, &m); err != nil {
-			logger.Warn("transcript: skipping an unreadable line", "path", path, "line", line, "err", err)
+			unreadable++
+			bad(line)
 			continue
 		}
-		msgs = append(msgs, m)
+		m, changed, ok := repairMessage(m)
+		if changed {
+			mended++
+			bad(line)
+		}
+		if ok {
+			msgs = append(msgs, m)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		logger.Warn("transcript: stopped reading", "path", path, "line", line, "err", err)
 	}
-	return msgs, nil
+	msgs, orphans := repairHistory(msgs)
+	mended += orphans
+	if unreadable > 0 || mended > 0 {
+		logger.Warn("transcript: left out or repaired what the conversation cannot use",
+			"path", path, "unreadable_lines", unreadable, "repaired_messages", mended, "first_line", firstBad)
+	}
+	return msgs
 }
 
 // append stores m: image data goes to files (m is changed to reference
