@@ -412,13 +412,16 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 		m.logger.Debug("model step", "chat", s.id, "step", step, "tool_calls", len(resp.ToolCalls),
 			"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens)
 		answer := llm.Message{Role: llm.RoleAssistant}
-		if resp.Text != "" {
-			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartText, Text: m.o.Redactor.Redact(resp.Text)})
+		text := capText(m.o.Redactor.Redact(resp.Text), maxPartText)
+		if text != "" {
+			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartText, Text: text})
 		}
 		for i := range resp.ToolCalls {
-			// The transcript stores only valid JSON; the runner judges
-			// the arguments, so a malformed call gets its error result.
-			resp.ToolCalls[i].Arguments = storableArguments(resp.ToolCalls[i].Arguments)
+			// The transcript stores only valid JSON, of bounded size; the
+			// runner judges the arguments, so a malformed or oversized
+			// call gets its error result.
+			c := &resp.ToolCalls[i]
+			c.ID, c.Name, c.Arguments = capName(c.ID), capName(c.Name), storableArguments(c.Arguments)
 		}
 		for _, c := range resp.ToolCalls {
 			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartToolCall, ToolCall: &c})
@@ -430,7 +433,6 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 			return err
 		}
 		if len(resp.ToolCalls) == 0 {
-			text := m.o.Redactor.Redact(resp.Text)
 			if text == "" {
 				text = "(The model returned an empty answer.)"
 			}
@@ -438,6 +440,7 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 			return nil
 		}
 		results := runner.run(ctx, resp.ToolCalls)
+		capToolResults(results)
 		msg := llm.Message{Role: llm.RoleUser}
 		for i := range results {
 			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartToolResult, ToolResult: &results[i]})

@@ -70,62 +70,98 @@ func mkdir(dir string) error {
 }
 
 func readTranscript(f *os.File, path string, logger *slog.Logger) ([]llm.Message, error) {
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
-	}
-	return readTranscriptFrom(bytes.NewReader(data), path, logger), nil
+	return readTranscriptFrom(f, path, logger), nil
 }
 
-// readTranscriptFrom decodes a transcript. Lines that are not JSON are
-// skipped; messages that are, but that the agent cannot use, are repaired
-// or left out (see repairMessage); every message returned is valid. What
-// was skipped or repaired is logged once, for the file.
+// readTranscriptFrom decodes a transcript. Lines that are not JSON, and
+// lines over maxTranscriptLine (which are not read into memory), are
+// skipped; messages that are JSON but that the agent cannot use are
+// repaired or left out (see repairMessage); every message returned is
+// valid. What was skipped or repaired is logged once, for the file. A read
+// error ends the reading with what was read so far.
 func readTranscriptFrom(r io.Reader, path string, logger *slog.Logger) []llm.Message {
 	var (
-		msgs               []llm.Message
-		unreadable, mended int
-		firstBad           int
+		msgs                          []llm.Message
+		unreadable, long, mended, bad int
 	)
-	bad := func(line int) {
-		if firstBad == 0 {
-			firstBad = line
-		}
-	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	line := 0
-	for sc.Scan() {
+	err := eachLine(r, maxTranscriptLine, func(b []byte, size int64) {
 		line++
-		b := sc.Bytes()
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		var m llm.Message
-		if err := json.Unmarshal(b, &m); err != nil {
-			unreadable++
-			bad(line)
-			continue
-		}
-		m, changed, ok := repairMessage(m)
-		if changed {
+		switch {
+		case b == nil:
+			long++
+		case len(bytes.TrimSpace(b)) == 0:
+			return
+		default:
+			var m llm.Message
+			if err := json.Unmarshal(b, &m); err != nil {
+				unreadable++
+				break
+			}
+			m, changed, ok := repairMessage(m)
+			if ok {
+				msgs = append(msgs, m)
+			}
+			if !changed {
+				return
+			}
 			mended++
-			bad(line)
 		}
-		if ok {
-			msgs = append(msgs, m)
+		if bad == 0 {
+			bad = line
 		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		logger.Warn("transcript: stopped reading", "path", path, "line", line, "err", err)
 	}
 	msgs, orphans := repairHistory(msgs)
 	mended += orphans
-	if unreadable > 0 || mended > 0 {
+	if unreadable > 0 || long > 0 || mended > 0 {
 		logger.Warn("transcript: left out or repaired what the conversation cannot use",
-			"path", path, "unreadable_lines", unreadable, "repaired_messages", mended, "first_line", firstBad)
+			"path", path, "unreadable_lines", unreadable, "long_lines", long, "repaired_messages", mended,
+			"first_line", bad, "max_line_bytes", maxTranscriptLine)
 	}
 	return msgs
+}
+
+// eachLine calls fn with every line of r, without its line end, and the
+// line's size on disk. A line longer than limit is not kept in memory: fn
+// gets nil and its size. Memory stays within limit whatever r holds.
+func eachLine(r io.Reader, limit int, fn func(line []byte, size int64)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		buf  []byte
+		size int64
+		long bool
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		size += int64(len(chunk))
+		if !long {
+			if len(buf)+len(chunk) > limit+1 { // +1: the '\n'
+				long, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil && !errors.Is(err, io.EOF):
+			return err
+		}
+		if size > 0 {
+			if long {
+				fn(nil, size)
+			} else {
+				fn(bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), size)
+			}
+		}
+		if err != nil { // io.EOF
+			return nil
+		}
+		buf, size, long = buf[:0], 0, false
+	}
 }
 
 // append stores m: image data goes to files (m is changed to reference

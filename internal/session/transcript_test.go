@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -170,4 +171,74 @@ func callsOf(m llm.Message) map[string]bool {
 		}
 	}
 	return out
+}
+
+// A line longer than the reader takes (a 70 MB error text once made one)
+// is skipped with one warning; the messages after it are read, now and
+// after every restart.
+func TestTranscriptLongLineIsSkippedNotTheRest(t *testing.T) {
+	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
+		return llm.Response{Text: "re: " + lastUserText(req)}, nil
+	}
+	logs := &recordHandler{level: slog.LevelWarn}
+	e := newEnv(t, answer, envOptions{logger: slog.New(logs)})
+	path := writeTranscript(t, e, 43, `{"role":"user","parts":[{"kind":"text","text":"before"}]}`+"\n")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := `{"role":"assistant","parts":[{"kind":"text","text":"` + strings.Repeat("x", 64<<20+1) + `"}]}` + "\n"
+	if _, err := f.WriteString(long + `{"role":"assistant","parts":[{"kind":"text","text":"after"}]}` + "\n" +
+		`{"role":"user","parts":[{"kind":"text","text":"later"}]}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	e.deliver(43, "now")
+	e.chat.waitTexts(t, 43, 1)
+	var texts []string
+	for _, m := range e.model.Requests()[0].Messages {
+		for _, p := range m.Parts {
+			texts = append(texts, p.Text)
+		}
+	}
+	if got, want := strings.Join(texts, "|"), "before|after|later|now"; got != want {
+		t.Errorf("history = %s, want %s", got, want)
+	}
+	if n := len(logs.Records()); n != 1 {
+		t.Errorf("%d warnings, want 1: %q", n, logs.Records())
+	}
+}
+
+func TestEachLine(t *testing.T) {
+	tests := []struct {
+		name, in string
+		limit    int
+		want     string // lines joined by |, a skipped line as <long n>
+	}{
+		{"plain", "a\nbb\n", 10, "a|bb"},
+		{"no newline at the end", "a\nbb", 10, "a|bb"},
+		{"crlf", "a\r\nb\r\n", 10, "a|b"},
+		{"a long line is skipped, the rest read", "a\n" + strings.Repeat("x", 20) + "\nb\n", 10, "a|<long 21>|b"},
+		{"a long last line", "a\n" + strings.Repeat("x", 20), 10, "a|<long 20>"},
+		{"exactly the limit", strings.Repeat("y", 10) + "\n", 10, strings.Repeat("y", 10)},
+		{"empty lines", "\n\n", 10, "|"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			err := eachLine(strings.NewReader(tt.in), tt.limit, func(line []byte, size int64) {
+				if line == nil {
+					got = append(got, fmt.Sprintf("<long %d>", size))
+					return
+				}
+				got = append(got, string(line))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := strings.Join(got, "|"); s != tt.want {
+				t.Errorf("lines = %q, want %q", s, tt.want)
+			}
+		})
+	}
 }
