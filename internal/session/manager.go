@@ -75,6 +75,10 @@ type Manager struct {
 
 	refusalsMu sync.Mutex
 	refusals   map[string]bool
+
+	// wrapTranscript, when set (by a test, before the first message),
+	// wraps every transcript file the sessions write: a full disk.
+	wrapTranscript func(transcriptFile) transcriptFile
 }
 
 // NewManager returns a Manager. It does no I/O: a chat's workspace is made

@@ -295,7 +295,7 @@ func (s *session) open() error {
 	if err := s.m.ensureWorkspace(s.workspace); err != nil {
 		return err
 	}
-	tr, history, err := openTranscript(s.workspace, s.m.logger.With("chat", s.id))
+	tr, history, err := openTranscript(s.workspace, s.m.wrapTranscript, s.m.logger.With("chat", s.id))
 	if err != nil {
 		return err
 	}
@@ -319,14 +319,26 @@ func (s *session) reset() error {
 	return nil
 }
 
-// appendMessage adds m to the history and the transcript.
+// appendMessage adds m to the history and the transcript; when it cannot
+// be saved it is in neither, and the error is a *storageError.
 func (s *session) appendMessage(m llm.Message) error {
 	if err := s.tr.append(&m); err != nil {
-		return err
+		return &storageError{err: err}
 	}
 	s.history = append(s.history, m)
 	return nil
 }
+
+// storageError is a chat's files failing to be written — a full disk, a
+// read-only volume. The message or step was not saved (nor kept in
+// memory); the user reads storageReply, the operator the error.
+type storageError struct{ err error }
+
+func (e *storageError) Error() string { return "storage: " + e.err.Error() }
+func (e *storageError) Unwrap() error { return e.err }
+
+const storageReply = "Sorry, I could not save this conversation (the bot's disk may be full), so I stopped here. " +
+	"The operator has the details in the log; please try again later."
 
 // runTurn answers one user message: the agent loop.
 func (s *session) runTurn(text string, files []Attachment) {
@@ -362,9 +374,13 @@ func (s *session) runTurn(text string, files []Attachment) {
 	default:
 		m.logger.Error("turn failed", "chat", s.id, "err", err)
 		var lerr *llm.Error
-		if errors.As(err, &lerr) {
+		var serr *storageError
+		switch {
+		case errors.As(err, &lerr):
 			s.reply(replyCtx, lerr.UserMessage())
-		} else {
+		case errors.As(err, &serr):
+			s.reply(replyCtx, storageReply)
+		default:
 			s.reply(replyCtx, "Sorry, something went wrong while answering. The operator has the details in the log.")
 		}
 	}

@@ -35,15 +35,31 @@ const (
 // goroutine.
 type transcript struct {
 	dir    string // <workspace>/.volcanic
-	f      *os.File
+	f      transcriptFile
+	wrap   func(transcriptFile) transcriptFile // nil, or a test's fault injection
 	logger *slog.Logger
+	// size is the length of the file's complete lines: what it holds
+	// after the last append that succeeded.
+	size int64
+	// torn is set when a failed append may have left part of a line
+	// after size that could not be cut off yet.
+	torn bool
+}
+
+// transcriptFile is what the transcript writes through: an *os.File, or
+// in tests one that fails as a full disk does.
+type transcriptFile interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Close() error
 }
 
 // openTranscript opens (creating if needed) the transcript in workspace and
 // returns the messages it holds, every one valid (see readTranscriptFrom).
 // A torn last line (a crash mid-write) is skipped with a warning; so is
 // any other undecodable line.
-func openTranscript(workspace string, logger *slog.Logger) (*transcript, []llm.Message, error) {
+func openTranscript(workspace string, wrap func(transcriptFile) transcriptFile, logger *slog.Logger) (*transcript, []llm.Message, error) {
 	dir := filepath.Join(workspace, stateDir)
 	if err := mkdir(dir); err != nil {
 		return nil, nil, fmt.Errorf("transcript: %w", err)
@@ -58,7 +74,14 @@ func openTranscript(workspace string, logger *slog.Logger) (*transcript, []llm.M
 		f.Close()
 		return nil, nil, err
 	}
-	return &transcript{dir: dir, f: f, logger: logger}, msgs, nil
+	size, err := mendTail(f, path, logger)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("transcript: %w", err)
+	}
+	t := &transcript{dir: dir, wrap: wrap, logger: logger, size: size}
+	t.setFile(f)
+	return t, msgs, nil
 }
 
 // mkdir makes dir (0700) unless it exists; its parent must exist.
@@ -177,13 +200,99 @@ func (t *transcript) append(m *llm.Message) error {
 		return fmt.Errorf("transcript: %w", err)
 	}
 	b = append(b, '\n')
-	if _, err := t.f.Write(b); err != nil {
-		return fmt.Errorf("transcript: %w", err)
-	}
-	if err := t.f.Sync(); err != nil {
+	if err := t.writeLine(b); err != nil {
 		return fmt.Errorf("transcript: %w", err)
 	}
 	return nil
+}
+
+// writeLine appends b (one line) and syncs it, or leaves the file as it
+// was: a write cut short (a full disk) or a failed sync is cut off again,
+// so the next line never follows a partial one. When even that fails the
+// cut is tried again before the next write.
+func (t *transcript) writeLine(b []byte) error {
+	if t.torn {
+		if err := t.f.Truncate(t.size); err != nil {
+			return fmt.Errorf("cut off a partial line: %w", err)
+		}
+		t.torn = false
+	}
+	_, err := t.f.Write(b)
+	if err == nil {
+		err = t.f.Sync()
+	}
+	if err != nil {
+		if terr := t.f.Truncate(t.size); terr != nil {
+			t.torn = true
+		}
+		return err
+	}
+	t.size += int64(len(b))
+	return nil
+}
+
+// mendTail makes sure f ends with a complete line, and returns its size.
+// A last line without its newline (a crash or a full disk mid-write) is
+// cut off, or, when it is a whole message that only lacks the newline,
+// given one. Otherwise the next append would be glued to it and both
+// would be lost at the next load.
+func mendTail(f *os.File, path string, logger *slog.Logger) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := fi.Size()
+	if size == 0 {
+		return 0, nil
+	}
+	end := make([]byte, 1)
+	if _, err := f.ReadAt(end, size-1); err != nil {
+		return 0, err
+	}
+	if end[0] == '\n' {
+		return size, nil
+	}
+	start, err := lineStart(f, size)
+	if err != nil {
+		return 0, err
+	}
+	if n := size - start; n <= maxTranscriptLine {
+		tail := make([]byte, n)
+		if _, err := f.ReadAt(tail, start); err != nil {
+			return 0, err
+		}
+		var m llm.Message
+		if json.Unmarshal(tail, &m) == nil {
+			if _, err := f.Write([]byte("\n")); err != nil {
+				return 0, err
+			}
+			logger.Warn("transcript: the last line had no line end; added one", "path", path)
+			return size + 1, nil
+		}
+	}
+	if err := f.Truncate(start); err != nil {
+		return 0, err
+	}
+	logger.Warn("transcript: cut off a torn last line", "path", path, "bytes", size-start)
+	return start, nil
+}
+
+// lineStart returns the offset just after the last '\n' before size (0
+// when there is none), reading backwards.
+func lineStart(f *os.File, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		n := min(int64(len(buf)), end)
+		chunk := buf[:n]
+		if _, err := f.ReadAt(chunk, end-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			return end - n + int64(i) + 1, nil
+		}
+		end -= n
+	}
+	return 0, nil
 }
 
 func (t *transcript) storeImages(p *llm.Part) error {
@@ -219,6 +328,7 @@ func (t *transcript) writeImage(img *llm.Image) (string, error) {
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, img.Data, 0o600); err != nil {
+		_ = os.Remove(tmp) // a full disk leaves part of it
 		return "", fmt.Errorf("transcript image: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -253,8 +363,16 @@ func (t *transcript) archive(now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("transcript: %w", err)
 	}
-	t.f = f
+	t.size, t.torn = 0, false
+	t.setFile(f)
 	return nil
+}
+
+func (t *transcript) setFile(f *os.File) {
+	t.f = f
+	if t.wrap != nil {
+		t.f = t.wrap(f)
+	}
 }
 
 func (t *transcript) close() error {

@@ -44,7 +44,7 @@ func (s *session) userMessage(text string, files []Attachment) (llm.Message, err
 	for i, f := range files {
 		rel, err := s.saveUpload(f, i)
 		if err != nil {
-			return msg, err
+			return msg, &storageError{err: err}
 		}
 		what := "a file"
 		if isImage(f.MIMEType) {
