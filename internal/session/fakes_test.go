@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ type fakeChat struct {
 	mu         sync.Mutex
 	texts      map[int64][]string
 	files      map[int64][]string
+	contents   map[int64][]string // what SendFile read of each file
 	toolCalls  map[int64][]string
 	activities int
 	changed    chan struct{}
@@ -38,8 +40,9 @@ type fakeChat struct {
 }
 
 func newFakeChat() *fakeChat {
-	return &fakeChat{texts: map[int64][]string{}, files: map[int64][]string{}, toolCalls: map[int64][]string{},
-		changed: make(chan struct{}, 1)}
+	return &fakeChat{texts: map[int64][]string{}, files: map[int64][]string{}, contents: map[int64][]string{},
+		toolCalls: map[int64][]string{},
+		changed:   make(chan struct{}, 1)}
 }
 
 func (c *fakeChat) notify() {
@@ -57,12 +60,17 @@ func (c *fakeChat) SendText(_ context.Context, chatID int64, text string) error 
 	return nil
 }
 
-func (c *fakeChat) SendFile(_ context.Context, chatID int64, path, caption string) error {
+func (c *fakeChat) SendFile(_ context.Context, chatID int64, file OutgoingFile, caption string) error {
 	if c.panicOnSend.Load() {
 		panic("the chat port blew up")
 	}
+	data, err := io.ReadAll(io.NewSectionReader(file.Content, 0, file.Size)) // as the bot reads it
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
-	c.files[chatID] = append(c.files[chatID], path+"|"+caption)
+	c.files[chatID] = append(c.files[chatID], file.Name+"|"+caption)
+	c.contents[chatID] = append(c.contents[chatID], string(data))
 	c.mu.Unlock()
 	c.notify()
 	return nil
@@ -92,6 +100,12 @@ func (c *fakeChat) Texts(chatID int64) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.texts[chatID]...)
+}
+
+func (c *fakeChat) Contents(chatID int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.contents[chatID]...)
 }
 
 func (c *fakeChat) Files(chatID int64) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -474,11 +475,13 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 
 // sendFile is the send tool.
 func (s *session) sendFile(ctx context.Context, args sendArgs) (string, error) {
-	path, err := resolveSendPath(s.workspace, args.Path)
+	f, size, err := openSendFile(s.workspace, args.Path)
 	if err != nil {
 		return "", err
 	}
-	if err := s.m.o.Chat.SendFile(ctx, s.id, path, s.m.o.Redactor.Redact(args.Caption)); err != nil {
+	defer f.Close()
+	file := OutgoingFile{Name: filepath.Base(args.Path), Content: f, Size: size}
+	if err := s.m.o.Chat.SendFile(ctx, s.id, file, s.m.o.Redactor.Redact(args.Caption)); err != nil {
 		return "", fmt.Errorf("sending %s failed: %v", args.Path, err)
 	}
 	return fmt.Sprintf("sent %s to the user", args.Path), nil
