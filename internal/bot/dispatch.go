@@ -60,6 +60,13 @@ func (d *dispatcher) work(chatID int64) {
 	}
 }
 
+// closing reports whether the dispatcher refuses jobs because it closed.
+func (d *dispatcher) closing() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
+}
+
 // close refuses further jobs; those queued still run.
 func (d *dispatcher) close() {
 	d.mu.Lock()

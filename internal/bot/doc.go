@@ -22,6 +22,13 @@
 //     handlers run in the poller and a recover middleware), or, with
 //     Options.WebhookURL, WebhookHandler takes Telegram's posts. Either
 //     way the update only gets queued: the poller never waits on a chat.
+//     With Options.InboxDir every update is first journaled and synced
+//     (inbox.go) — in the poller's HTTP client, as the getUpdates answer
+//     arrives, so before the next getUpdates confirms it to Telegram; by
+//     the webhook before its 200 — and marked done once its chat has taken
+//     the message (session.Message.Taken) or it needed no session. Run
+//     hands in again, in order and before any new update, what the last
+//     run left not done; commands among them are not run again.
 //  2. Dispatcher. Each chat has a queue and, while it holds work, a worker
 //     goroutine of its own (dispatch.go): a chat's updates are handled one
 //     at a time, in order, and a slow chat never delays another. A panic

@@ -269,7 +269,7 @@ func (e *env) close() {
 
 func (e *env) deliver(chatID int64, text string) {
 	e.t.Helper()
-	if err := e.manager.Deliver(chatID, text); err != nil {
+	if err := e.manager.Deliver(chatID, Message{Text: text}); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -18,13 +18,23 @@ type inputKind int
 const (
 	inputMessage inputKind = iota
 	inputReset
+	inputResume // tell the chat its turn was cut off by a restart
 )
 
 type input struct {
 	kind  inputKind
 	text  string
 	files []Attachment // inputMessage: files sent with the text
+	taken func()       // inputMessage: Message.Taken, or nil
 	done  chan error   // inputReset: the outcome
+}
+
+// take calls in.taken at most once.
+func (in *input) take() {
+	if f := in.taken; f != nil {
+		in.taken = nil
+		f()
+	}
 }
 
 // session is one chat. Its goroutine runs while there is work and for
@@ -61,8 +71,10 @@ func (s *session) enqueue(in input) (dropped int, err error) {
 		s.mu.Unlock()
 		return 0, ErrClosed
 	}
+	var gone []input
 	if in.kind == inputReset {
-		dropped = s.dropQueuedMessagesLocked()
+		gone = s.dropQueuedMessagesLocked()
+		dropped = len(gone)
 		s.cancelTurnLocked()
 	}
 	s.queue = append(s.queue, in)
@@ -74,6 +86,9 @@ func (s *session) enqueue(in input) (dropped int, err error) {
 		s.m.wg.Add(1)
 	}
 	s.mu.Unlock()
+	for i := range gone {
+		gone[i].take() // dropped by /new: nobody needs them again
+	}
 	if start {
 		go s.loop()
 	} else {
@@ -109,18 +124,20 @@ func (s *session) next() (input, bool) {
 }
 
 // dropQueuedMessagesLocked removes the user messages that have not
-// started yet and returns how many there were. s.mu is held.
-func (s *session) dropQueuedMessagesLocked() int {
+// started yet and returns them. s.mu is held.
+func (s *session) dropQueuedMessagesLocked() []input {
+	var gone []input
 	kept := s.queue[:0]
 	for _, in := range s.queue {
 		if in.kind != inputMessage {
 			kept = append(kept, in)
+		} else {
+			gone = append(gone, in)
 		}
 	}
-	n := len(s.queue) - len(kept)
 	clear(s.queue[len(kept):])
 	s.queue = kept
-	return n
+	return gone
 }
 
 func (s *session) cancelTurn() bool {
@@ -251,6 +268,7 @@ func (s *session) handleSafely(in input) {
 		s.m.logger.Error("panic in a chat's turn", "chat", s.id, "panic", fmt.Sprint(r), "stack", string(stack))
 		s.setTurn(nil)
 		s.release()
+		in.take() // the chat is told: do not hand the message in again
 		if in.done != nil {
 			in.done <- errors.New("the session failed (a panic, logged)")
 		}
@@ -258,7 +276,7 @@ func (s *session) handleSafely(in input) {
 			s.reply(s.m.ctx, panicReply)
 		}
 	}()
-	s.handle(in)
+	s.handle(&in)
 }
 
 // toolPanic is a panic in a tool call's goroutine, carried to the turn's
@@ -279,12 +297,14 @@ func asError(r any) error {
 	return fmt.Errorf("%v", r)
 }
 
-func (s *session) handle(in input) {
+func (s *session) handle(in *input) {
 	switch in.kind {
 	case inputMessage:
-		s.runTurn(in.text, in.files)
+		s.runTurn(in)
 	case inputReset:
 		in.done <- s.reset()
+	case inputResume:
+		s.resume()
 	}
 }
 
@@ -341,8 +361,12 @@ func (e *storageError) Unwrap() error { return e.err }
 const storageReply = "Sorry, I could not save this conversation (the bot's disk may be full), so I stopped here. " +
 	"The operator has the details in the log; please try again later."
 
-// runTurn answers one user message: the agent loop.
-func (s *session) runTurn(text string, files []Attachment) {
+// runTurn answers one user message: the agent loop. in is taken once the
+// transcript holds the message, or the chat was told it could not be
+// handled; not when the manager closes first (the message is handed in
+// again after the restart). While the turn runs, its mark is in the state
+// dir (see Manager.Resume).
+func (s *session) runTurn(in *input) {
 	m := s.m
 	ctx, cancel := context.WithCancel(m.ctx)
 	s.setTurn(cancel)
@@ -357,12 +381,22 @@ func (s *session) runTurn(text string, files []Attachment) {
 	if err := s.open(); err != nil {
 		m.logger.Error("open session", "chat", s.id, "err", err)
 		s.reply(replyCtx, "Sorry, I could not open this chat's storage. The operator has the details in the log.")
+		in.take()
 		return
 	}
+	s.markTurn()
+	defer func() {
+		if m.ctx.Err() == nil { // cut off by a shutdown: the restart tells the chat
+			s.unmarkTurn()
+		}
+		if m.ctx.Err() == nil {
+			in.take()
+		}
+	}()
 	activity := m.o.Chat.StartActivity(ctx, s.id)
 	defer activity.Done()
 
-	err := s.agent(ctx, text, files, activity)
+	err := s.agent(ctx, in.text, in.files, in.take, activity)
 	// The turn is over before its last words: once the user reads
 	// "Stopped." or an error, /stop finds nothing to stop.
 	s.setTurn(nil)
@@ -395,7 +429,9 @@ func (s *session) reply(ctx context.Context, text string) {
 
 // agent runs model calls and tool calls until the model answers without
 // tools, the step cap is reached, or ctx ends.
-func (s *session) agent(ctx context.Context, text string, files []Attachment, activity Activity) error {
+//
+// saved is called once the transcript holds the user's message.
+func (s *session) agent(ctx context.Context, text string, files []Attachment, saved func(), activity Activity) error {
 	m := s.m
 	user, err := s.userMessage(text, files)
 	if err != nil {
@@ -404,6 +440,7 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 	if err := s.appendMessage(user); err != nil {
 		return err
 	}
+	saved()
 	current := len(s.history) - 1
 	tools := m.toolset(ctx)
 	mcpSess, err := s.mcpSession()

@@ -425,7 +425,7 @@ func TestCloseEndsTurnsAndProcesses(t *testing.T) {
 	if !pidGone(pid) {
 		t.Error("MCP process survived Close")
 	}
-	if err := e.manager.Deliver(13, "late"); !errors.Is(err, ErrClosed) {
+	if err := e.manager.Deliver(13, Message{Text: "late"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Deliver after Close: %v", err)
 	}
 }
