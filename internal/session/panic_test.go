@@ -61,13 +61,13 @@ func TestPanicEndsTheTurnNotTheProcess(t *testing.T) {
 			if !strings.Contains(got[0], "Sorry, something went wrong with this conversation") {
 				t.Fatalf("reply after the panic = %q", got[0])
 			}
+			if e.manager.Stop(30) { // the reply comes after the turn is cleared
+				t.Error("the turn still counts as running after the panic")
+			}
 			e.deliver(30, "second")
 			got = e.chat.waitTexts(t, 30, 2)
 			if got[1] != "re: second" {
 				t.Errorf("the next message got %q", got[1])
-			}
-			if e.manager.Stop(30) {
-				t.Error("a turn still counts as running")
 			}
 		})
 	}

@@ -47,15 +47,18 @@ func (s *session) resume() {
 		s.m.logger.Error("open session", "chat", s.id, "err", err)
 		return
 	}
-	if interrupted(s.history) {
-		s.m.logger.Info("telling the chat its turn was cut off by a restart", "chat", s.id)
-		notice := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartText, Text: RestartNotice}}}
-		if err := s.appendMessage(notice); err != nil {
-			s.m.logger.Warn("save the restart notice", "chat", s.id, "err", err)
-		}
-		s.reply(s.m.ctx, RestartNotice)
+	if !interrupted(s.history) {
+		s.unmarkTurn()
+		s.m.logger.Debug("the turn a restart found had ended: nothing to tell", "chat", s.id)
+		return
+	}
+	s.m.logger.Info("telling the chat its turn was cut off by a restart", "chat", s.id)
+	notice := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartText, Text: RestartNotice}}}
+	if err := s.appendMessage(notice); err != nil {
+		s.m.logger.Warn("save the restart notice", "chat", s.id, "err", err)
 	}
 	s.unmarkTurn()
+	s.reply(s.m.ctx, RestartNotice)
 }
 
 // interrupted reports whether a conversation ends without the answer to

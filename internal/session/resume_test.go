@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,7 +67,8 @@ func TestResumeTellsACutOffChatOnce(t *testing.T) {
 // A mark without an unanswered message (the shutdown came right after the
 // answer) sends nothing and is removed.
 func TestResumeWithAnAnsweredConversationSaysNothing(t *testing.T) {
-	e := newEnv(t, echoText, envOptions{})
+	logs := &recordHandler{level: slog.LevelDebug}
+	e := newEnv(t, echoText, envOptions{logger: slog.New(logs)})
 	writeTranscript(t, e, 82, `{"role":"user","parts":[{"kind":"text","text":"hi"}]}`+"\n"+
 		`{"role":"assistant","parts":[{"kind":"text","text":"hello"}]}`+"\n")
 	if err := os.WriteFile(turnMarkPath(e.manager.Workspace(82)), nil, 0o600); err != nil {
@@ -75,12 +77,13 @@ func TestResumeWithAnAnsweredConversationSaysNothing(t *testing.T) {
 	if n, err := e.manager.Resume(); err != nil || n != 1 {
 		t.Fatalf("Resume = %d, %v", n, err)
 	}
-	e.deliver(82, "next") // queued behind the resume
-	if got := e.chat.waitTexts(t, 82, 1); !slices.Equal(got, []string{"re: next"}) {
-		t.Errorf("texts = %q", got)
-	}
+	logs.waitRecord(t, "nothing to tell")
 	if _, err := os.Stat(turnMarkPath(e.manager.Workspace(82))); err == nil {
 		t.Error("the mark is still there")
+	}
+	e.deliver(82, "next")
+	if got := e.chat.waitTexts(t, 82, 1); !slices.Equal(got, []string{"re: next"}) {
+		t.Errorf("texts = %q: the resume said something", got)
 	}
 }
 

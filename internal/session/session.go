@@ -362,10 +362,10 @@ const storageReply = "Sorry, I could not save this conversation (the bot's disk 
 	"The operator has the details in the log; please try again later."
 
 // runTurn answers one user message: the agent loop. in is taken once the
-// transcript holds the message, or the chat was told it could not be
+// transcript holds the message, or before the chat is told it could not be
 // handled; not when the manager closes first (the message is handed in
 // again after the restart). While the turn runs, its mark is in the state
-// dir (see Manager.Resume).
+// dir; a turn the shutdown cut off leaves it (see Manager.Resume).
 func (s *session) runTurn(in *input) {
 	m := s.m
 	ctx, cancel := context.WithCancel(m.ctx)
@@ -385,12 +385,10 @@ func (s *session) runTurn(in *input) {
 		return
 	}
 	s.markTurn()
+	cutOff := false // by a shutdown: the mark stays, and the restart tells the chat
 	defer func() {
-		if m.ctx.Err() == nil { // cut off by a shutdown: the restart tells the chat
+		if !cutOff {
 			s.unmarkTurn()
-		}
-		if m.ctx.Err() == nil {
-			in.take()
 		}
 	}()
 	activity := m.o.Chat.StartActivity(ctx, s.id)
@@ -398,15 +396,20 @@ func (s *session) runTurn(in *input) {
 
 	err := s.agent(ctx, in.text, in.files, in.take, activity)
 	// The turn is over before its last words: once the user reads
-	// "Stopped." or an error, /stop finds nothing to stop.
+	// "Stopped." or an error, /stop finds nothing to stop, and the message
+	// is taken (the transcript may not hold it, but the user was told).
 	s.setTurn(nil)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil && m.ctx.Err() == nil:
+		in.take()
 		s.reply(replyCtx, "Stopped.")
 	case m.ctx.Err() != nil:
-		// Shutting down: nothing more to say.
+		// Shutting down: nothing more to say. A message the transcript
+		// does not hold yet is not taken: it is handed in again.
+		cutOff = true
 	default:
+		in.take()
 		m.logger.Error("turn failed", "chat", s.id, "err", err)
 		var lerr *llm.Error
 		var serr *storageError

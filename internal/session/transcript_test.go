@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
@@ -34,6 +35,32 @@ type recordHandler struct {
 	mu      sync.Mutex
 	level   slog.Level
 	records []string
+	changed chan struct{} // closed and replaced at each record
+}
+
+// waitRecord waits for a record containing substr.
+func (h *recordHandler) waitRecord(t *testing.T, substr string) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		h.mu.Lock()
+		if h.changed == nil {
+			h.changed = make(chan struct{})
+		}
+		ch := h.changed
+		for _, r := range h.records {
+			if strings.Contains(r, substr) {
+				h.mu.Unlock()
+				return
+			}
+		}
+		h.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("no log record with %q: %q", substr, h.Records())
+		}
+	}
 }
 
 func (h *recordHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
@@ -48,6 +75,10 @@ func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
 	})
 	h.mu.Lock()
 	h.records = append(h.records, b.String())
+	if h.changed != nil {
+		close(h.changed)
+		h.changed = nil
+	}
 	h.mu.Unlock()
 	return nil
 }
