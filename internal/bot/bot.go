@@ -322,7 +322,7 @@ func (b *Bot) dispatch(u *models.Update, replayed bool) {
 		b.inbox.done(id)
 		return
 	}
-	ok := b.disp.submit(m.Chat.ID, func(ctx context.Context) {
+	job := func(ctx context.Context) {
 		kept := false
 		defer func() { // a panic too: the chat is answered, and the update done
 			if !kept {
@@ -330,7 +330,12 @@ func (b *Bot) dispatch(u *models.Update, replayed bool) {
 			}
 		}()
 		kept = b.handleMessage(ctx, m, []int64{id}, replayed)
-	})
+	}
+	submit := b.disp.submit
+	if replayed {
+		submit = b.disp.submitKept // accepted under the cap once already
+	}
+	ok := submit(m.Chat.ID, job)
 	switch {
 	case ok:
 	case b.disp.closing():

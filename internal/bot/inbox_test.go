@@ -212,3 +212,35 @@ func TestInboxJournal(t *testing.T) {
 		t.Errorf("after the rewrite: %+v", kept)
 	}
 }
+
+// More messages kept for one chat than its queue takes at once are all
+// handed in: they were accepted under the cap once already.
+func TestInboxHandsInABacklogLongerThanTheQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		in := newInbox(dir, slog.New(slog.DiscardHandler))
+		if err := in.open(); err != nil {
+			t.Fatal(err)
+		}
+		fake := telegramtest.NewInProcess(t)
+		var raws []json.RawMessage
+		n := maxChatQueue + 44
+		for i := range n {
+			u := updateOf(fake.NewMessage(alice, alice, fmt.Sprintf("m%d", i)))
+			u.ID = int64(1000 + i)
+			raw, _ := json.Marshal(u)
+			raws = append(raws, raw)
+		}
+		if _, err := in.journal(raws); err != nil {
+			t.Fatal(err)
+		}
+		in.close()
+		h := buildBot(t, fake, func(o *Options) { o.HTTPClient = fake.Client(); o.InboxDir = dir })
+		h.run(t)
+		synctest.Wait()
+		got := h.sess.callsWith("deliver")
+		if len(got) != n || got[n-1] != fmt.Sprintf("deliver 1001 m%d", n-1) {
+			t.Errorf("%d of %d delivered, the last %q", len(got), n, got[len(got)-1:])
+		}
+	})
+}
