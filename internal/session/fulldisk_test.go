@@ -117,11 +117,15 @@ func TestTornLastLineIsMendedBeforeAppending(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			e := newEnv(t, echoText, envOptions{dataDir: dir})
+			logs := &recordHandler{level: slog.LevelWarn}
+			e := newEnv(t, echoText, envOptions{dataDir: dir, logger: slog.New(logs)})
 			path := writeTranscript(t, e, 51, `{"role":"user","parts":[{"kind":"text","text":"one"}]}`+"\n"+tt.tail)
 			e.deliver(51, "two")
 			e.chat.waitTexts(t, 51, 1)
 			e.close()
+			if got := logs.Records(); len(got) != 1 || !strings.Contains(got[0], "last_line") {
+				t.Errorf("want one warning for the file, naming the last line: %q", got)
+			}
 			if got := historyAfterRestart(t, dir, 51, "three"); !slices.Equal(got, tt.want) {
 				t.Errorf("history after a restart = %q, want %q", got, tt.want)
 			}

@@ -69,16 +69,15 @@ func openTranscript(workspace string, wrap func(transcriptFile) transcriptFile, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("transcript: %w", err)
 	}
-	msgs, err := readTranscript(f, path, logger)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	size, err := mendTail(f, path, logger)
+	// The tail first: what the reader then sees is what appends follow.
+	size, tail, err := mendTail(f)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("transcript: %w", err)
 	}
+	msgs, report := decodeTranscript(io.NewSectionReader(f, 0, size))
+	report.tail = tail
+	report.log(logger, path)
 	t := &transcript{dir: dir, wrap: wrap, logger: logger, size: size}
 	t.setFile(f)
 	return t, msgs, nil
@@ -92,33 +91,60 @@ func mkdir(dir string) error {
 	return nil
 }
 
-func readTranscript(f *os.File, path string, logger *slog.Logger) ([]llm.Message, error) {
-	return readTranscriptFrom(f, path, logger), nil
+// readTranscriptFrom decodes a transcript and logs, once for the file,
+// what it skipped or repaired (see decodeTranscript).
+func readTranscriptFrom(r io.Reader, path string, logger *slog.Logger) []llm.Message {
+	msgs, report := decodeTranscript(r)
+	report.log(logger, path)
+	return msgs
 }
 
-// readTranscriptFrom decodes a transcript. Lines that are not JSON, and
+// readReport is what decoding a transcript skipped or repaired.
+type readReport struct {
+	unreadable, long, mended int
+	firstBad                 int    // line number, from 1
+	tail                     string // what mendTail did, if anything
+	err                      error  // the read error that ended it
+	lines                    int
+}
+
+// log writes the report as one warning, when there is anything to say.
+func (r readReport) log(logger *slog.Logger, path string) {
+	if r.unreadable == 0 && r.long == 0 && r.mended == 0 && r.tail == "" && r.err == nil {
+		return
+	}
+	attrs := []any{"path", path, "unreadable_lines", r.unreadable, "long_lines", r.long,
+		"repaired_messages", r.mended, "first_line", r.firstBad, "max_line_bytes", maxTranscriptLine}
+	if r.tail != "" {
+		attrs = append(attrs, "last_line", r.tail)
+	}
+	if r.err != nil {
+		attrs = append(attrs, "stopped_at_line", r.lines, "err", r.err)
+	}
+	logger.Warn("transcript: left out or repaired what the conversation cannot use", attrs...)
+}
+
+// decodeTranscript decodes a transcript. Lines that are not JSON, and
 // lines over maxTranscriptLine (which are not read into memory), are
 // skipped; messages that are JSON but that the agent cannot use are
 // repaired or left out (see repairMessage); every message returned is
-// valid. What was skipped or repaired is logged once, for the file. A read
-// error ends the reading with what was read so far.
-func readTranscriptFrom(r io.Reader, path string, logger *slog.Logger) []llm.Message {
+// valid. A read error ends the reading with what was read so far.
+func decodeTranscript(r io.Reader) ([]llm.Message, readReport) {
 	var (
-		msgs                          []llm.Message
-		unreadable, long, mended, bad int
+		msgs []llm.Message
+		rep  readReport
 	)
-	line := 0
-	err := eachLine(r, maxTranscriptLine, func(b []byte, size int64) {
-		line++
+	rep.err = eachLine(r, maxTranscriptLine, func(b []byte, size int64) {
+		rep.lines++
 		switch {
 		case b == nil:
-			long++
+			rep.long++
 		case len(bytes.TrimSpace(b)) == 0:
 			return
 		default:
 			var m llm.Message
 			if err := json.Unmarshal(b, &m); err != nil {
-				unreadable++
+				rep.unreadable++
 				break
 			}
 			m, changed, ok := repairMessage(m)
@@ -128,23 +154,15 @@ func readTranscriptFrom(r io.Reader, path string, logger *slog.Logger) []llm.Mes
 			if !changed {
 				return
 			}
-			mended++
+			rep.mended++
 		}
-		if bad == 0 {
-			bad = line
+		if rep.firstBad == 0 {
+			rep.firstBad = rep.lines
 		}
 	})
-	if err != nil {
-		logger.Warn("transcript: stopped reading", "path", path, "line", line, "err", err)
-	}
 	msgs, orphans := repairHistory(msgs)
-	mended += orphans
-	if unreadable > 0 || long > 0 || mended > 0 {
-		logger.Warn("transcript: left out or repaired what the conversation cannot use",
-			"path", path, "unreadable_lines", unreadable, "long_lines", long, "repaired_messages", mended,
-			"first_line", bad, "max_line_bytes", maxTranscriptLine)
-	}
-	return msgs
+	rep.mended += orphans
+	return msgs, rep
 }
 
 // eachLine calls fn with every line of r, without its line end, and the
@@ -231,50 +249,48 @@ func (t *transcript) writeLine(b []byte) error {
 	return nil
 }
 
-// mendTail makes sure f ends with a complete line, and returns its size.
-// A last line without its newline (a crash or a full disk mid-write) is
-// cut off, or, when it is a whole message that only lacks the newline,
-// given one. Otherwise the next append would be glued to it and both
-// would be lost at the next load.
-func mendTail(f *os.File, path string, logger *slog.Logger) (int64, error) {
+// mendTail makes sure f ends with a complete line, and returns its size
+// and what it did ("" when nothing). A last line without its newline (a
+// crash or a full disk mid-write) is cut off, or, when it is a whole
+// message that only lacks the newline, given one. Otherwise the next
+// append would be glued to it and both would be lost at the next load.
+func mendTail(f *os.File) (size int64, did string, err error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	size := fi.Size()
+	size = fi.Size()
 	if size == 0 {
-		return 0, nil
+		return 0, "", nil
 	}
 	end := make([]byte, 1)
 	if _, err := f.ReadAt(end, size-1); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if end[0] == '\n' {
-		return size, nil
+		return size, "", nil
 	}
 	start, err := lineStart(f, size)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if n := size - start; n <= maxTranscriptLine {
 		tail := make([]byte, n)
 		if _, err := f.ReadAt(tail, start); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		var m llm.Message
 		if json.Unmarshal(tail, &m) == nil {
 			if _, err := f.Write([]byte("\n")); err != nil {
-				return 0, err
+				return 0, "", err
 			}
-			logger.Warn("transcript: the last line had no line end; added one", "path", path)
-			return size + 1, nil
+			return size + 1, "had no line end: added one", nil
 		}
 	}
 	if err := f.Truncate(start); err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	logger.Warn("transcript: cut off a torn last line", "path", path, "bytes", size-start)
-	return start, nil
+	return start, fmt.Sprintf("torn (%s): cut off", byteSize(int(size-start))), nil
 }
 
 // lineStart returns the offset just after the last '\n' before size (0
