@@ -30,6 +30,9 @@ import (
 // take one of them.
 var builtinTools = []string{session.SendToolName}
 
+// inboxDir is the bot's update journal, under the data dir.
+const inboxDir = "inbox"
+
 // shutdownTimeout bounds the graceful shutdown: turns cancelled, MCP
 // processes stopped, transcripts closed.
 const shutdownTimeout = 8 * time.Second
@@ -199,6 +202,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 		WebhookURL:    m.cfg.Telegram.WebhookURL,
 		WebhookSecret: m.cfg.Telegram.WebhookSecret,
+		InboxDir:      filepath.Join(m.cfg.DataDir, inboxDir),
 	})
 	if err != nil {
 		return err
@@ -215,6 +219,13 @@ func (m *Main) Run(ctx context.Context) error {
 		ContextTokens: m.cfg.LLM.ContextTokens,
 	})
 	b.SetSessions(sessions)
+	// Before the bot hands in again what the last run left in its inbox:
+	// a chat whose turn the restart cut off is told so first.
+	if n, err := sessions.Resume(); err != nil {
+		m.logger.Warn("telling the chats whose turn a restart cut off", "err", err)
+	} else if n > 0 {
+		m.logger.Info("telling the chats whose turn a restart cut off", "chats", n)
+	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	// The catalogue is built in the background: a slow server must not
@@ -257,6 +268,9 @@ func (m *Main) Run(ctx context.Context) error {
 	defer cancel()
 	if err := sessions.Close(sctx); err != nil {
 		m.logger.Warn("shutdown", "err", err)
+	}
+	if err := b.Close(); err != nil { // after the sessions: they report what they took
+		m.logger.Warn("shutdown: the update journal", "err", err)
 	}
 	if runErr != nil && ctx.Err() == nil {
 		return runErr

@@ -13,11 +13,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -753,5 +755,117 @@ func TestE2EMetrics(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("/metrics:\n%s", text)
+	}
+}
+
+// The real binary, SIGKILLed while a chat's 10 s tool call runs and three
+// more of its messages wait (Telegram has already been told they arrived):
+// after the restart all three are answered, in order and once each, and
+// the chat is told its interrupted turn was cut off, without a model call.
+func TestE2EMessagesWaitingAtSIGKILLAreAnsweredAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	binary := filepath.Join(t.TempDir(), "volcanicbot")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	tg := telegramtest.New(t)
+	model := llmtest.NewOpenAI(t)
+	for range 50 {
+		model.Push(llmtest.Func(func(req llmtest.Request) llmtest.Reply {
+			if res, ok := toolResultText(req); ok {
+				return llmtest.Text("tool: " + res)
+			}
+			if text := lastUserText(req); text != "slow" {
+				return llmtest.Text("re: " + text)
+			}
+			return call("sleep", `{"ms":10000}`)
+		}))
+	}
+	mcpLog := filepath.Join(t.TempDir(), "fake.log")
+	l := fakemcp.Command(fakemcp.ModeLogCalls).WithLog(mcpLog)
+	agentDir := t.TempDir()
+	settings, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"fake": map[string]any{"command": l.Command, "env": l.Env, "startupTimeoutSeconds": 10, "callTimeoutSeconds": 60}}})
+	if err := os.WriteFile(filepath.Join(agentDir, "settings.json"), settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	environ := []string{
+		"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
+		"TELEGRAM_BOT_TOKEN=" + tg.Token(), "TELEGRAM_API_URL=" + tg.URL(),
+		fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d", alice),
+		"VOLCANIC_DATA_DIR=" + dataDir, "VOLCANIC_AGENT_DIR=" + agentDir,
+		"LLM_PROVIDER=openai", "LLM_MODEL=test", "OPENAI_API_KEY=sk-e2e-openai-0123456789", "OPENAI_BASE_URL=" + model.URL,
+		"LOG_FORMAT=json", "LOG_LEVEL=debug",
+	}
+	start := func(logs *syncBuffer) *exec.Cmd {
+		cmd := exec.Command(binary, "run")
+		cmd.Env = environ
+		cmd.Stderr = logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("log of a run:\n%s", logs.String())
+			}
+		})
+		return cmd
+	}
+
+	first := start(&syncBuffer{})
+	tg.Message(alice, alice, "slow")
+	fakemcp.WaitForEvents(t, mcpLog, fakemcp.EventCall, 1, 30*time.Second) // the 10 s call runs
+	for _, text := range []string{"one", "two", "three"} {
+		tg.Message(alice, alice, text)
+	}
+	if err := tg.WaitConfirmed(20 * time.Second); err != nil { // Telegram forgot them
+		t.Fatal(err)
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	before, sentBefore := len(model.Requests()), len(tg.Sent(alice)) // the progress message stays
+
+	second := start(&syncBuffer{})
+	notice := "I was restarted while working on your last message"
+	want := []string{notice, "re: one", "re: two", "re: three"}
+	var got []string
+	waitFor(t, "the notice and the three answers after the restart", 30*time.Second, func() bool {
+		got = nil
+		for _, m := range tg.Sent(alice)[sentBefore:] {
+			if m.Method == "sendMessage" && !m.Deleted {
+				got = append(got, m.Text)
+			}
+		}
+		return len(got) >= len(want)
+	})
+	if len(got) != len(want) {
+		t.Errorf("%d messages after the restart, want %d: %q", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if i < len(got) && !strings.HasPrefix(got[i], w) {
+			t.Errorf("message %d after the restart = %q, want %q…", i+1, got[i], w)
+		}
+	}
+	if n := len(model.Requests()) - before; n != 3 {
+		t.Errorf("%d model requests after the restart, want 3 (the notice costs none)", n)
+	}
+
+	_ = second.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- second.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("SIGTERM: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Error("the bot did not exit within 15 s of SIGTERM")
 	}
 }

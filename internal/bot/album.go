@@ -18,6 +18,7 @@ type album struct {
 	group string
 	text  string // the caption; Telegram clients put it on one part
 	files []session.Attachment
+	ids   []int64 // the updates of its parts, done in the inbox with it
 	timer *time.Timer
 }
 
@@ -41,7 +42,7 @@ func newAlbums(wait time.Duration, flush func(chatID int64, group string)) *albu
 // add appends a part to chat's album for group and restarts its timer.
 // An album of another group still pending is returned to be delivered
 // first.
-func (a *albums) add(chatID int64, group, text string, files []session.Attachment) (previous *album) {
+func (a *albums) add(chatID int64, group, text string, files []session.Attachment, ids []int64) (previous *album) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cur := a.pending[chatID]
@@ -59,6 +60,7 @@ func (a *albums) add(chatID int64, group, text string, files []session.Attachmen
 		cur.text = text
 	}
 	cur.files = append(cur.files, files...)
+	cur.ids = append(cur.ids, ids...)
 	cur.timer = time.AfterFunc(a.wait, func() { a.flush(chatID, group) })
 	return previous
 }
@@ -85,10 +87,15 @@ func (a *albums) take(chatID int64, group string) *album {
 	return cur
 }
 
-// deliverAlbum hands a completed album to the session as one message.
+// deliverAlbum hands a completed album to the session as one message;
+// its updates are done in the inbox when the session takes it, or now when
+// it does not.
 func (b *Bot) deliverAlbum(ctx context.Context, chatID int64, al *album) {
-	if al != nil && len(al.files) > 0 {
-		b.deliver(ctx, chatID, al.text, al.files...)
+	if al == nil {
+		return
+	}
+	if len(al.files) == 0 || !b.deliver(ctx, chatID, al.text, al.files, al.ids) {
+		b.inbox.done(al.ids...)
 	}
 }
 

@@ -1,10 +1,12 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -64,6 +66,12 @@ type Options struct {
 	// (TELEGRAM_WEBHOOK_SECRET: 1–256 of A–Z a–z 0–9 _ -); a random one
 	// per start when empty.
 	WebhookSecret string
+	// InboxDir is where the bot journals every update until its chat has
+	// taken it (inbox.go), so that a message Telegram was told the bot
+	// received survives a kill: Run hands in again what the last run left.
+	// Empty: no journal (a message waiting for its chat is lost when the
+	// process dies).
+	InboxDir string
 }
 
 // Bot is the Telegram bot: Run polls, and Chat is the session's chat port.
@@ -76,6 +84,7 @@ type Bot struct {
 	access *access
 	disp   *dispatcher
 	albums *albums
+	inbox  *inbox
 
 	client   *http.Client
 	sessions Sessions
@@ -145,6 +154,7 @@ func New(o Options) (*Bot, error) {
 		log:      logger,
 		scrub:    newScrubber(o.Token, o.Redactor, o.WebhookSecret),
 		access:   newAccess(o.AllowedUsers),
+		inbox:    newInbox(o.InboxDir, logger),
 		client:   client,
 		sessions: o.Sessions,
 
@@ -154,7 +164,7 @@ func New(o Options) (*Bot, error) {
 	tg, err := tgbot.New(o.Token,
 		tgbot.WithSkipGetMe(),
 		tgbot.WithServerURL(o.APIURL),
-		tgbot.WithHTTPClient(pollTimeout, &pollWatcher{client: client, onPoll: b.polled}),
+		tgbot.WithHTTPClient(pollTimeout, &pollWatcher{client: client, onPoll: b.polled, inbox: b.inbox}),
 		tgbot.WithNotAsyncHandlers(),
 		tgbot.WithAllowedUpdates(tgbot.AllowedUpdates{models.AllowedUpdateMessage}),
 		tgbot.WithDefaultHandler(b.onUpdate),
@@ -212,6 +222,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	if b.sessions == nil {
 		return errors.New("bot: no Sessions (set Options.Sessions or call SetSessions)")
 	}
+	if err := b.inbox.open(); err != nil {
+		return err
+	}
 	b.disp = newDispatcher(ctx, b.runJob)
 	defer b.disp.wait()
 	if err := b.start(ctx); err != nil {
@@ -250,6 +263,14 @@ func (b *Bot) start(ctx context.Context) error {
 	} else {
 		b.log.Info("allowlist", "users", b.access.count())
 	}
+	// What the last run took from Telegram but its chats had not taken
+	// yet goes first, in order, before any new update.
+	if kept := b.inbox.replay(); len(kept) > 0 {
+		b.log.Info("handling the messages the last run had not answered", "updates", len(kept))
+		for i := range kept {
+			b.dispatch(&kept[i], true)
+		}
+	}
 	if b.webhookPath != "" {
 		// Updates may arrive as soon as the webhook is set.
 		b.accepting.Store(true)
@@ -276,28 +297,98 @@ func (b *Bot) start(ctx context.Context) error {
 	return nil
 }
 
+// Close releases the update journal. Call it after Run returned and the
+// sessions were closed: until then they report the messages they take.
+func (b *Bot) Close() error { return b.inbox.close() }
+
 // onUpdate runs on the poller: it only queues the message on its chat's
-// worker.
+// worker. An update the inbox has handed out already (Telegram sent it
+// again after a restart) is skipped.
 func (b *Bot) onUpdate(_ context.Context, _ *tgbot.Bot, u *models.Update) {
-	m := u.Message
-	if m == nil {
+	if !b.inbox.claim(u.ID) {
+		b.log.Debug("update handled already", "update", u.ID)
 		return
 	}
-	if !b.disp.submit(m.Chat.ID, func(ctx context.Context) { b.handleMessage(ctx, m) }) {
-		b.log.Warn("chat queue full: update dropped", "chat", m.Chat.ID, "update", u.ID)
+	b.dispatch(u, false)
+}
+
+// dispatch queues u on its chat's worker. The update is done in the inbox
+// when its job ends, unless the job handed the message on (to a session,
+// which marks it done when it takes it, or to an album). replayed: it was
+// kept from the last run.
+func (b *Bot) dispatch(u *models.Update, replayed bool) {
+	m, id := u.Message, u.ID
+	if m == nil {
+		b.inbox.done(id)
+		return
+	}
+	job := func(ctx context.Context) {
+		kept := false
+		defer func() { // a panic too: the chat is answered, and the update done
+			if !kept {
+				b.inbox.done(id)
+			}
+		}()
+		kept = b.handleMessage(ctx, m, []int64{id}, replayed)
+	}
+	submit := b.disp.submit
+	if replayed {
+		submit = b.disp.submitKept // accepted under the cap once already
+	}
+	ok := submit(m.Chat.ID, job)
+	switch {
+	case ok:
+	case b.disp.closing():
+		// Stopping: the inbox keeps it for the next start.
+	default:
+		b.log.Warn("chat queue full: update dropped", "chat", m.Chat.ID, "update", id)
+		b.inbox.done(id)
 	}
 }
 
-// pollWatcher records successful getUpdates calls for LastPoll.
+// pollWatcher sits between the poller and the HTTP client: it records
+// successful getUpdates calls for LastPoll, journals the updates of each
+// answer before the poller sees them (so before the next getUpdates
+// confirms them to Telegram), and tells the inbox which updates Telegram
+// has forgotten (those below the offset of an answered getUpdates).
 type pollWatcher struct {
 	client *http.Client
 	onPoll func()
+	inbox  *inbox
 }
 
 func (p *pollWatcher) Do(req *http.Request) (*http.Response, error) {
-	resp, err := p.client.Do(req)
-	if err == nil && resp.StatusCode == http.StatusOK && path.Base(req.URL.Path) == "getUpdates" {
-		p.onPoll()
+	if path.Base(req.URL.Path) != "getUpdates" {
+		return p.client.Do(req)
 	}
-	return resp, err
+	var offset int64
+	if p.inbox.enabled() {
+		var err error
+		if offset, req, err = getUpdatesOffset(req); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := p.client.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	p.onPoll()
+	if !p.inbox.enabled() {
+		return resp, nil
+	}
+	if offset > 0 {
+		p.inbox.confirm(offset)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxUpdatesBody))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err // nothing was handed on: the poller asks again
+	}
+	p.inbox.journalResponse(body)
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	return resp, nil
 }
+
+// maxUpdatesBody bounds a getUpdates answer read (at most 100 updates).
+const maxUpdatesBody = 64 << 20

@@ -1,20 +1,19 @@
 package bot
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
+	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
 // maxPhotoBytes is Telegram's limit for a photo upload.
@@ -104,35 +103,38 @@ func (c *Chat) sendMessage(ctx context.Context, chatID int64, text string, mode 
 	})
 }
 
-// SendFile uploads the file at path with its name. PNG, JPEG, GIF and
-// WebP images (by content) up to 10 MB go as photos, falling back to a
-// document when Telegram refuses the photo (PHOTO_INVALID_DIMENSIONS,
-// IMAGE_PROCESS_FAILED, …); everything else goes as a document. A caption
-// longer than Telegram allows follows as its own message.
-func (c *Chat) SendFile(ctx context.Context, chatID int64, path, caption string) error {
-	err := c.sendFile(ctx, chatID, path, caption)
+// SendFile uploads the file the session opened, under its name. PNG, JPEG,
+// GIF and WebP images (by content) up to 10 MB go as photos, falling back
+// to a document when Telegram refuses the photo (PHOTO_INVALID_DIMENSIONS,
+// IMAGE_PROCESS_FAILED, …); everything else goes as a document. Only
+// file.Content is read (each try reads it again from the start), never a
+// path: what the session checked is what is sent. A caption longer than
+// Telegram allows follows as its own message.
+func (c *Chat) SendFile(ctx context.Context, chatID int64, file session.OutgoingFile, caption string) error {
+	err := c.sendFile(ctx, chatID, file, caption)
 	if err != nil {
-		c.log.Error("file not delivered", "chat", chatID, "file", filepath.Base(path), "err", err.Error())
+		c.log.Error("file not delivered", "chat", chatID, "file", file.Name, "err", err.Error())
 	}
 	return err
 }
 
-func (c *Chat) sendFile(ctx context.Context, chatID int64, path, caption string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
+func (c *Chat) sendFile(ctx context.Context, chatID int64, file session.OutgoingFile, caption string) error {
+	head := make([]byte, 512) // what http.DetectContentType looks at
+	n, err := file.Content.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read %s: %w", file.Name, err)
 	}
-	name := filepath.Base(path)
+	content := func() io.Reader { return io.NewSectionReader(file.Content, 0, file.Size) }
 	short, long := caption, ""
 	if tgformat.UTF16Len(caption) > tgformat.MaxCaptionUTF16 {
 		short, long = "", caption
 	}
 	sent := false
-	if isPhoto(data) && len(data) <= maxPhotoBytes {
+	if isPhoto(head[:n]) && file.Size <= maxPhotoBytes {
 		err := c.rt.do(ctx, chatID, "sendPhoto", func(ctx context.Context) error {
 			_, err := c.tg.SendPhoto(ctx, &tgbot.SendPhotoParams{
 				ChatID: chatID, Caption: short,
-				Photo: &models.InputFileUpload{Filename: name, Data: bytes.NewReader(data)},
+				Photo: &models.InputFileUpload{Filename: file.Name, Data: content()},
 			})
 			return err
 		})
@@ -140,7 +142,7 @@ func (c *Chat) sendFile(ctx context.Context, chatID int64, path, caption string)
 		case err == nil:
 			sent = true
 		case photoRefused(err):
-			c.log.Info("Telegram refused the photo; sending it as a document", "chat", chatID, "file", name, "err", err.Error())
+			c.log.Info("Telegram refused the photo; sending it as a document", "chat", chatID, "file", file.Name, "err", err.Error())
 		default:
 			return err
 		}
@@ -149,7 +151,7 @@ func (c *Chat) sendFile(ctx context.Context, chatID int64, path, caption string)
 		if err := c.rt.do(ctx, chatID, "sendDocument", func(ctx context.Context) error {
 			_, err := c.tg.SendDocument(ctx, &tgbot.SendDocumentParams{
 				ChatID: chatID, Caption: short,
-				Document: &models.InputFileUpload{Filename: name, Data: bytes.NewReader(data)},
+				Document: &models.InputFileUpload{Filename: file.Name, Data: content()},
 			})
 			return err
 		}); err != nil {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
+
+	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
 func TestSendTextHTML(t *testing.T) {
@@ -170,7 +172,7 @@ func TestSendFile(t *testing.T) {
 			if tt.fail != "" {
 				h.fake.FailNext("sendPhoto", http.StatusBadRequest, tt.fail, 0)
 			}
-			if err := h.bot.Chat().SendFile(context.Background(), alice, tt.path, tt.caption); err != nil {
+			if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, tt.path), tt.caption); err != nil {
 				t.Fatal(err)
 			}
 			var methods []string
@@ -192,7 +194,7 @@ func TestSendFile(t *testing.T) {
 	}
 	// The photo the fake received is a valid PNG.
 	h := newBot(t, nil)
-	if err := h.bot.Chat().SendFile(context.Background(), alice, shot, ""); err != nil {
+	if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, shot), ""); err != nil {
 		t.Fatal(err)
 	}
 	reqs := h.fake.RequestsFor("sendPhoto")
@@ -202,11 +204,48 @@ func TestSendFile(t *testing.T) {
 	}
 }
 
+// outgoing opens path as the session gives a file to send.
+func outgoing(t *testing.T, path string) session.OutgoingFile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return session.OutgoingFile{Name: filepath.Base(path), Content: f, Size: fi.Size()}
+}
+
+// What the session opened is what is sent: the bot never reads the file
+// by its name, which may be gone or name something else by then.
+func TestSendFileSendsWhatWasOpened(t *testing.T) {
+	h := newBot(t, nil)
+	dir := t.TempDir()
+	shot, data := writePNG(t, dir, "page.png", 10, 10)
+	file := outgoing(t, shot)
+	if err := os.Remove(shot); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shot, []byte("something else"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.bot.Chat().SendFile(context.Background(), alice, file, ""); err != nil {
+		t.Fatal(err)
+	}
+	sent := h.fake.Sent(alice)
+	if len(sent) != 1 || sent[0].Method != "sendPhoto" || !bytes.Equal(sent[0].File.Data, data) {
+		t.Errorf("sent %+v", sent)
+	}
+}
+
 func TestSendFileRetriesUpload(t *testing.T) {
 	h := newBot(t, nil)
 	shot, data := writePNG(t, t.TempDir(), "page.png", 10, 10)
 	h.fake.FailNext("sendPhoto", http.StatusTooManyRequests, "", 2)
-	if err := h.bot.Chat().SendFile(context.Background(), alice, shot, ""); err != nil {
+	if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, shot), ""); err != nil {
 		t.Fatal(err)
 	}
 	reqs := h.fake.RequestsFor("sendPhoto")
@@ -225,7 +264,7 @@ func TestSendFileLongCaption(t *testing.T) {
 		t.Fatal(err)
 	}
 	caption := strings.Repeat("c", 1500)
-	if err := h.bot.Chat().SendFile(context.Background(), alice, notes, caption); err != nil {
+	if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, notes), caption); err != nil {
 		t.Fatal(err)
 	}
 	sent := h.fake.Sent(alice)

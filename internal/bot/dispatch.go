@@ -28,10 +28,22 @@ func newDispatcher(ctx context.Context, run func(context.Context, int64, func(co
 // submit queues job for chat; false when the chat's queue is full or the
 // dispatcher is closed.
 func (d *dispatcher) submit(chatID int64, job func(context.Context)) bool {
+	return d.enqueue(chatID, job, maxChatQueue)
+}
+
+// submitKept queues the job of an update kept from the last run, which
+// was accepted under the cap once already: the cap does not apply.
+func (d *dispatcher) submitKept(chatID int64, job func(context.Context)) bool {
+	return d.enqueue(chatID, job, -1)
+}
+
+// enqueue queues job unless the dispatcher is closed or the chat already
+// has limit jobs waiting (limit < 0: no cap).
+func (d *dispatcher) enqueue(chatID int64, job func(context.Context), limit int) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	q, running := d.queues[chatID]
-	if d.closed || len(q) >= maxChatQueue {
+	if d.closed || limit >= 0 && len(q) >= limit {
 		return false
 	}
 	d.queues[chatID] = append(q, job)
@@ -58,6 +70,13 @@ func (d *dispatcher) work(chatID int64) {
 		d.mu.Unlock()
 		d.run(d.ctx, chatID, job)
 	}
+}
+
+// closing reports whether the dispatcher refuses jobs because it closed.
+func (d *dispatcher) closing() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
 }
 
 // close refuses further jobs; those queued still run.

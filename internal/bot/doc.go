@@ -19,9 +19,19 @@
 // # The way of one message
 //
 //  1. Poller. One goroutine long-polls getUpdates (go-telegram/bot, with
-//     handlers run in the poller and a recover middleware), or, with
+//     handlers run one at a time and a recover middleware), or, with
 //     Options.WebhookURL, WebhookHandler takes Telegram's posts. Either
 //     way the update only gets queued: the poller never waits on a chat.
+//     go-telegram/bot hands each batch to its handler goroutine through a
+//     buffered channel and asks for the next batch — confirming this one
+//     to Telegram — without waiting for the handlers; so with
+//     Options.InboxDir every update is journaled and synced (inbox.go) in
+//     the poller's HTTP client, as the getUpdates answer arrives, before
+//     the library sees it (by the webhook, before its 200), and marked done
+//     once its chat has taken the message (session.Message.Taken) or it
+//     needed no session. Run hands in again, in order and before any new
+//     update, what the last run left not done; commands among them are not
+//     run again.
 //  2. Dispatcher. Each chat has a queue and, while it holds work, a worker
 //     goroutine of its own (dispatch.go): a chat's updates are handled one
 //     at a time, in order, and a slow chat never delays another. A panic

@@ -27,8 +27,12 @@ const (
 const replyTimeout = 30 * time.Second
 
 // handleMessage runs on the chat's worker: route, allowlist, then the
-// command or the session.
-func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
+// command or the session. ids are the updates the message came in; it
+// reports whether it handed them on (to the session, or to an album still
+// collecting), which then marks them done in the inbox; otherwise the
+// caller does. replayed: the message was kept from the last run, and a
+// command is not run again.
+func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64, replayed bool) (kept bool) {
 	r := routeMessage(m, b.me)
 	if r.kind == routeIgnore && m.MediaGroupID != "" && b.albums.has(m.Chat.ID, m.MediaGroupID) {
 		// A later part of an album addressed to us: in a group only the
@@ -36,7 +40,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 		r = route{kind: routeFiles}
 	}
 	if r.kind == routeIgnore {
-		return
+		return false
 	}
 	chatID, userID := m.Chat.ID, m.From.ID
 	if !b.access.allows(userID) {
@@ -44,7 +48,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 			b.log.Info("refused a stranger", "user", userID, "chat", chatID)
 			b.reply(ctx, chatID, refusalText(userID))
 		}
-		return
+		return false
 	}
 	if r.kind != routeFiles || m.MediaGroupID == "" {
 		// Anything else in the chat completes a pending album.
@@ -52,13 +56,17 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 	}
 	switch r.kind {
 	case routeCommand:
+		if replayed {
+			b.log.Info("a command sent before the restart is not run again", "chat", chatID, "command", r.cmd.Name)
+			return false
+		}
 		b.command(ctx, chatID, m.Chat.Type != models.ChatTypePrivate, r.cmd)
 	case routeMedia:
 		b.reply(ctx, chatID, mediaReply)
 	case routeEmpty:
 		b.reply(ctx, chatID, emptyReply)
 	case routeText:
-		b.deliver(ctx, chatID, withReplyContext(m, b.me, r.text))
+		return b.deliver(ctx, chatID, withReplyContext(m, b.me, r.text), nil, ids)
 	case routeFiles:
 		files, err := b.attachments(ctx, m)
 		switch {
@@ -70,18 +78,31 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message) {
 		case m.MediaGroupID != "":
 			// Photos sent together arrive one by one: collect them and
 			// deliver the album as one message when it is complete.
-			b.deliverAlbum(ctx, chatID, b.albums.add(chatID, m.MediaGroupID, r.text, files))
+			b.deliverAlbum(ctx, chatID, b.albums.add(chatID, m.MediaGroupID, r.text, files, ids))
+			return true
 		default:
-			b.deliver(ctx, chatID, withReplyContext(m, b.me, r.text), files...)
+			return b.deliver(ctx, chatID, withReplyContext(m, b.me, r.text), files, ids)
 		}
 	}
+	return false
 }
 
-func (b *Bot) deliver(ctx context.Context, chatID int64, text string, files ...session.Attachment) {
-	if err := b.sessions.Deliver(chatID, text, files...); err != nil {
-		b.log.Error("deliver a message", "chat", chatID, "err", errText(b.scrub, err))
-		b.reply(ctx, chatID, deliverReply)
+// deliver hands a message to the session and reports whether it took it:
+// the session then marks its updates done in the inbox when it no longer
+// needs them. When the sessions are closing the message stays in the inbox
+// for the next start, without a word to the chat.
+func (b *Bot) deliver(ctx context.Context, chatID int64, text string, files []session.Attachment, ids []int64) bool {
+	err := b.sessions.Deliver(chatID, session.Message{Text: text, Files: files, Taken: func() { b.inbox.done(ids...) }})
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, session.ErrClosed) && b.inbox.enabled():
+		b.log.Info("stopping: the message is kept for the next start", "chat", chatID)
+		return true
 	}
+	b.log.Error("deliver a message", "chat", chatID, "err", errText(b.scrub, err))
+	b.reply(ctx, chatID, deliverReply)
+	return false
 }
 
 // runJob runs one job of a chat's worker; a panic is logged and answered,

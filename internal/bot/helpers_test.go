@@ -37,6 +37,9 @@ type fakeSessions struct {
 	onCall   func(ctx context.Context, call string)                               // runs before the call returns (may block or panic)
 	mcpText  func(ctx context.Context, chatID int64, name string) (string, error) // nil: "status of <name>"
 	resetErr error
+	// holdTaken leaves delivered messages untaken (a turn runs before
+	// them); otherwise Deliver takes them at once.
+	holdTaken bool
 }
 
 func newFakeSessions() *fakeSessions {
@@ -55,15 +58,19 @@ func (s *fakeSessions) record(ctx context.Context, call string) {
 	}
 }
 
-func (s *fakeSessions) Deliver(chatID int64, text string, files ...session.Attachment) error {
-	call := fmt.Sprintf("deliver %d %s", chatID, text)
-	for _, f := range files {
+func (s *fakeSessions) Deliver(chatID int64, msg session.Message) error {
+	call := fmt.Sprintf("deliver %d %s", chatID, msg.Text)
+	for _, f := range msg.Files {
 		call += fmt.Sprintf(" +file %q %s %d", f.Name, f.MIMEType, len(f.Data))
 	}
 	s.mu.Lock()
-	s.files = append(s.files, files...)
+	s.files = append(s.files, msg.Files...)
+	hold := s.holdTaken
 	s.mu.Unlock()
 	s.record(context.Background(), call)
+	if !hold && msg.Taken != nil {
+		msg.Taken() // the session took it at once
+	}
 	return nil
 }
 

@@ -12,8 +12,10 @@ import (
 // come in the order the updates arrived.
 type Sessions interface {
 	// Deliver queues a user's message for chat, with the files sent with
-	// it.
-	Deliver(chatID int64, text string, files ...session.Attachment) error
+	// it. msg.Taken is called once the session no longer needs the bot to
+	// keep the message (see session.Message): until then it stays in the
+	// inbox, to be delivered again after a restart.
+	Deliver(chatID int64, msg session.Message) error
 	// Stop cancels chat's running turn and reports whether one was running
 	// (the session then says "Stopped.").
 	Stop(chatID int64) bool

@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -21,8 +22,8 @@ const secretHeader = "X-Telegram-Bot-Api-Secret-Token"
 func (b *Bot) WebhookPath() string { return b.webhookPath }
 
 // WebhookHandler receives Telegram's posts: it checks the secret token,
-// decodes the update and queues it on its chat's worker, answering at
-// once. A missing or wrong secret gets 401, a body that is not an update
+// decodes the update, journals it in the inbox and queues it on its
+// chat's worker, answering at once. A missing or wrong secret gets 401, a body that is not an update
 // 400 (413 above 1 MiB), and a post before Run registered the webhook or
 // after it ended 503, which Telegram delivers again later.
 func (b *Bot) WebhookHandler() http.Handler { return http.HandlerFunc(b.serveWebhook) }
@@ -43,7 +44,11 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var u models.Update
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWebhookBody)).Decode(&u); err != nil {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	if err == nil {
+		err = json.Unmarshal(raw, &u)
+	}
+	if err != nil {
 		status := http.StatusBadRequest
 		if errors.As(err, new(*http.MaxBytesError)) {
 			status = http.StatusRequestEntityTooLarge
@@ -53,8 +58,12 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.lastUpdate.Store(time.Now().UnixNano())
+	// Journaled (and synced) before the 200 tells Telegram it arrived; a
+	// failure is logged and the update handled anyway.
+	_, _ = b.inbox.journal([]json.RawMessage{raw})
 	b.onUpdate(r.Context(), b.tg, &u)
 	w.WriteHeader(http.StatusOK)
+	b.inbox.confirmID(u.ID)
 }
 
 // Health tells whether updates are coming in, for /healthz. Polling: a

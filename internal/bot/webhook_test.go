@@ -14,7 +14,7 @@ const testSecret = "s3cret-Token_for-tests"
 
 // webhookBot is a bot in webhook mode whose handler an httptest server
 // serves at /tg/hook, as main serves it on HTTP_ADDR.
-func webhookBot(t *testing.T) (*harness, *httptest.Server) {
+func webhookBot(t *testing.T, edit ...func(*Options)) (*harness, *httptest.Server) {
 	t.Helper()
 	var handler atomic.Pointer[http.Handler]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -28,6 +28,9 @@ func webhookBot(t *testing.T) (*harness, *httptest.Server) {
 	h := newBot(t, func(o *Options) {
 		o.WebhookURL = srv.URL + "/tg/hook"
 		o.WebhookSecret = testSecret
+		for _, e := range edit {
+			e(o)
+		}
 	})
 	hd := h.bot.WebhookHandler()
 	handler.Store(&hd)

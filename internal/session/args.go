@@ -33,6 +33,10 @@ func callArguments(tool string, raw json.RawMessage) (json.RawMessage, string) {
 	case '"':
 		var s string
 		_ = json.Unmarshal(raw, &s) // valid: checked above
+		if strings.HasPrefix(s, oversizedArguments) {
+			return nil, fmt.Sprintf("invalid arguments for %s: %s — the call was not made; "+
+				"send less at a time (write long content to a file in the workspace first)", tool, strings.Trim(s, "[]"))
+		}
 		if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') {
 			if err := jsonSyntax([]byte(t)); err != "" {
 				return nil, invalidJSON(tool, err)
@@ -82,12 +86,22 @@ func jsonKind(c byte) string {
 	return "a number"
 }
 
-// storableArguments returns raw as valid JSON, so that the conversation can
-// be stored and sent again: text that is not JSON becomes a JSON string
-// holding it, as the llm adapters keep it, and empty arguments are {}.
+// oversizedArguments starts the JSON string that stands in for arguments
+// over maxArguments, in the transcript and for the runner, which refuses
+// the call.
+const oversizedArguments = "[arguments left out: "
+
+// storableArguments returns raw as valid JSON of bounded size, so that the
+// conversation can be stored and sent again: text that is not JSON becomes
+// a JSON string holding it, as the llm adapters keep it, empty arguments
+// are {}, and arguments over maxArguments a note of their size.
 func storableArguments(raw json.RawMessage) json.RawMessage {
 	t := bytes.TrimSpace(raw)
 	switch {
+	case len(t) > maxArguments:
+		b, _ := json.Marshal(fmt.Sprintf("%s%s, over the %s a tool call may carry]", oversizedArguments,
+			byteSize(len(t)), byteSize(maxArguments)))
+		return b
 	case len(t) == 0:
 		return json.RawMessage("{}")
 	case json.Valid(t):

@@ -21,8 +21,15 @@
 //     chat's mcpclient.Session; calls whose arguments are not a JSON object
 //     are refused before they reach a server.
 //   - The transcript (transcript.go) is the conversation on disk, one line
-//     per message, with images beside it; uploads (uploads.go) are the
-//     files users send, saved in the workspace.
+//     per message, with images beside it; what is read back is validated
+//     and repaired (valid.go), and what is written is capped (caps.go) and
+//     never follows a torn line. Uploads (uploads.go) are the files users
+//     send, saved in the workspace.
+//   - A message is taken (Message.Taken) once the transcript holds it, so
+//     the bot can keep it until then and hand it in again after a restart;
+//     a turn a restart cut off is told so once (resume.go).
+//   - A panic in a turn, or in one of its tool calls, ends that turn with
+//     a reply to the chat, not the process.
 //   - The ports (ports.go) are what a session needs from the chat it
 //     serves; the bot implements them.
 package session

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,14 +31,18 @@ type fakeChat struct {
 	mu         sync.Mutex
 	texts      map[int64][]string
 	files      map[int64][]string
+	contents   map[int64][]string // what SendFile read of each file
 	toolCalls  map[int64][]string
 	activities int
 	changed    chan struct{}
+	// panicOnSend makes SendFile panic, as a bug in the chat port would.
+	panicOnSend atomic.Bool
 }
 
 func newFakeChat() *fakeChat {
-	return &fakeChat{texts: map[int64][]string{}, files: map[int64][]string{}, toolCalls: map[int64][]string{},
-		changed: make(chan struct{}, 1)}
+	return &fakeChat{texts: map[int64][]string{}, files: map[int64][]string{}, contents: map[int64][]string{},
+		toolCalls: map[int64][]string{},
+		changed:   make(chan struct{}, 1)}
 }
 
 func (c *fakeChat) notify() {
@@ -54,9 +60,17 @@ func (c *fakeChat) SendText(_ context.Context, chatID int64, text string) error 
 	return nil
 }
 
-func (c *fakeChat) SendFile(_ context.Context, chatID int64, path, caption string) error {
+func (c *fakeChat) SendFile(_ context.Context, chatID int64, file OutgoingFile, caption string) error {
+	if c.panicOnSend.Load() {
+		panic("the chat port blew up")
+	}
+	data, err := io.ReadAll(io.NewSectionReader(file.Content, 0, file.Size)) // as the bot reads it
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
-	c.files[chatID] = append(c.files[chatID], path+"|"+caption)
+	c.files[chatID] = append(c.files[chatID], file.Name+"|"+caption)
+	c.contents[chatID] = append(c.contents[chatID], string(data))
 	c.mu.Unlock()
 	c.notify()
 	return nil
@@ -86,6 +100,12 @@ func (c *fakeChat) Texts(chatID int64) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.texts[chatID]...)
+}
+
+func (c *fakeChat) Contents(chatID int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.contents[chatID]...)
 }
 
 func (c *fakeChat) Files(chatID int64) []string {
@@ -249,7 +269,7 @@ func (e *env) close() {
 
 func (e *env) deliver(chatID int64, text string) {
 	e.t.Helper()
-	if err := e.manager.Deliver(chatID, text); err != nil {
+	if err := e.manager.Deliver(chatID, Message{Text: text}); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -75,6 +76,10 @@ type Manager struct {
 
 	refusalsMu sync.Mutex
 	refusals   map[string]bool
+
+	// wrapTranscript, when set (by a test, before the first message),
+	// wraps every transcript file the sessions write: a full disk.
+	wrapTranscript func(transcriptFile) transcriptFile
 }
 
 // NewManager returns a Manager. It does no I/O: a chat's workspace is made
@@ -142,17 +147,72 @@ func (m *Manager) get(chatID int64) (*session, error) {
 	return s, nil
 }
 
-// Deliver queues a user's message for chat, with the files sent with it
-// (saved under uploads/ in the workspace when the turn starts; images are
-// also shown to the model). It never blocks on a turn: messages that
-// arrive during one wait for it, in order.
-func (m *Manager) Deliver(chatID int64, text string, files ...Attachment) error {
+// Message is a user's message for a chat.
+type Message struct {
+	Text string
+	// Files were sent with the text: they are saved under uploads/ in the
+	// workspace when the turn starts, and images are also shown to the
+	// model.
+	Files []Attachment
+	// Taken, when set, is called once, from the chat's goroutine, when the
+	// caller need no longer keep the message to deliver it again after a
+	// restart: its turn started and the transcript holds it, the chat was
+	// told it could not be handled (a full disk, a panic), or /new dropped
+	// it. A message still waiting when the manager closes, or whose turn the
+	// close cut off before the transcript held it, is never taken.
+	Taken func()
+}
+
+// Deliver queues a user's message for chat. It never blocks on a turn:
+// messages that arrive during one wait for it, in order.
+func (m *Manager) Deliver(chatID int64, msg Message) error {
 	s, err := m.get(chatID)
 	if err != nil {
 		return err
 	}
-	_, err = s.enqueue(input{kind: inputMessage, text: text, files: files})
+	_, err = s.enqueue(input{kind: inputMessage, text: msg.Text, files: msg.Files, taken: msg.Taken})
 	return err
+}
+
+// Resume tells each chat whose last turn a restart cut off (the bot was
+// killed, or shut down, while it worked on a message) that it was, once:
+// "I was restarted while working on your last message; say \"continue\" to
+// let me go on." — without a model call. A turn leaves a mark in its
+// chat's .volcanic/ while it runs; Resume finds the marks (one stat per
+// chat, no transcript is read here) and queues the notice on each such
+// chat, whose goroutine sends it when the transcript indeed ends without
+// an answer (the user's message, or tool calls and results). Call it once
+// at start, before the messages kept from the last run are delivered
+// again, so that the notice comes first. It returns how many chats were
+// marked.
+func (m *Manager) Resume() (int, error) {
+	dir := filepath.Join(m.o.DataDir, "chats")
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("resume: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		id, err := strconv.ParseInt(e.Name(), 10, 64)
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		if _, err := os.Lstat(turnMarkPath(m.Workspace(id))); err != nil {
+			continue
+		}
+		s, err := m.get(id)
+		if err != nil {
+			return n, err
+		}
+		if _, err := s.enqueue(input{kind: inputResume}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // Stop cancels chat's running turn (the MCP server is told) and reports

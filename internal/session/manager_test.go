@@ -75,7 +75,7 @@ func TestIdleReleaseRacesTheNextMessage(t *testing.T) {
 		chat := 100 + c
 		wg.Go(func() {
 			for i := range messages {
-				if err := e.manager.Deliver(chat, fmt.Sprintf("m%d", i)); err != nil {
+				if err := e.manager.Deliver(chat, Message{Text: fmt.Sprintf("m%d", i)}); err != nil {
 					errs <- err
 					return
 				}
@@ -156,7 +156,7 @@ func TestConcurrentDeliverStopResetAndClose(t *testing.T) {
 			chat := 200 + c
 			wg.Go(func() {
 				for i := range 4 * rounds {
-					if err := e.manager.Deliver(chat, []string{"hi", "slow"}[i%2]); err != nil {
+					if err := e.manager.Deliver(chat, Message{Text: []string{"hi", "slow"}[i%2]}); err != nil {
 						if !errors.Is(err, ErrClosed) {
 							errs <- fmt.Errorf("Deliver: %w", err)
 						}
@@ -197,7 +197,7 @@ func TestConcurrentDeliverStopResetAndClose(t *testing.T) {
 	go func() { e.close(); close(closed) }() // in the middle of the second round
 	hammer()
 	await(t, closed, "Close")
-	if err := e.manager.Deliver(200, "late"); !errors.Is(err, ErrClosed) {
+	if err := e.manager.Deliver(200, Message{Text: "late"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Deliver after Close: %v", err)
 	}
 	if err := e.manager.Reset(context.Background(), 200); !errors.Is(err, ErrClosed) {

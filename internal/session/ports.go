@@ -11,9 +11,11 @@ type Chat interface {
 	// SendText sends the model's Markdown answer (already redacted). The
 	// implementation renders and splits it as the chat needs.
 	SendText(ctx context.Context, chatID int64, markdown string) error
-	// SendFile uploads a file from the workspace: images as photos where
-	// the chat allows, anything else as a document.
-	SendFile(ctx context.Context, chatID int64, path, caption string) error
+	// SendFile uploads a file of the workspace, already opened and
+	// checked by the session: images (by content) as photos where the chat
+	// allows, anything else as a document. It reads file.Content, at most
+	// file.Size bytes, and never the file by its name.
+	SendFile(ctx context.Context, chatID int64, file OutgoingFile, caption string) error
 	// StartActivity shows that a turn is running (typing, a progress
 	// message) until the returned Activity is done.
 	StartActivity(ctx context.Context, chatID int64) Activity

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -16,13 +18,23 @@ type inputKind int
 const (
 	inputMessage inputKind = iota
 	inputReset
+	inputResume // tell the chat its turn was cut off by a restart
 )
 
 type input struct {
 	kind  inputKind
 	text  string
 	files []Attachment // inputMessage: files sent with the text
+	taken func()       // inputMessage: Message.Taken, or nil
 	done  chan error   // inputReset: the outcome
+}
+
+// take calls in.taken at most once.
+func (in *input) take() {
+	if f := in.taken; f != nil {
+		in.taken = nil
+		f()
+	}
 }
 
 // session is one chat. Its goroutine runs while there is work and for
@@ -59,8 +71,10 @@ func (s *session) enqueue(in input) (dropped int, err error) {
 		s.mu.Unlock()
 		return 0, ErrClosed
 	}
+	var gone []input
 	if in.kind == inputReset {
-		dropped = s.dropQueuedMessagesLocked()
+		gone = s.dropQueuedMessagesLocked()
+		dropped = len(gone)
 		s.cancelTurnLocked()
 	}
 	s.queue = append(s.queue, in)
@@ -72,6 +86,9 @@ func (s *session) enqueue(in input) (dropped int, err error) {
 		s.m.wg.Add(1)
 	}
 	s.mu.Unlock()
+	for i := range gone {
+		gone[i].take() // dropped by /new: nobody needs them again
+	}
 	if start {
 		go s.loop()
 	} else {
@@ -107,18 +124,20 @@ func (s *session) next() (input, bool) {
 }
 
 // dropQueuedMessagesLocked removes the user messages that have not
-// started yet and returns how many there were. s.mu is held.
-func (s *session) dropQueuedMessagesLocked() int {
+// started yet and returns them. s.mu is held.
+func (s *session) dropQueuedMessagesLocked() []input {
+	var gone []input
 	kept := s.queue[:0]
 	for _, in := range s.queue {
 		if in.kind != inputMessage {
 			kept = append(kept, in)
+		} else {
+			gone = append(gone, in)
 		}
 	}
-	n := len(s.queue) - len(kept)
 	clear(s.queue[len(kept):])
 	s.queue = kept
-	return n
+	return gone
 }
 
 func (s *session) cancelTurn() bool {
@@ -188,7 +207,7 @@ func (s *session) loop() {
 			return
 		}
 		if in, ok := s.next(); ok {
-			s.handle(in)
+			s.handleSafely(in)
 			idle.Reset(m.o.IdleRelease)
 			continue
 		}
@@ -244,12 +263,66 @@ func (s *session) release() {
 	s.history = nil
 }
 
-func (s *session) handle(in input) {
+// panicReply is what a chat reads when its turn ended in a panic (a bug):
+// the turn is over, the chat goes on.
+const panicReply = "Sorry, something went wrong with this conversation. The operator has the details in the log. " +
+	"You can go on writing; /new starts a fresh conversation if this keeps happening."
+
+// handleSafely is handle with a recover: a panic in the chat's turn (or in
+// one of its tool calls, re-raised by the tool runner) is logged with its
+// stack, ends the turn with panicReply, and leaves the session ready for
+// the next input: the conversation is read back from disk for it.
+func (s *session) handleSafely(in input) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		stack := debug.Stack()
+		var tp *toolPanic
+		if errors.As(asError(r), &tp) {
+			r, stack = tp.value, tp.stack
+		}
+		s.m.logger.Error("panic in a chat's turn", "chat", s.id, "panic", fmt.Sprint(r), "stack", string(stack))
+		s.setTurn(nil)
+		s.release()
+		in.take() // the chat is told: do not hand the message in again
+		if in.done != nil {
+			in.done <- errors.New("the session failed (a panic, logged)")
+		}
+		if s.m.ctx.Err() == nil {
+			s.reply(s.m.ctx, panicReply)
+		}
+	}()
+	s.handle(&in)
+}
+
+// toolPanic is a panic in a tool call's goroutine, carried to the turn's
+// goroutine with the stack where it happened.
+type toolPanic struct {
+	call  string
+	value any
+	stack []byte
+}
+
+func (p *toolPanic) Error() string { return fmt.Sprintf("panic in tool call %s: %v", p.call, p.value) }
+
+// asError is a recovered value as an error, for errors.As.
+func asError(r any) error {
+	if err, ok := r.(error); ok {
+		return err
+	}
+	return fmt.Errorf("%v", r)
+}
+
+func (s *session) handle(in *input) {
 	switch in.kind {
 	case inputMessage:
-		s.runTurn(in.text, in.files)
+		s.runTurn(in)
 	case inputReset:
 		in.done <- s.reset()
+	case inputResume:
+		s.resume()
 	}
 }
 
@@ -261,7 +334,7 @@ func (s *session) open() error {
 	if err := s.m.ensureWorkspace(s.workspace); err != nil {
 		return err
 	}
-	tr, history, err := openTranscript(s.workspace, s.m.logger.With("chat", s.id))
+	tr, history, err := openTranscript(s.workspace, s.m.wrapTranscript, s.m.logger.With("chat", s.id))
 	if err != nil {
 		return err
 	}
@@ -285,17 +358,33 @@ func (s *session) reset() error {
 	return nil
 }
 
-// appendMessage adds m to the history and the transcript.
+// appendMessage adds m to the history and the transcript; when it cannot
+// be saved it is in neither, and the error is a *storageError.
 func (s *session) appendMessage(m llm.Message) error {
 	if err := s.tr.append(&m); err != nil {
-		return err
+		return &storageError{err: err}
 	}
 	s.history = append(s.history, m)
 	return nil
 }
 
-// runTurn answers one user message: the agent loop.
-func (s *session) runTurn(text string, files []Attachment) {
+// storageError is a chat's files failing to be written — a full disk, a
+// read-only volume. The message or step was not saved (nor kept in
+// memory); the user reads storageReply, the operator the error.
+type storageError struct{ err error }
+
+func (e *storageError) Error() string { return "storage: " + e.err.Error() }
+func (e *storageError) Unwrap() error { return e.err }
+
+const storageReply = "Sorry, I could not save this conversation (the bot's disk may be full), so I stopped here. " +
+	"The operator has the details in the log; please try again later."
+
+// runTurn answers one user message: the agent loop. in is taken once the
+// transcript holds the message, or before the chat is told it could not be
+// handled; not when the manager closes first (the message is handed in
+// again after the restart). While the turn runs, its mark is in the state
+// dir; a turn the shutdown cut off leaves it (see Manager.Resume).
+func (s *session) runTurn(in *input) {
 	m := s.m
 	ctx, cancel := context.WithCancel(m.ctx)
 	s.setTurn(cancel)
@@ -310,27 +399,44 @@ func (s *session) runTurn(text string, files []Attachment) {
 	if err := s.open(); err != nil {
 		m.logger.Error("open session", "chat", s.id, "err", err)
 		s.reply(replyCtx, "Sorry, I could not open this chat's storage. The operator has the details in the log.")
+		in.take()
 		return
 	}
+	s.markTurn()
+	cutOff := false // by a shutdown: the mark stays, and the restart tells the chat
+	defer func() {
+		if !cutOff {
+			s.unmarkTurn()
+		}
+	}()
 	activity := m.o.Chat.StartActivity(ctx, s.id)
 	defer activity.Done()
 
-	err := s.agent(ctx, text, files, activity)
+	err := s.agent(ctx, in.text, in.files, in.take, activity)
 	// The turn is over before its last words: once the user reads
-	// "Stopped." or an error, /stop finds nothing to stop.
+	// "Stopped." or an error, /stop finds nothing to stop, and the message
+	// is taken (the transcript may not hold it, but the user was told).
 	s.setTurn(nil)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil && m.ctx.Err() == nil:
+		in.take()
 		s.reply(replyCtx, "Stopped.")
 	case m.ctx.Err() != nil:
-		// Shutting down: nothing more to say.
+		// Shutting down: nothing more to say. A message the transcript
+		// does not hold yet is not taken: it is handed in again.
+		cutOff = true
 	default:
+		in.take()
 		m.logger.Error("turn failed", "chat", s.id, "err", err)
 		var lerr *llm.Error
-		if errors.As(err, &lerr) {
+		var serr *storageError
+		switch {
+		case errors.As(err, &lerr):
 			s.reply(replyCtx, lerr.UserMessage())
-		} else {
+		case errors.As(err, &serr):
+			s.reply(replyCtx, storageReply)
+		default:
 			s.reply(replyCtx, "Sorry, something went wrong while answering. The operator has the details in the log.")
 		}
 	}
@@ -344,7 +450,9 @@ func (s *session) reply(ctx context.Context, text string) {
 
 // agent runs model calls and tool calls until the model answers without
 // tools, the step cap is reached, or ctx ends.
-func (s *session) agent(ctx context.Context, text string, files []Attachment, activity Activity) error {
+//
+// saved is called once the transcript holds the user's message.
+func (s *session) agent(ctx context.Context, text string, files []Attachment, saved func(), activity Activity) error {
 	m := s.m
 	user, err := s.userMessage(text, files)
 	if err != nil {
@@ -353,6 +461,7 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 	if err := s.appendMessage(user); err != nil {
 		return err
 	}
+	saved()
 	current := len(s.history) - 1
 	tools := m.toolset(ctx)
 	mcpSess, err := s.mcpSession()
@@ -378,13 +487,16 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 		m.logger.Debug("model step", "chat", s.id, "step", step, "tool_calls", len(resp.ToolCalls),
 			"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens)
 		answer := llm.Message{Role: llm.RoleAssistant}
-		if resp.Text != "" {
-			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartText, Text: m.o.Redactor.Redact(resp.Text)})
+		text := capText(m.o.Redactor.Redact(resp.Text), maxPartText)
+		if text != "" {
+			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartText, Text: text})
 		}
 		for i := range resp.ToolCalls {
-			// The transcript stores only valid JSON; the runner judges
-			// the arguments, so a malformed call gets its error result.
-			resp.ToolCalls[i].Arguments = storableArguments(resp.ToolCalls[i].Arguments)
+			// The transcript stores only valid JSON, of bounded size; the
+			// runner judges the arguments, so a malformed or oversized
+			// call gets its error result.
+			c := &resp.ToolCalls[i]
+			c.ID, c.Name, c.Arguments = capName(c.ID), capName(c.Name), storableArguments(c.Arguments)
 		}
 		for _, c := range resp.ToolCalls {
 			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartToolCall, ToolCall: &c})
@@ -396,7 +508,6 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 			return err
 		}
 		if len(resp.ToolCalls) == 0 {
-			text := m.o.Redactor.Redact(resp.Text)
 			if text == "" {
 				text = "(The model returned an empty answer.)"
 			}
@@ -404,6 +515,7 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 			return nil
 		}
 		results := runner.run(ctx, resp.ToolCalls)
+		capToolResults(results)
 		msg := llm.Message{Role: llm.RoleUser}
 		for i := range results {
 			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartToolResult, ToolResult: &results[i]})
@@ -421,11 +533,13 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, ac
 
 // sendFile is the send tool.
 func (s *session) sendFile(ctx context.Context, args sendArgs) (string, error) {
-	path, err := resolveSendPath(s.workspace, args.Path)
+	f, size, err := openSendFile(s.workspace, args.Path)
 	if err != nil {
 		return "", err
 	}
-	if err := s.m.o.Chat.SendFile(ctx, s.id, path, s.m.o.Redactor.Redact(args.Caption)); err != nil {
+	defer f.Close()
+	file := OutgoingFile{Name: filepath.Base(args.Path), Content: f, Size: size}
+	if err := s.m.o.Chat.SendFile(ctx, s.id, file, s.m.o.Redactor.Redact(args.Caption)); err != nil {
 		return "", fmt.Errorf("sending %s failed: %v", args.Path, err)
 	}
 	return fmt.Sprintf("sent %s to the user", args.Path), nil

@@ -288,10 +288,10 @@ func TestSendTool(t *testing.T) {
 	e.deliver(4, "send them")
 	e.chat.waitTexts(t, 4, 1)
 	files := e.chat.Files(4)
-	if len(files) != 1 || !strings.HasSuffix(files[0], "out/pic.png|c0") {
+	if len(files) != 1 || files[0] != "pic.png|c0" || e.chat.Contents(4)[0] != string(fakemcp.PNG1x1()) {
 		t.Errorf("sent files = %v", files)
 	}
-	wantErr := []string{"", "leaves the workspace", "is absolute", "outside the workspace", "private .volcanic/", "no file at"}
+	wantErr := []string{"", "leaves the workspace", "is absolute", "symlink", "private .volcanic/", "no file at"}
 	for i, r := range results {
 		text := resultText(r)
 		if wantErr[i] == "" {
@@ -425,7 +425,7 @@ func TestCloseEndsTurnsAndProcesses(t *testing.T) {
 	if !pidGone(pid) {
 		t.Error("MCP process survived Close")
 	}
-	if err := e.manager.Deliver(13, "late"); !errors.Is(err, ErrClosed) {
+	if err := e.manager.Deliver(13, Message{Text: "late"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Deliver after Close: %v", err)
 	}
 }

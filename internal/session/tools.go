@@ -3,7 +3,9 @@ package session
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -50,15 +52,28 @@ type toolRunner struct {
 // servers, and to parallel servers, run concurrently. send calls keep their
 // order. When ctx ends, the calls not yet answered get a "cancelled" result
 // so every call has its result in the transcript.
+//
+// A panic in a call is re-raised in the caller's goroutine once every call
+// has ended (the session's recover then ends the turn), with the stack
+// where it happened.
 func (r *toolRunner) run(ctx context.Context, calls []llm.ToolCall) []llm.ToolResult {
 	results := make([]llm.ToolResult, len(calls))
 	queues := map[string][]int{} // sequential group → call indexes
 	var order []string
 	var wg sync.WaitGroup
+	var panicked atomic.Pointer[toolPanic]
+	one := func(i int) {
+		defer func() {
+			if v := recover(); v != nil {
+				panicked.CompareAndSwap(nil, &toolPanic{call: calls[i].Name, value: v, stack: debug.Stack()})
+			}
+		}()
+		results[i] = r.one(ctx, calls[i])
+	}
 	for i, c := range calls {
 		group := r.group(c.Name)
 		if group == "" { // parallel: its own goroutine
-			wg.Go(func() { results[i] = r.one(ctx, c) })
+			wg.Go(func() { one(i) })
 			continue
 		}
 		if _, ok := queues[group]; !ok {
@@ -70,11 +85,14 @@ func (r *toolRunner) run(ctx context.Context, calls []llm.ToolCall) []llm.ToolRe
 		idx := queues[g]
 		wg.Go(func() {
 			for _, i := range idx {
-				results[i] = r.one(ctx, calls[i])
+				one(i)
 			}
 		})
 	}
 	wg.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(p)
+	}
 	return results
 }
 

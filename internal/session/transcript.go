@@ -35,14 +35,31 @@ const (
 // goroutine.
 type transcript struct {
 	dir    string // <workspace>/.volcanic
-	f      *os.File
+	f      transcriptFile
+	wrap   func(transcriptFile) transcriptFile // nil, or a test's fault injection
 	logger *slog.Logger
+	// size is the length of the file's complete lines: what it holds
+	// after the last append that succeeded.
+	size int64
+	// torn is set when a failed append may have left part of a line
+	// after size that could not be cut off yet.
+	torn bool
+}
+
+// transcriptFile is what the transcript writes through: an *os.File, or
+// in tests one that fails as a full disk does.
+type transcriptFile interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Close() error
 }
 
 // openTranscript opens (creating if needed) the transcript in workspace and
-// returns the messages it holds. A torn last line (a crash mid-write) is
-// skipped with a warning; so is any other undecodable line.
-func openTranscript(workspace string, logger *slog.Logger) (*transcript, []llm.Message, error) {
+// returns the messages it holds, every one valid (see readTranscriptFrom).
+// A torn last line (a crash mid-write) is skipped with a warning; so is
+// any other undecodable line.
+func openTranscript(workspace string, wrap func(transcriptFile) transcriptFile, logger *slog.Logger) (*transcript, []llm.Message, error) {
 	dir := filepath.Join(workspace, stateDir)
 	if err := mkdir(dir); err != nil {
 		return nil, nil, fmt.Errorf("transcript: %w", err)
@@ -52,12 +69,18 @@ func openTranscript(workspace string, logger *slog.Logger) (*transcript, []llm.M
 	if err != nil {
 		return nil, nil, fmt.Errorf("transcript: %w", err)
 	}
-	msgs, err := readTranscript(f, path, logger)
+	// The tail first: what the reader then sees is what appends follow.
+	size, tail, err := mendTail(f)
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("transcript: %w", err)
 	}
-	return &transcript{dir: dir, f: f, logger: logger}, msgs, nil
+	msgs, report := decodeTranscript(io.NewSectionReader(f, 0, size))
+	report.tail = tail
+	report.log(logger, path)
+	t := &transcript{dir: dir, wrap: wrap, logger: logger, size: size}
+	t.setFile(f)
+	return t, msgs, nil
 }
 
 // mkdir makes dir (0700) unless it exists; its parent must exist.
@@ -68,35 +91,118 @@ func mkdir(dir string) error {
 	return nil
 }
 
-func readTranscript(f *os.File, path string, logger *slog.Logger) ([]llm.Message, error) {
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
+// readTranscriptFrom decodes a transcript and logs, once for the file,
+// what it skipped or repaired (see decodeTranscript).
+func readTranscriptFrom(r io.Reader, path string, logger *slog.Logger) []llm.Message {
+	msgs, report := decodeTranscript(r)
+	report.log(logger, path)
+	return msgs
+}
+
+// readReport is what decoding a transcript skipped or repaired.
+type readReport struct {
+	unreadable, long, mended int
+	firstBad                 int    // line number, from 1
+	tail                     string // what mendTail did, if anything
+	err                      error  // the read error that ended it
+	lines                    int
+}
+
+// log writes the report as one warning, when there is anything to say.
+func (r readReport) log(logger *slog.Logger, path string) {
+	if r.unreadable == 0 && r.long == 0 && r.mended == 0 && r.tail == "" && r.err == nil {
+		return
 	}
-	if len(data) == 0 {
-		return nil, nil
+	attrs := []any{"path", path, "unreadable_lines", r.unreadable, "long_lines", r.long,
+		"repaired_messages", r.mended, "first_line", r.firstBad, "max_line_bytes", maxTranscriptLine}
+	if r.tail != "" {
+		attrs = append(attrs, "last_line", r.tail)
 	}
-	var msgs []llm.Message
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
+	if r.err != nil {
+		attrs = append(attrs, "stopped_at_line", r.lines, "err", r.err)
+	}
+	logger.Warn("transcript: left out or repaired what the conversation cannot use", attrs...)
+}
+
+// decodeTranscript decodes a transcript. Lines that are not JSON, and
+// lines over maxTranscriptLine (which are not read into memory), are
+// skipped; messages that are JSON but that the agent cannot use are
+// repaired or left out (see repairMessage); every message returned is
+// valid. A read error ends the reading with what was read so far.
+func decodeTranscript(r io.Reader) ([]llm.Message, readReport) {
+	var (
+		msgs []llm.Message
+		rep  readReport
+	)
+	rep.err = eachLine(r, maxTranscriptLine, func(b []byte, size int64) {
+		rep.lines++
+		switch {
+		case b == nil:
+			rep.long++
+		case len(bytes.TrimSpace(b)) == 0:
+			return
+		default:
+			var m llm.Message
+			if err := json.Unmarshal(b, &m); err != nil {
+				rep.unreadable++
+				break
+			}
+			m, changed, ok := repairMessage(m)
+			if ok {
+				msgs = append(msgs, m)
+			}
+			if !changed {
+				return
+			}
+			rep.mended++
 		}
-		var m llm.Message
-		if err := json.Unmarshal(b, &m); err != nil {
-			logger.Warn("transcript: skipping an unreadable line", "path", path, "line", line, "err", err)
-			continue
+		if rep.firstBad == 0 {
+			rep.firstBad = rep.lines
 		}
-		msgs = append(msgs, m)
+	})
+	msgs, orphans := repairHistory(msgs)
+	rep.mended += orphans
+	return msgs, rep
+}
+
+// eachLine calls fn with every line of r, without its line end, and the
+// line's size on disk. A line longer than limit is not kept in memory: fn
+// gets nil and its size. Memory stays within limit whatever r holds.
+func eachLine(r io.Reader, limit int, fn func(line []byte, size int64)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		buf  []byte
+		size int64
+		long bool
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		size += int64(len(chunk))
+		if !long {
+			if len(buf)+len(chunk) > limit+1 { // +1: the '\n'
+				long, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil && !errors.Is(err, io.EOF):
+			return err
+		}
+		if size > 0 {
+			if long {
+				fn(nil, size)
+			} else {
+				fn(bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), size)
+			}
+		}
+		if err != nil { // io.EOF
+			return nil
+		}
+		buf, size, long = buf[:0], 0, false
 	}
-	if err := sc.Err(); err != nil {
-		logger.Warn("transcript: stopped reading", "path", path, "line", line, "err", err)
-	}
-	return msgs, nil
 }
 
 // append stores m: image data goes to files (m is changed to reference
@@ -112,13 +218,97 @@ func (t *transcript) append(m *llm.Message) error {
 		return fmt.Errorf("transcript: %w", err)
 	}
 	b = append(b, '\n')
-	if _, err := t.f.Write(b); err != nil {
-		return fmt.Errorf("transcript: %w", err)
-	}
-	if err := t.f.Sync(); err != nil {
+	if err := t.writeLine(b); err != nil {
 		return fmt.Errorf("transcript: %w", err)
 	}
 	return nil
+}
+
+// writeLine appends b (one line) and syncs it, or leaves the file as it
+// was: a write cut short (a full disk) or a failed sync is cut off again,
+// so the next line never follows a partial one. When even that fails the
+// cut is tried again before the next write.
+func (t *transcript) writeLine(b []byte) error {
+	if t.torn {
+		if err := t.f.Truncate(t.size); err != nil {
+			return fmt.Errorf("cut off a partial line: %w", err)
+		}
+		t.torn = false
+	}
+	_, err := t.f.Write(b)
+	if err == nil {
+		err = t.f.Sync()
+	}
+	if err != nil {
+		if terr := t.f.Truncate(t.size); terr != nil {
+			t.torn = true
+		}
+		return err
+	}
+	t.size += int64(len(b))
+	return nil
+}
+
+// mendTail makes sure f ends with a complete line, and returns its size
+// and what it did ("" when nothing). A last line without its newline (a
+// crash or a full disk mid-write) is cut off, or, when it is a whole
+// message that only lacks the newline, given one. Otherwise the next
+// append would be glued to it and both would be lost at the next load.
+func mendTail(f *os.File) (size int64, did string, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, "", err
+	}
+	size = fi.Size()
+	if size == 0 {
+		return 0, "", nil
+	}
+	end := make([]byte, 1)
+	if _, err := f.ReadAt(end, size-1); err != nil {
+		return 0, "", err
+	}
+	if end[0] == '\n' {
+		return size, "", nil
+	}
+	start, err := lineStart(f, size)
+	if err != nil {
+		return 0, "", err
+	}
+	if n := size - start; n <= maxTranscriptLine {
+		tail := make([]byte, n)
+		if _, err := f.ReadAt(tail, start); err != nil {
+			return 0, "", err
+		}
+		var m llm.Message
+		if json.Unmarshal(tail, &m) == nil {
+			if _, err := f.Write([]byte("\n")); err != nil {
+				return 0, "", err
+			}
+			return size + 1, "had no line end: added one", nil
+		}
+	}
+	if err := f.Truncate(start); err != nil {
+		return 0, "", err
+	}
+	return start, fmt.Sprintf("torn (%s): cut off", byteSize(int(size-start))), nil
+}
+
+// lineStart returns the offset just after the last '\n' before size (0
+// when there is none), reading backwards.
+func lineStart(f *os.File, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		n := min(int64(len(buf)), end)
+		chunk := buf[:n]
+		if _, err := f.ReadAt(chunk, end-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			return end - n + int64(i) + 1, nil
+		}
+		end -= n
+	}
+	return 0, nil
 }
 
 func (t *transcript) storeImages(p *llm.Part) error {
@@ -154,6 +344,7 @@ func (t *transcript) writeImage(img *llm.Image) (string, error) {
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, img.Data, 0o600); err != nil {
+		_ = os.Remove(tmp) // a full disk leaves part of it
 		return "", fmt.Errorf("transcript image: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -188,8 +379,16 @@ func (t *transcript) archive(now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("transcript: %w", err)
 	}
-	t.f = f
+	t.size, t.torn = 0, false
+	t.setFile(f)
 	return nil
+}
+
+func (t *transcript) setFile(f *os.File) {
+	t.f = f
+	if t.wrap != nil {
+		t.f = t.wrap(f)
+	}
 }
 
 func (t *transcript) close() error {

@@ -44,7 +44,7 @@ func (s *session) userMessage(text string, files []Attachment) (llm.Message, err
 	for i, f := range files {
 		rel, err := s.saveUpload(f, i)
 		if err != nil {
-			return msg, err
+			return msg, &storageError{err: err}
 		}
 		what := "a file"
 		if isImage(f.MIMEType) {
@@ -61,7 +61,7 @@ func (s *session) userMessage(text string, files []Attachment) (llm.Message, err
 			notes = append(notes, inlineText(rel, f.Data))
 		}
 	}
-	body := strings.TrimSpace(strings.Join(append([]string{text}, notes...), "\n"))
+	body := capText(strings.TrimSpace(strings.Join(append([]string{text}, notes...), "\n")), maxPartText)
 	msg.Parts = append([]llm.Part{{Kind: llm.PartText, Text: body}}, images...)
 	return msg, nil
 }

@@ -22,9 +22,9 @@ func TestFilesTheUserSends(t *testing.T) {
 	e := newEnv(t, answer, envOptions{})
 	png := fakemcp.PNG1x1()
 	pdf := []byte("%PDF-1.4 tiny")
-	if err := e.manager.Deliver(3, "what are these?",
-		Attachment{MIMEType: "image/png", Data: png},
-		Attachment{Name: "../../Q3 report.pdf", MIMEType: "application/pdf", Data: pdf}); err != nil {
+	if err := e.manager.Deliver(3, Message{Text: "what are these?", Files: []Attachment{
+		{MIMEType: "image/png", Data: png},
+		{Name: "../../Q3 report.pdf", MIMEType: "application/pdf", Data: pdf}}}); err != nil {
 		t.Fatal(err)
 	}
 	e.chat.waitTexts(t, 3, 1)
@@ -51,7 +51,7 @@ func TestFilesTheUserSends(t *testing.T) {
 	}
 
 	// The same name again gets a new one; the first file stays.
-	if err := e.manager.Deliver(3, "", Attachment{Name: "Q3 report.pdf", MIMEType: "application/pdf", Data: []byte("v2")}); err != nil {
+	if err := e.manager.Deliver(3, Message{Files: []Attachment{{Name: "Q3 report.pdf", MIMEType: "application/pdf", Data: []byte("v2")}}}); err != nil {
 		t.Fatal(err)
 	}
 	e.chat.waitTexts(t, 3, 2)
@@ -103,13 +103,13 @@ func TestTextFilesAreInlined(t *testing.T) {
 	answer := func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: "read"}, nil }
 	e := newEnv(t, answer, envOptions{})
 	long := strings.Repeat("é line of text\n", 3000) // 48,000 bytes, two-byte runes
-	if err := e.manager.Deliver(4, "summarize",
-		Attachment{Name: "notes.md", MIMEType: "text/markdown", Data: []byte("# Notes\nbuy milk")},
-		Attachment{Name: "data.csv", MIMEType: "", Data: []byte("a,b\n1,2\n")},
-		Attachment{Name: "long.txt", MIMEType: "text/plain", Data: []byte(long)},
-		Attachment{Name: "doc.pdf", MIMEType: "application/pdf", Data: []byte("%PDF-1.4 binary\x00stuff")},
-		Attachment{Name: "blob.bin", MIMEType: "application/octet-stream", Data: []byte("ab\x00cd")},
-	); err != nil {
+	if err := e.manager.Deliver(4, Message{Text: "summarize", Files: []Attachment{
+		{Name: "notes.md", MIMEType: "text/markdown", Data: []byte("# Notes\nbuy milk")},
+		{Name: "data.csv", MIMEType: "", Data: []byte("a,b\n1,2\n")},
+		{Name: "long.txt", MIMEType: "text/plain", Data: []byte(long)},
+		{Name: "doc.pdf", MIMEType: "application/pdf", Data: []byte("%PDF-1.4 binary\x00stuff")},
+		{Name: "blob.bin", MIMEType: "application/octet-stream", Data: []byte("ab\x00cd")},
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	e.chat.waitTexts(t, 4, 1)

@@ -390,6 +390,36 @@ func (f *Fake) WaitSent(chatID int64, n int, timeout time.Duration) ([]Message, 
 	}
 }
 
+// Unconfirmed is how many queued updates the bot has not confirmed yet:
+// by a getUpdates with a higher offset, or a 200 to the webhook post.
+func (f *Fake) Unconfirmed() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.updates)
+}
+
+// WaitConfirmed waits until the bot has confirmed every queued update, as
+// Telegram then forgets them: what the bot has not kept by then is lost.
+func (f *Fake) WaitConfirmed(timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		f.mu.Lock()
+		n, ch := len(f.updates), f.changed
+		f.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return fmt.Errorf("telegramtest: %d updates still unconfirmed after %v", n, timeout)
+		case <-f.closed:
+			return fmt.Errorf("telegramtest: closed with %d updates unconfirmed", n)
+		}
+	}
+}
+
 // Send queues an update for getUpdates. It fills in the update id and,
 // for a message without one, the message id and date. It returns the
 // update id.

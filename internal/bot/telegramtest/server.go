@@ -224,6 +224,9 @@ func (f *Fake) getUpdates(w http.ResponseWriter, r *http.Request, p map[string]s
 				i++
 			}
 			f.updates = f.updates[i:]
+			if i > 0 {
+				f.notifyLocked()
+			}
 		}
 		n := min(limit, len(f.updates))
 		pending := append([]models.Update(nil), f.updates[:n]...)

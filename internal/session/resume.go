@@ -1,0 +1,81 @@
+package session
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+)
+
+// A restart cuts off the turn that was running: the bot was killed, or
+// shut down, while the model or a tool worked on a message. The chat is
+// told so once after the restart, without a model call, so that the user
+// does not wait for an answer that will never come. A turn leaves a mark
+// (.volcanic/turn) while it runs; Manager.Resume finds the marks at start.
+
+// turnMark is the file a running turn leaves in the state dir.
+const turnMark = "turn"
+
+// RestartNotice is what a chat whose turn a restart cut off is told.
+const RestartNotice = "I was restarted while working on your last message; say \"continue\" to let me go on."
+
+func turnMarkPath(workspace string) string { return filepath.Join(workspace, stateDir, turnMark) }
+
+// markTurn leaves the mark of a running turn. Losing it (a full disk) only
+// loses the notice after a restart.
+func (s *session) markTurn() {
+	if err := os.WriteFile(turnMarkPath(s.workspace), nil, 0o600); err != nil {
+		s.m.logger.Warn("mark the running turn", "chat", s.id, "err", err)
+	}
+}
+
+// unmarkTurn removes the mark: the turn ended and the chat was answered.
+func (s *session) unmarkTurn() {
+	if err := os.Remove(turnMarkPath(s.workspace)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.m.logger.Warn("unmark the turn", "chat", s.id, "err", err)
+	}
+}
+
+// resume tells the chat its turn was cut off when its conversation ends
+// without an answer, and removes the mark. The notice goes into the
+// transcript too: the model sees what the user was told, and the
+// conversation ends with an answer, so the chat is told only once.
+func (s *session) resume() {
+	if err := s.open(); err != nil {
+		s.m.logger.Error("open session", "chat", s.id, "err", err)
+		return
+	}
+	if !interrupted(s.history) {
+		s.unmarkTurn()
+		s.m.logger.Debug("the turn a restart found had ended: nothing to tell", "chat", s.id)
+		return
+	}
+	s.m.logger.Info("telling the chat its turn was cut off by a restart", "chat", s.id)
+	notice := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartText, Text: RestartNotice}}}
+	if err := s.appendMessage(notice); err != nil {
+		s.m.logger.Warn("save the restart notice", "chat", s.id, "err", err)
+	}
+	s.unmarkTurn()
+	s.reply(s.m.ctx, RestartNotice)
+}
+
+// interrupted reports whether a conversation ends without the answer to
+// its last message: with the user's message, tool results, or an
+// assistant message that asks for tools.
+func interrupted(history []llm.Message) bool {
+	if len(history) == 0 {
+		return false
+	}
+	last := history[len(history)-1]
+	if last.Role != llm.RoleAssistant {
+		return true
+	}
+	for _, p := range last.Parts {
+		if p.Kind == llm.PartToolCall {
+			return true
+		}
+	}
+	return false
+}
