@@ -23,7 +23,7 @@ var (
 	_ session.Chat = (*Chat)(nil)
 )
 
-const waitLong = 5 * time.Second
+const waitLong = 20 * time.Second // a deadline for events, generous for a loaded CI machine
 
 // fakeSessions records the calls the bot makes.
 type fakeSessions struct {
