@@ -491,12 +491,18 @@ func TestBrowserCeiling(t *testing.T) {
 	go func() {
 		most := 0
 		for {
-			n := 0
+			servers := map[int]int{} // pid → parent
 			for _, pid := range markedPIDs(owner) {
 				comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 				if cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.TrimSpace(string(comm)) == "node" &&
 					strings.Contains(string(cmd), "playwright-mcp") && strings.Contains(string(cmd), "/chats/") {
-					n++ // a chat's browser server (its Chromium has processes of its own)
+					servers[pid] = parentPID(pid) // a chat's browser server (its Chromium has processes of its own)
+				}
+			}
+			n := 0
+			for _, parent := range servers {
+				if _, forked := servers[parent]; !forked { // not a server's child between fork and exec
+					n++
 				}
 			}
 			most = max(most, n)
@@ -520,4 +526,19 @@ func TestBrowserCeiling(t *testing.T) {
 	}
 	d.tg.Message(alice, alice, "/mcp")
 	d.waitText(alice, "of 2 live across chats")
+}
+
+// parentPID is pid's parent from /proc/<pid>/stat, or 0.
+func parentPID(pid int) int {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid …; comm may hold spaces and parentheses.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
 }
