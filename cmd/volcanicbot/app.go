@@ -84,11 +84,20 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		return nil, err
 	}
 	pw := cfg.Playwright
-	if pw.MaxBrowsers == 0 {
-		pw.MaxBrowsers = defaultMaxBrowsers(memoryLimit())
+	if pw.Shared == nil {
+		shared := !hasBrowserProfiles(cfg.DataDir)
+		pw.Shared = &shared
+	}
+	if pw.MaxBrowsers == 0 && pw.CDPEndpoint == "" { // a browser service has ceilings of its own
+		pw.MaxBrowsers = defaultMaxBrowsers(memoryLimit(), pw.IsShared())
+	}
+	pw.StateDir = filepath.Join(cfg.DataDir, "browser")
+	secrets.Add(redact.URLSecrets(pw.CDPEndpoint)...)
+	if name, value, ok := strings.Cut(pw.CDPHeader, ":"); ok {
+		secrets.Add(redact.HeaderSecrets(map[string]string{strings.TrimSpace(name): strings.TrimSpace(value)})...)
 	}
 	browser := pw.Server()
-	browser.PromptSection = preset.BrowserSection(true) // send is always offered
+	browser.PromptSection = preset.BrowserSection(true, pw.OutputDir()) // send is always offered
 	servers := mcpconfig.Merge(logger, cfg.MCPServers, []mcpconfig.ServerConfig{browser}, settings)
 	for _, s := range servers {
 		// Secrets written literally into a server's env or headers are known
@@ -138,16 +147,35 @@ func (m *Main) serverWarnings() []string {
 	return out
 }
 
-// browserMemory is the memory a browsing chat is given by default: the
-// ceiling of browsers is one per this much of the memory limit.
-const browserMemory = 512 << 20
+// hasBrowserProfiles reports whether a chat keeps a browser profile of its
+// own (the per-chat browser of an earlier version, or PLAYWRIGHT_SHARED=
+// false): PLAYWRIGHT_SHARED unset then keeps the per-chat browsers, whose
+// profiles hold the chats' logins, rather than start every chat logged
+// out in the shared one.
+func hasBrowserProfiles(dataDir string) bool {
+	matches, _ := filepath.Glob(filepath.Join(dataDir, "chats", "*", ".volcanic", "browser-profile"))
+	return len(matches) > 0
+}
 
-// defaultMaxBrowsers is PLAYWRIGHT_MAX_BROWSERS unset: one browser per
-// 512 MiB of memory (the cgroup limit, else RAM), at least 1; unknown
-// memory gives 4.
-func defaultMaxBrowsers(memory int64) int {
+// The memory a browsing chat is given by default: with a server and a
+// browser per chat, the ceiling is one per browserMemory of the memory
+// limit; with the shared browser, one per contextMemory of what is left
+// after sharedMemory (the one server and browser; see
+// docs/performance.md for what was measured).
+const (
+	browserMemory = 512 << 20
+	sharedMemory  = 512 << 20
+	contextMemory = 128 << 20
+)
+
+// defaultMaxBrowsers is PLAYWRIGHT_MAX_BROWSERS unset: from the memory
+// (the cgroup limit, else RAM), at least 1; unknown memory gives 4.
+func defaultMaxBrowsers(memory int64, shared bool) int {
 	if memory <= 0 {
 		return 4
+	}
+	if shared {
+		return max(1, int((memory-sharedMemory)/contextMemory))
 	}
 	return max(1, int(memory/browserMemory))
 }

@@ -58,6 +58,13 @@ func browserEnv(t testing.TB) []string {
 	}
 }
 
+// perChatBrowserEnv is browserEnv with a server and a browser per chat
+// (PLAYWRIGHT_SHARED=false), for what is per chat: its processes, its
+// profile on disk.
+func perChatBrowserEnv(t testing.TB) []string {
+	return append(browserEnv(t), "PLAYWRIGHT_SHARED=false")
+}
+
 // site serves pages whose H1 is unique per path.
 func site(t testing.TB) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +81,8 @@ var headingRe = regexp.MustCompile(`heading "([^"]+)"`)
 
 // browse is a scripted model: "open URL" navigates and answers with the
 // H1 from the page snapshot; "tabs" lists the tabs; "shoot URL" navigates,
-// saves a screenshot to browser/shot.png and sends it.
+// saves a screenshot to browser/shot.png and sends it; "close" closes the
+// browser.
 func browse(req llmtest.Request) llmtest.Reply {
 	user := lastUserText(req)
 	res, haveResult := toolResultText(req)
@@ -102,6 +110,11 @@ func browse(req llmtest.Request) llmtest.Reply {
 			return llmtest.Text("The H1 is: " + m[1])
 		}
 		return llmtest.Text("no heading in: " + res)
+	case user == "close":
+		if !haveResult {
+			return call("browser_close", `{}`)
+		}
+		return llmtest.Text("closed: " + res)
 	case strings.HasPrefix(user, "shoot "):
 		url := strings.TrimPrefix(user, "shoot ")
 		switch steps {
@@ -197,7 +210,7 @@ func TestBrowserScreenshotIsSentAsPhoto(t *testing.T) {
 }
 
 func TestBrowserTwoChatsKeepTheirOwnTabs(t *testing.T) {
-	env := browserEnv(t)
+	env := perChatBrowserEnv(t)
 	srv := site(t)
 	d := startDaemon(t, browse, daemonOptions{extra: env})
 	d.tg.Message(alice, alice, "open "+srv.URL+"/alice-page")
@@ -225,7 +238,7 @@ func TestBrowserTwoChatsKeepTheirOwnTabs(t *testing.T) {
 }
 
 func TestBrowserRestartAndNew(t *testing.T) {
-	env := browserEnv(t)
+	env := perChatBrowserEnv(t)
 	srv := site(t)
 	d := startDaemon(t, browse, daemonOptions{extra: env})
 	d.tg.Message(alice, alice, "read "+srv.URL+"/one")
@@ -306,7 +319,7 @@ func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 // The real binary, killed with SIGKILL while a browser runs: whatever
 // survives it is ended by the next start.
 func TestBrowserSurvivorsOfSIGKILLAreReapedAtStart(t *testing.T) {
-	env := browserEnv(t)
+	env := perChatBrowserEnv(t)
 	srv := site(t)
 	binary := filepath.Join(t.TempDir(), "volcanicbot")
 	build := exec.Command("go", "build", "-o", binary, ".")
@@ -411,7 +424,7 @@ func containsText(texts []string, s string) bool {
 // profile the bot owns is cleared before the next start, so the chat
 // browses instead of failing with "Browser is already in use".
 func TestBrowserProfileLockOfAnotherHostIsCleared(t *testing.T) {
-	env := browserEnv(t)
+	env := perChatBrowserEnv(t)
 	srv := site(t)
 	d := startDaemon(t, browse, daemonOptions{extra: env})
 	d.tg.Message(alice, alice, "read "+srv.URL+"/before")
@@ -480,7 +493,7 @@ func TestCheckStartsTheBrowser(t *testing.T) {
 // than two browser servers live, and every chat is answered (one waits, or
 // takes an idle one's place).
 func TestBrowserCeiling(t *testing.T) {
-	env := browserEnv(t)
+	env := perChatBrowserEnv(t)
 	srv := site(t)
 	const carol = int64(300)
 	d := startDaemon(t, browse, daemonOptions{extra: append(env, "PLAYWRIGHT_MAX_BROWSERS=2",

@@ -92,6 +92,10 @@ func (m *Main) probeBrowser(ctx context.Context, cats []mcpclient.ServerCatalog)
 	if err != nil {
 		return fmt.Errorf("%s: the browser did not start: %w", preset.PlaywrightServer, err)
 	}
+	if res.IsError && m.preset.CDPEndpoint != "" {
+		return fmt.Errorf("%s: the browser at PLAYWRIGHT_CDP_ENDPOINT %s does not open a page (%s): start it, or check the URL and PLAYWRIGHT_CDP_HEADER.\n%s",
+			preset.PlaywrightServer, m.secrets.Redact(m.preset.CDPEndpoint), preset.PlaywrightProbeArgs, res.Text())
+	}
 	if res.IsError {
 		return fmt.Errorf("%s: the browser does not start (%s). %s\n%s", preset.PlaywrightServer, preset.PlaywrightProbeArgs,
 			preset.BrowserStartHint, res.Text())
@@ -147,6 +151,9 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 			n := toolTokens(offered[name])
 			total += n
 			count, tokens = fmt.Sprint(len(offered[name])), fmt.Sprint(n)
+			if h := len(sc.Catalog.Hidden); h > 0 {
+				count += fmt.Sprintf(" (+%d hidden)", h)
+			}
 			if refused[name] > 0 {
 				count += fmt.Sprintf(" (+%d refused)", refused[name])
 				if len(offered[name]) == 0 {

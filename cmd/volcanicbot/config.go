@@ -10,6 +10,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
+	"github.com/volcanicbot/volcanicbot/internal/redact"
 )
 
 // Config is the bot's configuration: the config file named by
@@ -146,7 +147,11 @@ type configKey struct {
 //	mcp.playwright.package        PLAYWRIGHT_PACKAGE
 //	mcp.playwright.executable_path PLAYWRIGHT_EXECUTABLE_PATH
 //	mcp.playwright.no_sandbox     PLAYWRIGHT_NO_SANDBOX
-//	mcp.playwright.max_browsers   PLAYWRIGHT_MAX_BROWSERS    1 per 512 MiB of the memory limit (or RAM), at least 1
+//	mcp.playwright.max_browsers   PLAYWRIGHT_MAX_BROWSERS    1 per 512 MiB of the memory limit (or RAM), at least 1; shared: see defaultMaxBrowsers
+//	mcp.playwright.shared         PLAYWRIGHT_SHARED          true, unless chats of an earlier version keep browser profiles
+//	mcp.playwright.cdp_endpoint   PLAYWRIGHT_CDP_ENDPOINT    none: the browsers run here
+//	mcp.playwright.cdp_header     PLAYWRIGHT_CDP_HEADER      "Name: value", sent to the CDP endpoint
+//	mcp.playwright.allow_unsafe_code PLAYWRIGHT_ALLOW_UNSAFE_CODE false: browser_run_code_unsafe hidden
 //	mcp.max_result_tokens         MCP_MAX_RESULT_TOKENS      25000
 //	mcp.servers.<name>.<field>    MCP__SERVERS__<NAME>__<FIELD>
 //
@@ -187,6 +192,10 @@ var configKeys = []configKey{
 	{"mcp.playwright.executable_path", "PLAYWRIGHT_EXECUTABLE_PATH"},
 	{"mcp.playwright.no_sandbox", "PLAYWRIGHT_NO_SANDBOX"},
 	{"mcp.playwright.max_browsers", "PLAYWRIGHT_MAX_BROWSERS"},
+	{"mcp.playwright.shared", "PLAYWRIGHT_SHARED"},
+	{"mcp.playwright.cdp_endpoint", "PLAYWRIGHT_CDP_ENDPOINT"},
+	{"mcp.playwright.cdp_header", "PLAYWRIGHT_CDP_HEADER"},
+	{"mcp.playwright.allow_unsafe_code", "PLAYWRIGHT_ALLOW_UNSAFE_CODE"},
 	{"mcp.max_result_tokens", "MCP_MAX_RESULT_TOKENS"},
 }
 
@@ -219,6 +228,7 @@ func (c *Config) Validate(requireBot bool) error {
 		errs = append(errs, fmt.Errorf("ANTHROPIC_AUTH_HEADER (llm.anthropic.auth_header) must be x-api-key or bearer (got %q)", c.LLM.AnthropicAuthHeader))
 	}
 	errs = append(errs, c.validateWebhook()...)
+	errs = append(errs, c.validateBrowser()...)
 	if _, err := parseLogLevel(c.Log.Level); err != nil {
 		errs = append(errs, err)
 	}
@@ -226,6 +236,46 @@ func (c *Config) Validate(requireBot bool) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// validateBrowser checks the browser service settings: a CDP endpoint is
+// an http(s) or ws(s) URL with a host, its header "Name: value", and the
+// endpoint needs the shared browser (it is one browser for every chat).
+func (c *Config) validateBrowser() []error {
+	p := c.Playwright
+	var errs []error
+	if p.CDPEndpoint != "" {
+		u, err := url.Parse(p.CDPEndpoint)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("PLAYWRIGHT_CDP_ENDPOINT (mcp.playwright.cdp_endpoint): %v", redactURL(err.Error(), p.CDPEndpoint)))
+		case u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss"):
+			errs = append(errs, errors.New("PLAYWRIGHT_CDP_ENDPOINT (mcp.playwright.cdp_endpoint) must be an http://, https://, ws:// or wss:// URL with a host, "+
+				"such as http://chromium:9222 or wss://chrome.browserless.io?token=…"))
+		}
+		if p.Shared != nil && !*p.Shared {
+			errs = append(errs, errors.New("PLAYWRIGHT_CDP_ENDPOINT (mcp.playwright.cdp_endpoint) is one browser for every chat: it needs PLAYWRIGHT_SHARED (mcp.playwright.shared) true or unset"))
+		}
+	}
+	if p.CDPHeader != "" {
+		name, _, ok := strings.Cut(p.CDPHeader, ":")
+		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\r\n") {
+			errs = append(errs, errors.New(`PLAYWRIGHT_CDP_HEADER (mcp.playwright.cdp_header) must be "Name: value", such as "Authorization: Bearer …"`))
+		}
+		if p.CDPEndpoint == "" {
+			errs = append(errs, errors.New("PLAYWRIGHT_CDP_HEADER (mcp.playwright.cdp_header) is sent to PLAYWRIGHT_CDP_ENDPOINT, which is not set"))
+		}
+	}
+	return errs
+}
+
+// redactURL hides the secrets of raw (its password, its token parameters)
+// in msg.
+func redactURL(msg, raw string) string {
+	for _, s := range redact.URLSecrets(raw) {
+		msg = strings.ReplaceAll(msg, s, "[REDACTED]")
+	}
+	return msg
 }
 
 // validateWebhook checks the webhook settings: an https URL (http only to

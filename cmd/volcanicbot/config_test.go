@@ -494,6 +494,14 @@ func TestValidate(t *testing.T) {
 		{"webhook without listener", webhookConfig("https://bot.example.test/t", "", ""), true, "needs HTTP_ADDR"},
 		{"webhook secret", webhookConfig("https://bot.example.test/t", "no spaces allowed", ":8080"), true, "TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) must be"},
 		{"secret without webhook", webhookConfig("", "abc", ":8080"), true, "TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) is set but TELEGRAM_WEBHOOK_URL is not"},
+		{"cdp endpoint", browserConfig("ws://chromium:9222", ""), false, ""},
+		{"cdp endpoint with token and header", browserConfig("wss://chrome.browserless.io?token=abc", "Authorization: Bearer x"), false, ""},
+		{"cdp endpoint not a URL", browserConfig("chromium:9222", ""), false, "PLAYWRIGHT_CDP_ENDPOINT (mcp.playwright.cdp_endpoint) must be an http://, https://, ws:// or wss:// URL"},
+		{"cdp endpoint ftp", browserConfig("ftp://chromium:9222", ""), false, "must be an http://, https://, ws:// or wss:// URL"},
+		{"cdp endpoint without sharing", Config{Playwright: preset.Playwright{CDPEndpoint: "http://c:9222", Shared: ptr(false)}}, false,
+			"it needs PLAYWRIGHT_SHARED (mcp.playwright.shared) true or unset"},
+		{"cdp header shape", browserConfig("http://c:9222", "Bearer x"), false, `PLAYWRIGHT_CDP_HEADER (mcp.playwright.cdp_header) must be "Name: value"`},
+		{"cdp header alone", browserConfig("", "Authorization: Bearer x"), false, "is sent to PLAYWRIGHT_CDP_ENDPOINT, which is not set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -511,6 +519,10 @@ func TestValidate(t *testing.T) {
 	if err == nil || strings.Count(err.Error(), "\n") != 3 {
 		t.Errorf("want four errors, got %v", err)
 	}
+}
+
+func browserConfig(endpoint, header string) Config {
+	return Config{Playwright: preset.Playwright{CDPEndpoint: endpoint, CDPHeader: header}}
 }
 
 func webhookConfig(url, secret, addr string) Config {
@@ -660,3 +672,5 @@ func TestLoadConfigOtherClientsFields(t *testing.T) {
 		t.Errorf("envonly: enabled %v call timeout %v prefix %q", s.Enabled, s.CallTimeout, s.ToolPrefix)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

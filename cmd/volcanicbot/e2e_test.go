@@ -869,3 +869,37 @@ func TestE2EMessagesWaitingAtSIGKILLAreAnsweredAfterRestart(t *testing.T) {
 		t.Error("the bot did not exit within 15 s of SIGTERM")
 	}
 }
+
+// A chat that used a server in its recent turns gets it started while the
+// model takes its first step: the model here answers its first step only
+// once the server has started again (after /mcp restart), which without
+// the prewarm would be never.
+func TestE2EPrewarmWhileTheModelThinks(t *testing.T) {
+	var d *daemon
+	starts := func() int {
+		events, _ := fakemcp.ParseLog(d.mcpLog)
+		return len(fakemcp.Filter(events, fakemcp.EventStart))
+	}
+	reply := func(req llmtest.Request) llmtest.Reply {
+		if res, ok := toolResultText(req); ok {
+			return llmtest.Text("the tool said: " + res)
+		}
+		if lastUserText(req) == "again" {
+			deadline := time.Now().Add(20 * time.Second)
+			for starts() < 3 { // discovery, the first turn's, the prewarm
+				if time.Now().After(deadline) {
+					return llmtest.Text("the server was not prewarmed")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		return call("echo", fmt.Sprintf(`{"text":%q}`, lastUserText(req)))
+	}
+	d = startDaemon(t, reply, daemonOptions{})
+	d.tg.Message(alice, alice, "first")
+	d.waitText(alice, "the tool said: first")
+	d.tg.Message(alice, alice, "/mcp restart fake")
+	d.waitText(alice, "restarted")
+	d.tg.Message(alice, alice, "again")
+	d.waitText(alice, "the tool said: again")
+}

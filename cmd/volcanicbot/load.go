@@ -91,6 +91,12 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		ExecutablePath: l.str("mcp.playwright.executable_path"),
 		NoSandbox:      l.boolean("mcp.playwright.no_sandbox"),
 		MaxBrowsers:    l.positiveInt("mcp.playwright.max_browsers", 0),
+		Shared:         l.boolean("mcp.playwright.shared"),
+		CDPEndpoint:    l.str("mcp.playwright.cdp_endpoint"),
+		CDPHeader:      l.str("mcp.playwright.cdp_header"),
+	}
+	if allow := l.boolean("mcp.playwright.allow_unsafe_code"); allow != nil {
+		c.Playwright.AllowUnsafeCode = *allow
 	}
 	c.MaxResultTokens = l.positiveInt("mcp.max_result_tokens", mcpclient.DefaultMaxResultTokens)
 	servers, err := mcpconfig.FromConfigFile(mcpServersSection(raw), environ, "config "+l.file)

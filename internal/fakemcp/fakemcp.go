@@ -92,6 +92,12 @@ const (
 	ModeRawEcho = "raw-echo"
 	// ModeLogCalls appends a "call" event (tool and arguments) per tools/call.
 	ModeLogCalls = "log-calls"
+	// ModeSharedHost serves over streamable HTTP on 127.0.0.1 at the port
+	// after --port in the arguments, an MCP session per client, until
+	// SIGTERM: a Shared server's one process. It adds the session tools
+	// (whoami, remember, recall, save_state, restore_state) and asks each
+	// session's client for its roots.
+	ModeSharedHost = "shared-host"
 	// modeSleeper is the grandchild: it sleeps until killed (at most 5 min).
 	modeSleeper = "sleeper"
 )
@@ -99,7 +105,7 @@ const (
 var knownModes = []string{
 	ModeNormal, ModeCrashOnStart, ModeHangOnStart, ModeDieAfterFirstCall, ModeEnv,
 	ModeBuiltinClash, ModeCountStarts, ModePaginated, ModeGrandchild, ModeStderrChatter,
-	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, modeSleeper,
+	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeSharedHost, modeSleeper,
 }
 
 // Server identity.

@@ -60,6 +60,13 @@ func run(modes map[string]bool, args []string) int {
 		}
 		return 0
 	}
+	if modes[ModeSharedHost] {
+		if err := serveShared(modes, log, args); err != nil {
+			fmt.Fprintf(os.Stderr, "fakemcp: shared-host: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	dir, browser := outputDir(args)
 	s := newServer(modes, log, browser, dir)
 	if err := s.serve(os.Stdin, os.Stdout); err != nil {

@@ -191,10 +191,42 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	if err != nil {
 		return Catalog{}, err
 	}
+	tools, hidden, unknown := hideTools(tools, cfg.DisabledTools)
 	tools, warnings := limitTools(tools)
+	for _, name := range unknown {
+		warnings = append(warnings, fmt.Sprintf("disabledTools names %q, which the server does not list", name))
+	}
 	redactTools(tools, c.sp.redactor)
 	return Catalog{Server: cfg.Name, ServerInfo: srv.rpc.info, Tools: ExposeTools(cfg.Name, cfg.ToolPrefix, tools),
-		Warnings: warnings}, nil
+		Warnings: warnings, Hidden: hidden}, nil
+}
+
+// hideTools leaves out the tools named in disabled (MCP names), returning
+// what it hid and the names that matched no tool.
+func hideTools(tools []Tool, disabled []string) (kept []Tool, hidden, unknown []string) {
+	if len(disabled) == 0 {
+		return tools, nil, nil
+	}
+	off := make(map[string]bool, len(disabled))
+	for _, name := range disabled {
+		off[name] = true
+	}
+	kept = tools[:0]
+	for _, t := range tools {
+		if off[t.MCPName] {
+			hidden = append(hidden, t.MCPName)
+			delete(off, t.MCPName)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	for _, name := range disabled {
+		if off[name] {
+			unknown = append(unknown, name)
+			delete(off, name)
+		}
+	}
+	return kept, hidden, unknown
 }
 
 // limitTools keeps the tools within the catalogue's limits: the first

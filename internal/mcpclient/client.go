@@ -213,6 +213,7 @@ func (c *Client) Close() {
 	}
 	wg.Wait()
 	c.cache.close()
+	c.sp.close()
 }
 
 // Session is one chat's MCP connections, one per configured server.
@@ -244,6 +245,17 @@ func (s *Session) Call(ctx context.Context, tool Tool, args json.RawMessage) (Re
 		return ErrorResult(tool.Server, tool.Name, fmt.Sprintf("unknown MCP server %q", tool.Server)), nil
 	}
 	return conn.call(ctx, tool, args)
+}
+
+// Prewarm starts server's process for this chat ahead of its first call,
+// in the background, when none runs and a slot under the server's ceiling
+// is free now (it never waits, nor stops another chat's process): the
+// chat's first call then finds it started or starting. For a message
+// that will likely use the server while the model thinks.
+func (s *Session) Prewarm(server string) {
+	if conn, ok := s.conns[server]; ok {
+		conn.prewarm()
+	}
 }
 
 // Restart stops name's process so that the next call starts a fresh one

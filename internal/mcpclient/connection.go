@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,8 +102,9 @@ type connection struct {
 	state       State
 	inflight    int
 	idle        *time.Timer
-	idleGen     int // bumped by every call and stop: a stale timer sees it
-	idleArmed   int // idleGen when the timer was last set
+	savedAt     time.Time // the last save of the chat's state (State)
+	idleGen     int       // bumped by every call and stop: a stale timer sees it
+	idleArmed   int       // idleGen when the timer was last set
 	lastErr     string
 	tail        []string // stderr tail of the last process stopped on purpose
 	exit        *exitRecord
@@ -160,11 +163,21 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	if c.cfg.CallTimeout > 0 {
 		deadline = time.Now().Add(c.cfg.CallTimeout)
 	}
+	var contexts int32
+	if c.cfg.State != nil {
+		contexts = c.beforeStateCall(ctx, srv, tool)
+	}
 	raw, err := srv.rpc.callTool(ctx, tool.MCPName, args, deadline)
 	if err == nil {
+		fresh := c.cfg.State != nil && c.freshContext(ctx, srv, tool, contexts)
 		res, err := mapValidResult(c.cfg.Name, tool.Name, raw)
 		if err != nil {
 			return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: invalid result: %v", tool.Name, err)), nil
+		}
+		if fresh && !res.IsError {
+			res.Content = append(res.Content, Content{Type: ContentText, Text: "Note: the browser had stopped (it crashed, or was closed) " +
+				"and this call ran in a new one: the chat's other tabs are gone, and its cookies and storage were restored only after " +
+				"this call. If the page needed a login, repeat the step."})
 		}
 		// Inlined files count against the cap: as many bytes as the cap
 		// has tokens times four, then the cap itself.
@@ -219,6 +232,50 @@ func (c *connection) exitMessage(srv *liveServer) string {
 // caller in flight. A process that ended on its own since the last call is
 // reported once (errEnded) before a new one starts.
 func (c *connection) acquire(ctx context.Context) (srv *liveServer, err error) {
+	return c.acquireFor(ctx, false)
+}
+
+// errNoPrewarm is a prewarm that did not start the process: no slot was
+// free at once, or a call has to hear how the last process ended first.
+var errNoPrewarm = errors.New("not prewarmed")
+
+// prewarm starts the process ahead of the chat's first call, when none
+// runs and a slot under the ceiling is free now: it never waits in the
+// queue nor stops another chat's process. The start runs in the
+// background, on the connection's WaitGroup; a call that comes meanwhile
+// waits for it as for any start.
+func (c *connection) prewarm() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srv != nil || c.state != StateNotStarted {
+		return
+	}
+	c.goLocked(func() {
+		srv, err := c.acquireFor(context.Background(), true)
+		if err != nil {
+			return
+		}
+		defer c.release(srv)
+		if w := c.cfg.WarmCall; w != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
+			defer cancel()
+			start := time.Now()
+			_, err := srv.rpc.callTool(ctx, w.Tool, w.Args, time.Time{})
+			c.deps.sp.logger.Debug("MCP server prewarmed", "server", c.cfg.Name, "workspace", c.workspace, "call", w.Tool,
+				"elapsed_ms", time.Since(start).Milliseconds(), "err", errText(err))
+		}
+	})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// acquireFor is acquire, or with prewarm the start of prewarm.
+func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveServer, err error) {
 	c.busy.Add(1)
 	defer func() {
 		if err != nil {
@@ -262,6 +319,10 @@ func (c *connection) acquire(ctx context.Context) (srv *liveServer, err error) {
 		return srv, nil
 	}
 	if dead := c.srv; dead != nil {
+		if prewarm {
+			c.mu.Unlock()
+			return nil, errNoPrewarm // the next call reports the end
+		}
 		// It ended since the last call. Its clean-up goes on in the
 		// background; this call reports the end, the next starts anew.
 		c.recordEndLocked(dead, false)
@@ -273,7 +334,13 @@ func (c *connection) acquire(ctx context.Context) (srv *liveServer, err error) {
 		}
 	}
 	var s *slot
-	if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
+	if lim := c.deps.limiters[c.cfg.Name]; lim != nil && prewarm {
+		var ok bool
+		if s, ok = lim.tryTake(c); !ok {
+			c.mu.Unlock()
+			return nil, errNoPrewarm
+		}
+	} else if lim != nil {
 		// A slot under the ceiling first; a stop or close of this
 		// connection ends the wait.
 		waitCtx, cancelWait := context.WithCancel(ctx)
@@ -366,6 +433,9 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 		attrs = append(attrs, "pid", pid)
 	}
 	c.deps.sp.logger.Info("MCP server started", attrs...)
+	if c.cfg.State != nil {
+		c.restoreState(startCtx, srv)
+	}
 	if cat, ok := c.deps.cache.peek(c.cfg); ok {
 		c.wg.Go(func() { c.checkCatalog(srv, cat) })
 	}
@@ -423,6 +493,12 @@ func (c *connection) release(srv *liveServer) {
 	c.inflight--
 	if srv.ep.done() && c.inflight == 0 && c.srv == srv {
 		srv.ep.closeTransport()
+	}
+	if c.inflight == 0 && c.srv == srv && c.cfg.State != nil && !srv.ep.done() && time.Since(c.savedAt) >= stateSaveEvery {
+		// A crash (the OOM killer, a SIGKILL of the bot) loses at most what
+		// changed since the last quiet moment.
+		c.savedAt = time.Now()
+		c.goLocked(func() { c.saveState(srv) })
 	}
 	if c.inflight == 0 && c.srv == srv && c.cfg.IdleTimeout > 0 {
 		c.idleGen++
@@ -495,10 +571,92 @@ func (c *connection) evict() bool {
 	return true
 }
 
-// end terminates srv and gives its slot back once the process is gone.
+// end terminates srv and gives its slot back once the process is gone. A
+// server that still runs saves the chat's state first (State).
 func (c *connection) end(srv *liveServer) {
+	if c.cfg.State != nil && !srv.ep.done() {
+		c.saveState(srv)
+	}
 	srv.ep.terminate()
 	c.releaseSlot(srv.slot)
+}
+
+// stateTimeout bounds a save or a restore of a chat's state;
+// stateSaveEvery is how often at most the state is saved when the chat's
+// calls pause, besides before every stop.
+const (
+	stateTimeout   = 10 * time.Second
+	stateSaveEvery = time.Minute
+)
+
+// beforeStateCall keeps the chat's state across a Close call: the state is
+// saved before it, and restored before the call after it (the server opens
+// its next context then). It returns how many contexts the server has
+// opened for the connection so far.
+func (c *connection) beforeStateCall(ctx context.Context, srv *liveServer, tool Tool) int32 {
+	if srv.restoreFirst.CompareAndSwap(true, false) {
+		c.restoreState(ctx, srv)
+	}
+	if tool.MCPName == c.cfg.State.Close {
+		c.saveState(srv)
+	}
+	return srv.contexts()
+}
+
+// freshContext reports whether the server opened a new context for the
+// call unasked — its browser died since the last call, and the call ran in
+// a fresh one without the chat's state: the state is restored at once (the
+// call's result says so). After a Close call the next call restores first.
+func (c *connection) freshContext(ctx context.Context, srv *liveServer, tool Tool, before int32) bool {
+	if tool.MCPName == c.cfg.State.Close {
+		srv.restoreFirst.Store(true)
+		return false
+	}
+	if before == 0 || srv.contexts() == before {
+		return false
+	}
+	c.deps.sp.logger.Warn("MCP server opened a new context for the chat (its browser stopped): the chat's state is restored",
+		"server", c.cfg.Name, "workspace", c.workspace)
+	c.restoreState(ctx, srv)
+	return true
+}
+
+// saveState calls the State's Save tool before srv stops.
+func (c *connection) saveState(srv *liveServer) {
+	args, _ := json.Marshal(map[string]string{"filename": c.cfg.State.File})
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	c.stateCall(ctx, srv, c.cfg.State.Save, args, "saved")
+}
+
+// restoreState calls the State's Restore tool on a fresh srv when the
+// chat has a saved state: a regular file, no link.
+func (c *connection) restoreState(ctx context.Context, srv *liveServer) {
+	fi, err := os.Lstat(filepath.Join(c.workspace, c.cfg.State.File))
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	args, _ := json.Marshal(map[string]string{"filename": c.cfg.State.File})
+	c.stateCall(ctx, srv, c.cfg.State.Restore, args, "restored")
+}
+
+func (c *connection) stateCall(ctx context.Context, srv *liveServer, tool string, args json.RawMessage, done string) {
+	start := time.Now()
+	raw, err := srv.rpc.callTool(ctx, tool, args, time.Now().Add(stateTimeout))
+	if err == nil {
+		var res struct {
+			IsError bool `json:"isError"`
+		}
+		if json.Unmarshal(raw, &res) == nil && res.IsError {
+			err = fmt.Errorf("%s answered an error: %s", tool, c.redact(capMessage(string(raw), 1<<10)))
+		}
+	}
+	if err != nil {
+		c.deps.sp.logger.Warn("MCP server: the chat's state was not "+done, "server", c.cfg.Name, "workspace", c.workspace, "err", err.Error())
+		return
+	}
+	c.deps.sp.logger.Debug("MCP server: the chat's state "+done, "server", c.cfg.Name, "workspace", c.workspace,
+		"file", c.cfg.State.File, "elapsed_ms", time.Since(start).Milliseconds())
 }
 
 func (c *connection) releaseSlot(s *slot) {

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"sync/atomic"
 	"time"
 )
 
@@ -15,6 +16,18 @@ type liveServer struct {
 	rpc  *rpc
 	dir  string // the working directory, for links in results
 	slot *slot  // its place under the server's ceiling, if it has one
+	// restoreFirst: the chat's state is restored before the next call (a
+	// Close call ended the server's context for it).
+	restoreFirst atomic.Bool
+}
+
+// contexts is how many times a shared server asked the connection for its
+// roots: once per context (a browser context) it opened for the chat.
+func (s *liveServer) contexts() int32 {
+	if sh, ok := s.ep.(*sharedEndpoint); ok {
+		return sh.rootsAsked.Load()
+	}
+	return 0
 }
 
 // endpoint is what a live server runs on: a child process speaking stdio,

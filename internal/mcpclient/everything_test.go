@@ -157,14 +157,13 @@ func startEverythingHTTP(t *testing.T, port string) (stop func()) {
 	return stop
 }
 
-func freePort(t *testing.T) string {
+func testPort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(port)
 }
 
 // The same server over streamable HTTP (`mcp-server-everything
@@ -174,7 +173,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	port := freePort(t)
+	port := testPort(t)
 	startEverythingHTTP(t, port)
 
 	cfg := mcpconfig.ServerConfig{Name: "everything", Source: mcpconfig.SourceSettings, URL: "http://127.0.0.1:" + port + "/mcp",
@@ -211,7 +210,7 @@ func TestEverythingOverHTTPSurvivesAServerRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	port := freePort(t)
+	port := testPort(t)
 	stop := startEverythingHTTP(t, port)
 	cfg := mcpconfig.ServerConfig{Name: "everything", Source: mcpconfig.SourceSettings, URL: "http://127.0.0.1:" + port + "/mcp",
 		Enabled: true, StartupTimeout: 30 * time.Second, CallTimeout: 30 * time.Second}

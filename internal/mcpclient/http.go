@@ -45,8 +45,15 @@ var _ endpoint = (*httpEndpoint)(nil)
 var errSessionLost = errors.New("the server no longer knows this connection's session (it may have restarted)")
 
 // dialHTTP connects to sp.URL with sp.Headers. Nothing is sent until the
-// handshake.
-func dialHTTP(_ context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger) (*httpEndpoint, error) {
+// handshake. root, when not empty, is the folder the client answers
+// roots/list with (a shared server's chat workspace).
+func dialHTTP(_ context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger, root string) (*httpEndpoint, error) {
+	return dialHTTPWith(sp, cfg, logger, root, nil)
+}
+
+// dialHTTPWith is dialHTTP; rootsAsked, when set, counts the server's
+// roots/list requests.
+func dialHTTPWith(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger, root string, rootsAsked *atomic.Int32) (*httpEndpoint, error) {
 	h := &httpEndpoint{}
 	u, err := url.Parse(sp.URL)
 	if err != nil {
@@ -68,8 +75,16 @@ func dialHTTP(_ context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig,
 			return nil
 		},
 	}
-	tr, err := transport.NewStreamableHTTP(sp.URL, transport.WithHTTPBasicClient(client),
-		transport.WithHTTPLogger(logger.With("server", cfg.Name)))
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(client),
+		transport.WithHTTPLogger(logger.With("server", cfg.Name))}
+	if root != "" {
+		// A shared server asks for the roots outside any request: on the
+		// standalone GET stream (deprecated for 2026-07-28, which we do
+		// not negotiate with a shared server).
+		//lint:ignore SA1019 the stream of the handshake protocols
+		opts = append(opts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(sp.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
@@ -85,8 +100,52 @@ func dialHTTP(_ context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig,
 	tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
 		logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
 	})
+	tr.SetRequestHandler(func(_ context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		if req.Method == string(mcp.MethodListRoots) && root != "" {
+			if rootsAsked != nil {
+				rootsAsked.Add(1)
+			}
+			return transport.NewJSONRPCResultResponse(req.ID, rootsResult(root)), nil
+		}
+		if req.Method == string(mcp.MethodPing) {
+			return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage("{}")), nil
+		}
+		return transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "method not supported by this client", nil), nil
+	})
 	h.tr = tr
 	return h, nil
+}
+
+// rootsResult is the roots/list answer naming dir, the one root.
+func rootsResult(dir string) json.RawMessage {
+	u := url.URL{Scheme: "file", Path: dir}
+	b, _ := json.Marshal(map[string]any{"roots": []map[string]string{{"uri": u.String(), "name": "workspace"}}})
+	return b
+}
+
+// sharedEndpoint is a chat's session on a Shared server's process: an
+// HTTP connection that gives its use of the process back when it ends.
+type sharedEndpoint struct {
+	*httpEndpoint
+	host        *host
+	releaseOnce sync.Once
+	rootsAsked  atomic.Int32 // the server's roots/list requests: one per context it opens
+}
+
+func (s *sharedEndpoint) terminate() {
+	s.httpEndpoint.terminate()
+	s.releaseOnce.Do(s.host.release)
+}
+
+// httpOf is the HTTP connection of ep, if it is one.
+func httpOf(ep endpoint) (*httpEndpoint, bool) {
+	switch e := ep.(type) {
+	case *httpEndpoint:
+		return e, true
+	case *sharedEndpoint:
+		return e.httpEndpoint, true
+	}
+	return nil, false
 }
 
 // negotiated sets the protocol version the handshake agreed on, for the

@@ -82,6 +82,19 @@ func (l *limiter) take(ctx context.Context, c *connection, queued func(ahead int
 	}
 }
 
+// tryTake returns a slot for c if one is free now and nobody waits for
+// one (a prewarm: it neither waits nor stops another chat's process).
+func (l *limiter) tryTake(c *connection) (*slot, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.queue) > 0 || len(l.holders) >= l.limit {
+		return nil, false
+	}
+	s := &slot{}
+	l.holders[c] = s
+	return s, true
+}
+
 // release gives s back (s may have been released already: a stop and a
 // crash can both end one process); the first waiter looks again.
 func (l *limiter) release(c *connection, s *slot) {

@@ -143,3 +143,40 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// Prewarm starts a chat's process ahead of its first call, which then
+// finds it running; it takes only a free slot: it neither stops another
+// chat's idle process nor waits behind a busy one.
+func TestPrewarm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemCeiling(t, 1)
+		a, b := m.h.session(""), m.h.session("")
+		a.Prewarm("mem")
+		synctest.Wait()
+		if st, _ := a.Status("mem"); st.State != StateRunning || m.live() != 1 {
+			t.Fatalf("after the prewarm: %v, %d live; want running", st.State, m.live())
+		}
+		m.h.call(a, m.tool, `{"text":"a"}`)
+		if st, _ := a.Status("mem"); st.Starts != 1 {
+			t.Errorf("%d starts, want the prewarmed one only", st.Starts)
+		}
+
+		b.Prewarm("mem") // the one slot is a's, idle: not taken by a prewarm
+		synctest.Wait()
+		if st, _ := b.Status("mem"); st.State != StateNotStarted {
+			t.Errorf("b: %v, want not started", st.State)
+		}
+		if st, _ := a.Status("mem"); st.State != StateRunning || st.Evictions != 0 {
+			t.Errorf("a: %v, %d evictions; want left running", st.State, st.Evictions)
+		}
+		m.h.call(b, m.tool, `{"text":"b"}`) // a call does take it
+		if st, _ := a.Status("mem"); st.Evictions != 1 {
+			t.Errorf("a: %d evictions, want stopped for b's call", st.Evictions)
+		}
+		b.Prewarm("mem") // running already: nothing to do
+		synctest.Wait()
+		if st, _ := b.Status("mem"); st.Starts != 1 {
+			t.Errorf("b: %d starts", st.Starts)
+		}
+	})
+}

@@ -30,7 +30,8 @@ func (noObserver) CallDone(string, time.Duration, bool) {}
 
 // ServerLoad is one server's processes across every chat, for the
 // operator: how many are live and the memory of their process trees (PSS,
-// bytes; 0 for servers at a URL).
+// bytes; 0 for servers at a URL). For a Shared server Live counts the
+// chats' sessions and Memory is the one process's tree.
 type ServerLoad struct {
 	Server  string
 	Live    int
@@ -60,6 +61,9 @@ func (c *Client) Load() []ServerLoad {
 				load.Live++
 				load.Memory += m
 			}
+		}
+		if h := c.sp.hosts[cfg.Name]; h != nil {
+			_, _, load.Memory = h.status() // the chats' sessions share it
 		}
 		out = append(out, load)
 	}

@@ -99,6 +99,18 @@ type rpc struct {
 	// 2026-07-28 protocol; nil on the handshake protocols.
 	meta json.RawMessage
 	info ServerInfo
+	// roots says whether the client declares the roots capability: it
+	// answers roots/list with the connection's workspace (a shared
+	// server's chat session).
+	roots bool
+}
+
+// capabilities is the client's capabilities object.
+func (c *rpc) capabilities() any {
+	if c.roots {
+		return map[string]any{"roots": map[string]bool{"listChanged": false}}
+	}
+	return struct{}{}
 }
 
 type clientInfo struct {
@@ -117,9 +129,9 @@ func (c *rpc) handshake(ctx context.Context, version string, ci clientInfo) erro
 	}
 	params := struct {
 		ProtocolVersion string     `json:"protocolVersion"`
-		Capabilities    struct{}   `json:"capabilities"`
+		Capabilities    any        `json:"capabilities"`
 		ClientInfo      clientInfo `json:"clientInfo"`
-	}{ProtocolVersion: version, ClientInfo: ci}
+	}{ProtocolVersion: version, Capabilities: c.capabilities(), ClientInfo: ci}
 	raw, err := c.request(ctx, "initialize", params)
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
@@ -149,7 +161,7 @@ func (c *rpc) discover(ctx context.Context, version string, ci clientInfo) error
 	meta, err := json.Marshal(map[string]any{
 		mcp.MetaKeyProtocolVersion:    version,
 		mcp.MetaKeyClientInfo:         ci,
-		mcp.MetaKeyClientCapabilities: struct{}{},
+		mcp.MetaKeyClientCapabilities: c.capabilities(),
 	})
 	if err != nil {
 		return err

@@ -28,6 +28,9 @@ type spawner struct {
 	markOnce sync.Once
 	mark     string
 
+	// hosts are the processes of the Shared servers, by name.
+	hosts map[string]*host
+
 	// dial opens the endpoint of an expanded configuration; tests replace
 	// it to run servers in memory. onExit is called when a process exits.
 	dial func(ctx context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func()) (endpoint, error)
@@ -50,6 +53,12 @@ func newSpawner(o Options) *spawner {
 		s.client.Version = "dev"
 	}
 	s.dial = s.dialEndpoint
+	s.hosts = map[string]*host{}
+	for _, cfg := range o.Servers {
+		if cfg.Shared {
+			s.hosts[cfg.Name] = newHost(cfg, s)
+		}
+	}
 	return s
 }
 
@@ -57,6 +66,9 @@ func newSpawner(o Options) *spawner {
 // one) and negotiates under ctx (the startup timeout). On failure nothing
 // of it is left running when it returns.
 func (s *spawner) start(ctx context.Context, cfg mcpconfig.ServerConfig, workspace string, onExit func()) (*liveServer, error) {
+	if h := s.hosts[cfg.Name]; h != nil && cfg.Shared {
+		return s.startShared(ctx, cfg, h, workspace)
+	}
 	sp, err := cfg.Expand(workspace, s.env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
@@ -76,31 +88,50 @@ func (s *spawner) start(ctx context.Context, cfg mcpconfig.ServerConfig, workspa
 	if err != nil {
 		return nil, err
 	}
-	srv := &liveServer{ep: ep, rpc: &rpc{tr: ep}, dir: sp.Dir}
+	return s.negotiate(ctx, cfg, ep, sp.Dir, false)
+}
+
+// negotiate performs the handshake on a dialled endpoint; on failure the
+// endpoint is terminated. roots says whether the client declares the
+// roots capability (the workspace dir is the one root).
+func (s *spawner) negotiate(ctx context.Context, cfg mcpconfig.ServerConfig, ep endpoint, dir string, roots bool) (*liveServer, error) {
+	srv := &liveServer{ep: ep, rpc: &rpc{tr: ep, roots: roots}, dir: dir}
 	if err := srv.rpc.handshake(ctx, cfg.ProtocolVersion, s.client); err != nil {
 		err = s.startError(ctx, srv, err, cfg)
 		ep.terminate()
 		return nil, err
 	}
-	if h, ok := ep.(*httpEndpoint); ok {
+	if h, ok := httpOf(ep); ok {
 		h.negotiated(srv.rpc.info.ProtocolVersion)
 	}
 	return srv, nil
 }
 
+// startShared opens a chat's session on the server's shared process,
+// starting the process if none runs; the session's root is workspace.
+func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h *host, workspace string) (*liveServer, error) {
+	url, err := h.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sp := mcpconfig.Spawn{URL: url, Dir: workspace}
+	cfg.URL = url // for messages
+	shared := &sharedEndpoint{host: h}
+	ep, err := dialHTTPWith(sp, cfg, s.logger, workspace, &shared.rootsAsked)
+	if err != nil {
+		h.release()
+		return nil, err
+	}
+	shared.httpEndpoint = ep
+	return s.negotiate(ctx, cfg, shared, workspace, true)
+}
+
 // dialEndpoint starts the process of sp, or connects to its URL.
 func (s *spawner) dialEndpoint(ctx context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func()) (endpoint, error) {
 	if sp.URL != "" {
-		return dialHTTP(ctx, sp, cfg, s.logger)
+		return dialHTTP(ctx, sp, cfg, s.logger, "")
 	}
-	p, err := stdio.Start(stdio.Command{Path: sp.Command, Args: sp.Args, Dir: sp.Dir, Env: sp.Env}, stdio.Options{
-		Name:        cfg.Name,
-		Logger:      s.logger,
-		StderrLevel: cfg.StderrLevel,
-		Redact:      s.redactor.Redact,
-		OnExit:      onExit,
-		Mark:        s.processMark(),
-	})
+	p, err := s.startProcess(cfg, sp, onExit)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +139,27 @@ func (s *spawner) dialEndpoint(ctx context.Context, cfg mcpconfig.ServerConfig, 
 		s.logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
 	})
 	return stdioEndpoint{p}, nil
+}
+
+// startProcess starts the process of sp, marked as this bot's.
+func (s *spawner) startProcess(cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func()) (*stdio.Process, error) {
+	return stdio.Start(stdio.Command{Path: sp.Command, Args: sp.Args, Dir: sp.Dir, Env: sp.Env}, stdio.Options{
+		Name:        cfg.Name,
+		Logger:      s.logger,
+		StderrLevel: cfg.StderrLevel,
+		Redact:      s.redactor.Redact,
+		OnExit:      onExit,
+		Mark:        s.processMark(),
+	})
+}
+
+// close stops the shared processes; every connection is closed before.
+func (s *spawner) close() {
+	var wg sync.WaitGroup
+	for _, h := range s.hosts {
+		wg.Go(h.close)
+	}
+	wg.Wait()
 }
 
 // processMark is the mark of every process this bot process spawns, read

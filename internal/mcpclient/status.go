@@ -143,6 +143,14 @@ func (s *Session) ServerText(name string) (string, error) {
 	if info.Name != "" {
 		fmt.Fprintf(&b, "server: %s %s (protocol %s)\n", info.Name, info.Version, info.ProtocolVersion)
 	}
+	if h := s.client.sp.hosts[name]; h != nil {
+		if pid, users, mem := h.status(); pid != 0 {
+			fmt.Fprintf(&b, "shared process: pid %d, %s (PSS, with its children) for %s\n", pid, sizeText(int(mem)),
+				plural(users, "session"))
+		} else {
+			b.WriteString("shared process: not running (it starts with the first call of any chat)\n")
+		}
+	}
 	if st.PID != 0 {
 		fmt.Fprintf(&b, "pid: %d\n", st.PID)
 		if m, ok := s.Memory(name); ok && m > 0 {
@@ -164,6 +172,9 @@ func (s *Session) ServerText(name string) (string, error) {
 	}
 	if len(offered) > 0 {
 		fmt.Fprintf(&b, "tools (%d): %s\n", len(offered), strings.Join(offered, ", "))
+	}
+	if len(sc.Catalog.Hidden) > 0 {
+		fmt.Fprintf(&b, "hidden from the model (disabledTools): %d\n", len(sc.Catalog.Hidden))
 	}
 	for _, r := range refusals {
 		fmt.Fprintf(&b, "refused: %s\n", r.String())

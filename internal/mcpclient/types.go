@@ -13,6 +13,9 @@ type Catalog struct {
 	Tools      []Tool
 	// Warnings say what the catalogue left out (tools over the limits).
 	Warnings []string
+	// Hidden are the MCP names of the server's tools its configuration
+	// keeps from the model (disabledTools).
+	Hidden []string
 }
 
 // Limits of a catalogue: every tool offered costs its schema in every model

@@ -45,7 +45,7 @@ func TestOtherClientsSnippets(t *testing.T) {
 				if !slices.Equal(c.AutoApprove, []string{"a", "b"}) || !slices.Equal(c.DisabledTools, []string{"c"}) || c.CallTimeout != 30*time.Second {
 					t.Errorf("autoApprove %v disabledTools %v timeout %v", c.AutoApprove, c.DisabledTools, c.CallTimeout)
 				}
-			}, []string{"alwaysAllow is kept but not applied yet", "disabledTools is kept but not applied yet"}},
+			}, []string{"alwaysAllow is kept but not applied yet"}},
 		{"Windsurf", `{"mcpServers": {"x": {"serverUrl": "https://mcp.example.test/mcp"}}}`,
 			func(t *testing.T, c ServerConfig) {
 				if c.URL != "https://mcp.example.test/mcp" || c.Command != "" {

@@ -87,11 +87,34 @@ type ServerConfig struct {
 	MaxLive int
 
 	// AutoApprove and AlwaysAllow are the tool names other clients
-	// (Cline's autoApprove, Roo Code's alwaysAllow) approve without asking,
-	// and DisabledTools the ones they hide; kept for the approvals and tool
-	// filters to come, applied by nothing yet (see Warnings).
-	AutoApprove   []string
+	// (Cline's autoApprove, Roo Code's alwaysAllow) approve without asking;
+	// kept for the approvals to come, applied by nothing yet (see Warnings).
+	AutoApprove []string
+	// DisabledTools are the server's tools (by their MCP names) never
+	// offered to the model (Roo Code's and Windsurf's disabledTools; the
+	// browser preset hides the storage tools it calls itself).
 	DisabledTools []string
+
+	// Shared makes the entry one process for every chat instead of one per
+	// chat: Command, Args, Env and Cwd (absolute) start it once, on first
+	// use, with ${port} a free port on 127.0.0.1, and each chat reaches it
+	// at URL (with ${port}) over streamable HTTP, in an MCP session of its
+	// own whose root is the chat's workspace. The process is stopped when
+	// no chat has used it for IdleTimeout, and restarted when it died. Set
+	// by a preset (the shared browser), not by settings.json.
+	Shared bool
+	// WarmCall, when set, is called after a prewarm starts the process, so
+	// that what the server starts lazily on its first call (the browser)
+	// starts too; its result is dropped.
+	WarmCall *ToolCall
+	// PrewarmOnURL starts the chat's process when a message holding a URL
+	// arrives, alongside the model's first step (the browser), besides
+	// the prewarm every server gets when the chat used it recently.
+	PrewarmOnURL bool
+	// State, when set, carries a chat's state across the server's stops
+	// (the shared browser's cookies and local storage, whose contexts live
+	// in memory).
+	State *StateTools
 
 	// Warnings are what parsing accepted but the operator should know
 	// (a field of another client kept but not applied yet). Logged at start
@@ -111,6 +134,28 @@ type ServerConfig struct {
 	// browser preset clears a stale profile lock). An error fails the
 	// start with that message.
 	BeforeStart func(Spawn) error
+}
+
+// ToolCall is a call the bot makes itself: a tool (its MCP name) and its
+// arguments (a JSON object).
+type ToolCall struct {
+	Tool string
+	Args json.RawMessage
+}
+
+// StateTools are the tools that save and restore a chat's state in a file
+// of its workspace: after each start of the chat's connection Restore is
+// called with {"filename": File} when File exists, and before each
+// graceful stop (idle, a ceiling's eviction, /mcp restart, /new, shutdown)
+// Save is. A crash loses what changed since the last save.
+type StateTools struct {
+	Save, Restore string
+	File          string // relative to the workspace
+	// Close is the tool that ends the server's context for the chat (the
+	// browser's browser_close): the state is saved before it and restored
+	// before the next call. A context the server opens unasked (its
+	// browser crashed) gets the state restored and its call reported.
+	Close string
 }
 
 // Digest is the catalogue cache key of c: a hex SHA-256 of the name and the

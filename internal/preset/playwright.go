@@ -3,7 +3,10 @@
 package preset
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -51,9 +54,78 @@ type Playwright struct {
 	// NoSandbox runs the browser without its sandbox (--no-sandbox), which
 	// a container needs; nil means no.
 	NoSandbox *bool
-	// MaxBrowsers is the most browsers (server processes) that run at once
-	// across every chat (the server's maxLive); 0: no ceiling.
+	// MaxBrowsers is the most browsers (server processes; with Shared, the
+	// chats' browser contexts) that run at once across every chat (the
+	// server's maxLive); 0: no ceiling.
 	MaxBrowsers int
+	// Shared runs one @playwright/mcp and one browser for every chat, each
+	// chat in a browser context of its own (isolated: its cookies, storage
+	// and tabs are its own, saved in its workspace when it stops and
+	// restored when it starts), instead of a server and a browser per chat.
+	// Nil means no (see IsShared).
+	Shared *bool
+	// CDPEndpoint points every chat at a browser that runs elsewhere (a
+	// Chromium sidecar, browserless, a Playwright grid), over the Chrome
+	// DevTools Protocol: the browser is shared, each chat a context of its
+	// own, and no local browser is launched. It implies Shared.
+	CDPEndpoint string
+	// CDPHeader is one "Name: value" header sent when connecting to
+	// CDPEndpoint (a token).
+	CDPHeader string
+	// StateDir is the bot's own folder for the browser: the shared server's
+	// working directory and the launch configuration (the lean Chromium
+	// flags); empty: Playwright's own launch flags, and the shared server
+	// runs in the temporary directory.
+	StateDir string
+	// AllowUnsafeCode offers the model browser_run_code_unsafe, which runs
+	// any JavaScript in the server's process (@playwright/mcp calls it
+	// "RCE-equivalent": other chats' files, and with the shared browser
+	// their contexts, are within its reach). Hidden unless set.
+	AllowUnsafeCode bool
+}
+
+// UnsafeCodeTool is @playwright/mcp's tool that runs any code in its
+// process.
+const UnsafeCodeTool = "browser_run_code_unsafe"
+
+// hidden are the tools the preset keeps from the model.
+func (p Playwright) hidden(more ...string) []string {
+	var out []string
+	if !p.AllowUnsafeCode {
+		out = append(out, UnsafeCodeTool)
+	}
+	return append(out, more...)
+}
+
+// IsShared reports whether every chat shares one server and browser:
+// Shared, or a CDP endpoint.
+func (p Playwright) IsShared() bool { return (p.Shared != nil && *p.Shared) || p.CDPEndpoint != "" }
+
+// Storage tools of @playwright/mcp's storage capability. The shared
+// browser turns it on to save and restore each chat's state and keeps the
+// tools from the model.
+var storageTools = []string{
+	"browser_cookie_clear", "browser_cookie_delete", "browser_cookie_get", "browser_cookie_list", "browser_cookie_set",
+	"browser_localstorage_clear", "browser_localstorage_delete", "browser_localstorage_get", "browser_localstorage_list",
+	"browser_localstorage_set", "browser_sessionstorage_clear", "browser_sessionstorage_delete", "browser_sessionstorage_get",
+	"browser_sessionstorage_list", "browser_sessionstorage_set", "browser_set_storage_state", "browser_storage_state",
+}
+
+// StateFile is where the shared browser keeps a chat's cookies and local
+// storage between its stops, in the chat's workspace.
+const StateFile = ".volcanic/browser-state.json"
+
+// SharedOutputDir is where the shared browser saves what it names itself
+// (downloads, snapshots, console logs), in each chat's workspace: the
+// server's default folder under the chat's root.
+const SharedOutputDir = ".playwright-mcp"
+
+// OutputDir is the workspace folder of the files the browser names itself.
+func (p Playwright) OutputDir() string {
+	if p.IsShared() {
+		return SharedOutputDir
+	}
+	return "browser"
 }
 
 // IsEnabled reports whether the preset is on.
@@ -80,6 +152,9 @@ func (p Playwright) BrowserName() string {
 //
 // --user-data-dir is left out when the extra arguments contain --isolated.
 func (p Playwright) Server() mcpconfig.ServerConfig {
+	if p.IsShared() {
+		return p.sharedServer()
+	}
 	cmd, args := "npx", []string{"-y", p.pkg()}
 	startup := mcpconfig.DefaultInstallerStartupTimeout // npx may install the package first
 	if p.Command != "" {
@@ -100,6 +175,9 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 	if p.NoSandbox != nil && *p.NoSandbox {
 		args = append(args, "--no-sandbox")
 	}
+	if p.StateDir != "" {
+		args = append(args, "--config", p.launchConfigPath())
+	}
 	args = append(args, p.ExtraArgs...)
 	return mcpconfig.ServerConfig{
 		Name:           PlaywrightServer,
@@ -114,10 +192,155 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 		IdleTimeout:    mcpconfig.DefaultIdleTimeout,
 		StderrLevel:    mcpconfig.DefaultStderrLevel,
 		DisabledHint:   PlaywrightHint,
-		BeforeStart:    clearStaleProfileLock,
-		MaxLive:        p.MaxBrowsers,
-		ProcessNoun:    "browser",
+		BeforeStart: func(sp mcpconfig.Spawn) error {
+			if err := p.writeLaunchConfig(); err != nil {
+				return err
+			}
+			return clearStaleProfileLock(sp)
+		},
+		MaxLive:       p.MaxBrowsers,
+		ProcessNoun:   "browser",
+		DisabledTools: p.hidden(),
+		PrewarmOnURL:  true,
+		WarmCall:      warmCall,
 	}
+}
+
+// sharedServer is the shared browser: one @playwright/mcp over HTTP on
+// ${port} for every chat, each chat's session an isolated browser context
+// whose root is the chat's workspace.
+//
+//	npx -y @playwright/mcp@<pinned> [--headless] --browser <b> --isolated
+//	    --port ${port} --host 127.0.0.1 --allowed-hosts 127.0.0.1:${port} --caps storage
+//	    [--executable-path <path>] [--no-sandbox] [--config <launch flags>] <extra args>
+//
+// With a CDP endpoint, PLAYWRIGHT_MCP_CDP_ENDPOINT (and _HEADERS) in its
+// environment point it at that browser instead of launching one.
+func (p Playwright) sharedServer() mcpconfig.ServerConfig {
+	cmd, args := "npx", []string{"-y", p.pkg()}
+	startup := mcpconfig.DefaultInstallerStartupTimeout
+	if p.Command != "" {
+		cmd, args, startup = p.Command, nil, 120*time.Second
+	}
+	if p.IsHeadless() {
+		args = append(args, "--headless")
+	}
+	args = append(args, "--browser", p.BrowserName(), "--isolated",
+		"--port", "${port}", "--host", "127.0.0.1", "--allowed-hosts", "127.0.0.1:${port}", "--caps", "storage")
+	env := map[string]*string{}
+	if p.CDPEndpoint != "" {
+		env["PLAYWRIGHT_MCP_CDP_ENDPOINT"] = &p.CDPEndpoint
+		if p.CDPHeader != "" {
+			env["PLAYWRIGHT_MCP_CDP_HEADERS"] = &p.CDPHeader
+		}
+	} else {
+		if p.ExecutablePath != "" {
+			args = append(args, "--executable-path", p.ExecutablePath)
+		}
+		if p.NoSandbox != nil && *p.NoSandbox {
+			args = append(args, "--no-sandbox")
+		}
+		if p.StateDir != "" {
+			args = append(args, "--config", p.launchConfigPath())
+		}
+	}
+	args = append(args, p.ExtraArgs...)
+	cwd := p.StateDir
+	if cwd == "" {
+		cwd = filepath.Join(os.TempDir(), "volcanicbot-browser")
+	}
+	return mcpconfig.ServerConfig{
+		Name:           PlaywrightServer,
+		Source:         mcpconfig.SourcePreset,
+		Origin:         "preset playwright (shared)",
+		Command:        cmd,
+		Args:           args,
+		Env:            env,
+		Cwd:            cwd,
+		URL:            "http://127.0.0.1:${port}/mcp",
+		Shared:         true,
+		Enabled:        p.IsEnabled(),
+		StartupTimeout: startup,
+		CallTimeout:    120 * time.Second,
+		IdleTimeout:    mcpconfig.DefaultIdleTimeout,
+		StderrLevel:    mcpconfig.DefaultStderrLevel,
+		DisabledHint:   PlaywrightHint,
+		DisabledTools:  p.hidden(storageTools...),
+		State: &mcpconfig.StateTools{Save: "browser_storage_state", Restore: "browser_set_storage_state", File: StateFile,
+			Close: PlaywrightCloseTool},
+		BeforeStart:  func(mcpconfig.Spawn) error { return p.writeLaunchConfig() },
+		MaxLive:      p.MaxBrowsers,
+		ProcessNoun:  "browser",
+		PrewarmOnURL: true,
+		WarmCall:     warmCall,
+	}
+}
+
+// warmCall opens the browser (and the chat's context) of a prewarmed
+// server: listing the tabs starts it and changes nothing.
+var warmCall = &mcpconfig.ToolCall{Tool: "browser_tabs", Args: json.RawMessage(`{"action":"list"}`)}
+
+// leanFeatures are the Chromium features the bot's browsers run without.
+// Given as launch arguments they replace the list Playwright passes
+// (Chromium takes the last --disable-features), so it holds what a headless
+// agent needs off, for itself:
+//   - the address bar's popups, which Chromium renders as web pages — a
+//     renderer process of ~40 MB for every window, every chat's context
+//     included (WebUIOmniboxPopup, WebUIOmniboxAimPopup, WebUIOmniboxFullPopup);
+//   - requests to Google nobody asked for (OptimizationHints,
+//     NetworkTimeServiceQuerying, AimEnabled, MediaRouter,
+//     DialMediaRouteProvider, GlobalMediaControls, LensOverlay) and the
+//     translate bubble (Translate);
+//   - what Playwright's automation relies on (PaintHolding: a screenshot
+//     right after a navigation shows the new page;
+//     AvoidUnnecessaryBeforeUnloadCheckSync: closing a page does not hang;
+//     BlockOriginHeaderModificationOnRedirect: request routing of
+//     --allowed-origins and --blocked-origins works on redirects).
+var leanFeatures = []string{
+	"WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup",
+	"OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled", "MediaRouter", "DialMediaRouteProvider",
+	"GlobalMediaControls", "LensOverlay", "Translate",
+	"PaintHolding", "AvoidUnnecessaryBeforeUnloadCheckSync", "BlockOriginHeaderModificationOnRedirect",
+}
+
+func (p Playwright) launchConfigPath() string {
+	return filepath.Join(p.StateDir, "playwright-mcp.json")
+}
+
+// writeLaunchConfig writes the launch configuration @playwright/mcp reads
+// with --config (the lean Chromium flags), when StateDir is set.
+func (p Playwright) writeLaunchConfig() error {
+	if p.StateDir == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(map[string]any{"browser": map[string]any{"launchOptions": map[string]any{
+		"args": []string{"--disable-features=" + strings.Join(leanFeatures, ",")}}}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := p.launchConfigPath()
+	if old, err := os.ReadFile(path); err == nil && string(old) == string(b) {
+		return nil
+	}
+	if err := os.MkdirAll(p.StateDir, 0o700); err != nil {
+		return fmt.Errorf("the browser's folder: %w", err)
+	}
+	f, err := os.CreateTemp(p.StateDir, "playwright-mcp-*.json") // chats may start at once
+	if err != nil {
+		return fmt.Errorf("the browser's launch configuration: %w", err)
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("the browser's launch configuration: %w", err)
+	}
+	return nil
 }
 
 // isolated reports whether args ask for an in-memory profile: "--isolated",
@@ -150,8 +373,18 @@ func (p Playwright) StartupLine() string {
 	if !p.IsHeadless() {
 		mode = "headed"
 	}
+	switch {
+	case p.CDPEndpoint != "":
+		mode = "a browser at a CDP endpoint shared by every chat, a context each"
+	case p.IsShared():
+		mode += ", one browser shared by every chat, a context each"
+	}
+	unit := "browsers"
+	if p.IsShared() {
+		unit = "browsing chats"
+	}
 	if p.MaxBrowsers > 0 {
-		return fmt.Sprintf("MCP: playwright enabled (%s, %s, at most %d browsers at once)", mode, p.BrowserName(), p.MaxBrowsers)
+		return fmt.Sprintf("MCP: playwright enabled (%s, %s, at most %d %s at once)", mode, p.BrowserName(), p.MaxBrowsers, unit)
 	}
 	return fmt.Sprintf("MCP: playwright enabled (%s, %s)", mode, p.BrowserName())
 }
@@ -159,17 +392,19 @@ func (p Playwright) StartupLine() string {
 // BrowserSection is the system-prompt section for the browser tools of
 // @playwright/mcp 0.0.83. withSend says whether the send tool is offered:
 // only then does the section tell the model to deliver files with it.
-func BrowserSection(withSend bool) string {
+// outputDir is the workspace folder of the files the browser names itself
+// (Playwright.OutputDir).
+func BrowserSection(withSend bool, outputDir string) string {
 	var b strings.Builder
 	b.WriteString(`## Browser
 - browser_* tools drive a real browser. Use browser_snapshot (an accessibility tree with element refs) to read a page and find refs for browser_click, browser_type and browser_fill_form; it is cheaper and more reliable than screenshots. browser_navigate answers with the page's snapshot.
 - Take a screenshot (browser_take_screenshot) without ` + "`filename`" + ` only when you need to see the visual layout yourself; the image comes back to you.
 `)
 	if withSend {
-		b.WriteString(`- To give the user a screenshot, save it with ` + "`filename: \"browser/<name>.png\"`" + ` and then call ` + "`send`" + ` with that path. Downloads and other files the browser saves are under browser/ too.
+		b.WriteString(`- To give the user a screenshot, save it with ` + "`filename: \"browser/<name>.png\"`" + ` and then call ` + "`send`" + ` with that path. Downloads and other files the browser names itself are under ` + outputDir + `/.
 `)
 	} else {
-		b.WriteString(`- Files the browser saves (screenshots with a filename such as browser/<name>.png, downloads) are under browser/ in the workspace.
+		b.WriteString(`- Screenshots saved with a filename such as browser/<name>.png are in the workspace; downloads and other files the browser names itself are under ` + outputDir + `/.
 `)
 	}
 	b.WriteString(`- Close the browser (browser_close) when a task is finished. Browser state may be reset after a long pause.

@@ -73,9 +73,12 @@ func TestStartupLine(t *testing.T) {
 }
 
 func TestBrowserSection(t *testing.T) {
-	with, without := BrowserSection(true), BrowserSection(false)
+	with, without := BrowserSection(true, "browser"), BrowserSection(false, "browser")
 	if !strings.Contains(with, "`send`") || strings.Contains(without, "send") {
 		t.Errorf("send mentioned wrongly:\nwith:\n%s\nwithout:\n%s", with, without)
+	}
+	if shared := BrowserSection(true, SharedOutputDir); !strings.Contains(shared, "under .playwright-mcp/") {
+		t.Errorf("the shared browser's output folder is not named:\n%s", shared)
 	}
 	for _, tool := range []string{"browser_snapshot", "browser_take_screenshot", "browser_close"} {
 		if !strings.Contains(with, tool) {
@@ -110,5 +113,63 @@ func TestPinnedVersionEverywhere(t *testing.T) {
 	}
 	if string(m[1]) != PlaywrightVersion {
 		t.Errorf("Dockerfile PLAYWRIGHT_MCP_VERSION=%s, preset %s", m[1], PlaywrightVersion)
+	}
+}
+
+// The shared browser is one server over HTTP on ${port} for every chat, an
+// isolated context each, its storage tools hidden and used to keep each
+// chat's state; a CDP endpoint goes in its environment (a token in it stays
+// out of the command line) and no local browser flags are passed.
+func TestPlaywrightShared(t *testing.T) {
+	dir := t.TempDir()
+	local := Playwright{Enabled: ptr(true), Shared: ptr(true), Command: "playwright-mcp", ExecutablePath: "/usr/bin/chromium",
+		NoSandbox: ptr(true), StateDir: dir}.Server()
+	want := []string{"--headless", "--browser", "chromium", "--isolated", "--port", "${port}", "--host", "127.0.0.1",
+		"--allowed-hosts", "127.0.0.1:${port}", "--caps", "storage", "--executable-path", "/usr/bin/chromium", "--no-sandbox",
+		"--config", dir + "/playwright-mcp.json"}
+	if !local.Shared || local.URL != "http://127.0.0.1:${port}/mcp" || local.Cwd != dir || !slices.Equal(local.Args, want) {
+		t.Errorf("shared: shared %v url %q cwd %q args\n%q\nwant\n%q", local.Shared, local.URL, local.Cwd, local.Args, want)
+	}
+	if local.State == nil || local.State.File != StateFile || !slices.Contains(local.DisabledTools, local.State.Save) ||
+		!slices.Contains(local.DisabledTools, local.State.Restore) || len(local.DisabledTools) != 18 || !slices.Contains(local.DisabledTools, UnsafeCodeTool) {
+		t.Errorf("state %+v, hidden %q", local.State, local.DisabledTools)
+	}
+	if err := local.BeforeStart(mcpconfig.Spawn{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dir + "/playwright-mcp.json")
+	if err != nil || !strings.Contains(string(b), "--disable-features=WebUIOmniboxPopup,") {
+		t.Errorf("launch configuration %s (%v)", b, err)
+	}
+
+	cdp := Playwright{Enabled: ptr(true), CDPEndpoint: "ws://browser:3000/?token=s3cret", CDPHeader: "Authorization: Bearer t0ken",
+		ExecutablePath: "/usr/bin/chromium", NoSandbox: ptr(true), StateDir: dir}
+	cfg := cdp.Server()
+	if !cfg.Shared || *cfg.Env["PLAYWRIGHT_MCP_CDP_ENDPOINT"] != cdp.CDPEndpoint || *cfg.Env["PLAYWRIGHT_MCP_CDP_HEADERS"] != cdp.CDPHeader {
+		t.Errorf("cdp: shared %v env %v", cfg.Shared, cfg.Env)
+	}
+	line := strings.Join(cfg.Args, " ")
+	for _, unwanted := range []string{"s3cret", "t0ken", "--executable-path", "--no-sandbox", "--config"} {
+		if strings.Contains(line, unwanted) {
+			t.Errorf("cdp args hold %q: %s", unwanted, line)
+		}
+	}
+	if got := cdp.StartupLine(); !strings.Contains(got, "CDP endpoint") {
+		t.Errorf("startup line %q", got)
+	}
+}
+
+// browser_run_code_unsafe runs any code in the server's process: hidden
+// unless the operator allows it.
+func TestPlaywrightUnsafeCodeHidden(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		p := Playwright{Enabled: ptr(true), Shared: ptr(shared)}
+		if !slices.Contains(p.Server().DisabledTools, UnsafeCodeTool) {
+			t.Errorf("shared %v: %s offered by default", shared, UnsafeCodeTool)
+		}
+		p.AllowUnsafeCode = true
+		if slices.Contains(p.Server().DisabledTools, UnsafeCodeTool) {
+			t.Errorf("shared %v: %s hidden although allowed", shared, UnsafeCodeTool)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -60,6 +61,32 @@ func ArgSecrets(args []string) []string {
 		}
 		if value = strings.TrimSpace(value); !strings.Contains(value, "${") && registrable(value) {
 			set[value] = struct{}{}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// URLSecrets returns the secrets written in a URL: the password of its
+// user info, and the values of query parameters whose names look like a
+// secret's (?token=…, ?apiKey=…), as a browser service's connect URL holds
+// them.
+func URLSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	set := make(map[string]struct{})
+	if pw, ok := u.User.Password(); ok && registrable(pw) {
+		set[pw] = struct{}{}
+	}
+	for name, values := range u.Query() {
+		if !IsSecretName(strings.ToUpper(strings.ReplaceAll(name, "-", "_"))) {
+			continue
+		}
+		for _, v := range values {
+			if registrable(v) {
+				set[v] = struct{}{}
+			}
 		}
 	}
 	return slices.Sorted(maps.Keys(set))

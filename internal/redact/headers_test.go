@@ -33,3 +33,22 @@ func TestArgSecrets(t *testing.T) {
 		t.Errorf("ArgSecrets = %q, want %q", got, want)
 	}
 }
+
+func TestURLSecrets(t *testing.T) {
+	cases := []struct {
+		url  string
+		want []string
+	}{
+		{"wss://chrome.browserless.io/?token=6R0W53R135510", []string{"6R0W53R135510"}},
+		{"wss://connect.browserbase.com?apiKey=bb_live_0123456789", []string{"bb_live_0123456789"}},
+		{"http://user:hunter2-long-pass@grid:4444/", []string{"hunter2-long-pass"}},
+		{"http://127.0.0.1:9222", nil},
+		{"ws://browser:3000/?headless=true&stealth=1", nil},
+		{"::not a url", nil},
+	}
+	for _, c := range cases {
+		if got := URLSecrets(c.url); !slices.Equal(got, c.want) {
+			t.Errorf("URLSecrets(%q) = %q, want %q", c.url, got, c.want)
+		}
+	}
+}

@@ -468,6 +468,10 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, sa
 	if err != nil {
 		return err
 	}
+	// What the chat will likely call starts while the model thinks.
+	for _, name := range prewarmServers(s.history[:current], text, tools, m.o.MCP.Servers()) {
+		mcpSess.Prewarm(name)
+	}
 	system := buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, m.o.Now())
 	fixed := estimateText(system) + estimateTools(tools.specs)
 	runner := &toolRunner{tools: tools, mcp: mcpSess, send: s.sendFile, redact: m.o.Redactor.Redact, activity: activity}

@@ -1,0 +1,161 @@
+package fakemcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Tools of the shared-host mode: state kept per MCP session, and the
+// session's root as the client names it.
+const (
+	ToolWhoAmI       = "whoami"        // "root: <path of the first root>"
+	ToolRemember     = "remember"      // {"value": s}: the session keeps s
+	ToolRecall       = "recall"        // "remembered: <s>", or "remembered nothing"
+	ToolSaveState    = "save_state"    // {"filename": f}: writes what the session keeps to <root>/f
+	ToolRestoreState = "restore_state" // {"filename": f}: reads it back
+)
+
+// serveShared is the shared-host mode: the fake's tools and the session
+// tools over streamable HTTP on 127.0.0.1 at the port of --port, an MCP
+// session per client, until SIGTERM.
+func serveShared(modes map[string]bool, log eventLog, args []string) error {
+	port := ""
+	for i, a := range args {
+		if a == "--port" && i+1 < len(args) {
+			port = args[i+1]
+		}
+	}
+	if port == "" {
+		return errors.New("shared-host needs --port N")
+	}
+	f := newServer(modes, log, false, "")
+	s := &sessions{values: map[string]string{}}
+	f.mcp.AddTools(s.tools(f.mcp)...)
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", port))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: server.NewStreamableHTTPServer(f.mcp)}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-stop
+		_ = srv.Close()
+	}()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// sessions is what each MCP session remembers, by session id.
+type sessions struct {
+	mu     sync.Mutex
+	values map[string]string
+}
+
+func (s *sessions) tools(m *server.MCPServer) []server.ServerTool {
+	text := func(format string, args ...any) *mcp.CallToolResult {
+		return mcp.NewToolResultText(fmt.Sprintf(format, args...))
+	}
+	id := func(ctx context.Context) string {
+		if cs := server.ClientSessionFromContext(ctx); cs != nil {
+			return cs.SessionID()
+		}
+		return ""
+	}
+	root := func(ctx context.Context) (string, error) {
+		res, err := m.RequestRoots(ctx, mcp.ListRootsRequest{})
+		if err != nil {
+			return "", err
+		}
+		if len(res.Roots) == 0 {
+			return "", errors.New("the client lists no roots")
+		}
+		u, err := url.Parse(res.Roots[0].URI)
+		if err != nil || u.Scheme != "file" {
+			return "", fmt.Errorf("root %q is not a file URI", res.Roots[0].URI)
+		}
+		return u.Path, nil
+	}
+	file := mcp.WithString("filename", mcp.Required())
+	return []server.ServerTool{
+		{Tool: mcp.NewTool(ToolWhoAmI, mcp.WithDescription("The session's root.")),
+			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				r, err := root(ctx)
+				if err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				return text("root: %s", r), nil
+			}},
+		{Tool: mcp.NewTool(ToolRemember, mcp.WithDescription("Keep a value in this session."), mcp.WithString("value", mcp.Required())),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				s.mu.Lock()
+				s.values[id(ctx)] = req.GetString("value", "")
+				s.mu.Unlock()
+				return text("kept"), nil
+			}},
+		{Tool: mcp.NewTool(ToolRecall, mcp.WithDescription("The value this session keeps.")),
+			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				s.mu.Lock()
+				v, ok := s.values[id(ctx)]
+				s.mu.Unlock()
+				if !ok {
+					return text("remembered nothing"), nil
+				}
+				return text("remembered: %s", v), nil
+			}},
+		{Tool: mcp.NewTool(ToolSaveState, mcp.WithDescription("Save the session's value to a file of its root."), file),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				r, err := root(ctx)
+				if err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				s.mu.Lock()
+				b, _ := json.Marshal(map[string]string{"value": s.values[id(ctx)]})
+				s.mu.Unlock()
+				path := filepath.Join(r, req.GetString("filename", ""))
+				if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				if err := os.WriteFile(path, b, 0o600); err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				return text("saved"), nil
+			}},
+		{Tool: mcp.NewTool(ToolRestoreState, mcp.WithDescription("Restore the session's value from a file of its root."), file),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				r, err := root(ctx)
+				if err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				b, err := os.ReadFile(filepath.Join(r, req.GetString("filename", "")))
+				if err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				var st struct {
+					Value string `json:"value"`
+				}
+				if err := json.Unmarshal(b, &st); err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				s.mu.Lock()
+				s.values[id(ctx)] = st.Value
+				s.mu.Unlock()
+				return text("restored"), nil
+			}},
+	}
+}

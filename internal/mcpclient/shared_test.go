@@ -1,0 +1,125 @@
+package mcpclient
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+)
+
+// sharedServer is the fake as a Shared server: one process on ${port},
+// every chat a session of its own.
+func sharedServer(t *testing.T, name string, modes ...string) (mcpconfig.ServerConfig, string) {
+	t.Helper()
+	cfg, logPath := fakeServer(t, name, append([]string{fakemcp.ModeSharedHost, fakemcp.ModeCountStarts}, modes...)...)
+	cfg.Args = append(cfg.Args, "--port", "${port}")
+	cfg.URL = "http://127.0.0.1:${port}/mcp"
+	cfg.Cwd = t.TempDir()
+	cfg.Shared = true
+	return cfg, logPath
+}
+
+// One process serves every chat: each chat's session is its own (what one
+// keeps the other does not see) and names the chat's workspace as its root.
+func TestSharedServerOneProcessSessionsApart(t *testing.T) {
+	cfg, logPath := sharedServer(t, "shared")
+	h := newHarness(t, nil, cfg)
+	alice, bob := h.session(""), h.session("")
+	remember, recall, whoami := h.tool("shared", fakemcp.ToolRemember), h.tool("shared", fakemcp.ToolRecall), h.tool("shared", fakemcp.ToolWhoAmI)
+
+	if got := h.call(alice, whoami, `{}`).Text(); got != "root: "+alice.Workspace() {
+		t.Errorf("alice's root: %q, want %s", got, alice.Workspace())
+	}
+	if got := h.call(bob, whoami, `{}`).Text(); got != "root: "+bob.Workspace() {
+		t.Errorf("bob's root: %q, want %s", got, bob.Workspace())
+	}
+	h.call(alice, remember, `{"value":"alice's secret"}`)
+	if got := h.call(bob, recall, `{}`).Text(); got != "remembered nothing" {
+		t.Errorf("bob sees %q", got)
+	}
+	if got := h.call(alice, recall, `{}`).Text(); got != "remembered: alice's secret" {
+		t.Errorf("alice sees %q", got)
+	}
+	if n := len(fakemcp.Filter(fakemcp.ReadLog(t, logPath), fakemcp.EventStart)); n != 1 {
+		t.Errorf("%d processes started for discovery and two chats, want 1", n)
+	}
+	for _, l := range h.client.Load() {
+		if l.Server == "shared" && (l.Live != 2 || l.Memory <= 0) {
+			t.Errorf("load %+v, want 2 live sessions and the process's memory", l)
+		}
+	}
+	text, err := alice.ServerText("shared")
+	if err != nil || !strings.Contains(text, "shared process: pid ") || !strings.Contains(text, "for 2 sessions") {
+		t.Errorf("/mcp shared:\n%s (%v)", text, err)
+	}
+}
+
+// The chat's state is saved before a graceful stop and restored at the
+// next start, in the chat's workspace; a crash of the process is reported
+// to the call that meets it and the next call starts it again.
+func TestSharedServerStateAndCrash(t *testing.T) {
+	cfg, logPath := sharedServer(t, "shared")
+	cfg.State = &mcpconfig.StateTools{Save: fakemcp.ToolSaveState, Restore: fakemcp.ToolRestoreState, File: ".volcanic/state.json"}
+	h := newHarness(t, nil, cfg)
+	alice := h.session("")
+	remember, recall := h.tool("shared", fakemcp.ToolRemember), h.tool("shared", fakemcp.ToolRecall)
+
+	h.call(alice, remember, `{"value":"logged in"}`)
+	statePath := filepath.Join(alice.Workspace(), ".volcanic/state.json")
+	waitFor(t, "the state saved when the chat's calls pause", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(statePath)
+		return strings.Contains(string(b), "logged in")
+	})
+	h.call(alice, remember, `{"value":"logged in twice"}`) // within the minute: saved at the stop
+	if err := alice.Restart("shared"); err != nil {        // /mcp restart: a graceful stop
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(statePath); err != nil || !strings.Contains(string(b), "logged in twice") {
+		t.Fatalf("saved state %q (%v)", b, err)
+	}
+	if got := h.call(alice, recall, `{}`).Text(); got != "remembered: logged in twice" {
+		t.Errorf("after the restart alice sees %q, want her state restored", got)
+	}
+
+	pid, _, _ := h.client.sp.hosts["shared"].status()
+	if pid == 0 {
+		t.Fatal("no shared process")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the shared process to die", 10*time.Second, func() bool { p, _, _ := h.client.sp.hosts["shared"].status(); return p == 0 })
+	if res := h.call(alice, recall, `{}`); !res.IsError {
+		t.Errorf("the call after the crash: %q, want an error that says the connection failed", res.Text())
+	}
+	if res := h.call(alice, recall, `{}`); res.IsError || res.Text() != "remembered: logged in twice" {
+		t.Errorf("the next call: %q (error %v), want the process started again and the state restored", res.Text(), res.IsError)
+	}
+	if n := len(fakemcp.Filter(fakemcp.ReadLog(t, logPath), fakemcp.EventStart)); n != 2 {
+		t.Errorf("%d starts of the shared process, want 2", n)
+	}
+}
+
+// The process stops when no chat has used it for the idle timeout, and
+// starts again with the next call.
+func TestSharedServerIdleStop(t *testing.T) {
+	cfg, logPath := sharedServer(t, "shared")
+	cfg.IdleTimeout = 200 * time.Millisecond
+	h := newHarness(t, nil, cfg)
+	alice := h.session("")
+	recall := h.tool("shared", fakemcp.ToolRecall)
+	h.call(alice, recall, `{}`)
+	waitFor(t, "the idle stop of the chat's session and of the process", 10*time.Second, func() bool {
+		p, users, _ := h.client.sp.hosts["shared"].status()
+		return p == 0 && users == 0
+	})
+	h.call(alice, recall, `{}`)
+	if n := len(fakemcp.Filter(fakemcp.ReadLog(t, logPath), fakemcp.EventStart)); n != 2 {
+		t.Errorf("%d starts, want 2 (stopped when idle, started again)", n)
+	}
+}
