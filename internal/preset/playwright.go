@@ -4,6 +4,7 @@ package preset
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,12 @@ const (
 	PlaywrightProbeArgs = `{"url":"about:blank"}`
 	PlaywrightCloseTool = "browser_close"
 )
+
+// PlaywrightCore are the browser tools offered with their schemas even when
+// tool search defers the rest (the server's alwaysLoad): what nearly every
+// browsing task uses. The others are found with tool_search.
+var PlaywrightCore = []string{"browser_navigate", "browser_snapshot", "browser_click", "browser_type",
+	"browser_take_screenshot", "browser_close"}
 
 // BrowserStartHint is what check says when the browser does not start.
 const BrowserStartHint = "Set PLAYWRIGHT_EXECUTABLE_PATH to the browser (e.g. /usr/bin/chromium) and, as root or in a container, " +
@@ -117,6 +124,7 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 		BeforeStart:    clearStaleProfileLock,
 		MaxLive:        p.MaxBrowsers,
 		ProcessNoun:    "browser",
+		AlwaysLoad:     slices.Clone(PlaywrightCore),
 	}
 }
 
