@@ -99,7 +99,7 @@ const (
 var knownModes = []string{
 	ModeNormal, ModeCrashOnStart, ModeHangOnStart, ModeDieAfterFirstCall, ModeEnv,
 	ModeBuiltinClash, ModeCountStarts, ModePaginated, ModeGrandchild, ModeStderrChatter,
-	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, modeSleeper,
+	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeManyTools, modeSleeper,
 }
 
 // Server identity.
