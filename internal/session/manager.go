@@ -396,10 +396,36 @@ func (m *Manager) MCPText(ctx context.Context, chatID int64, name string) (strin
 	if err != nil {
 		return "", err
 	}
+	tools, _ := m.o.MCP.Offered()
+	cost := m.toolCost(m.ToolPlan(tools))
 	if name == "" {
-		return ms.StatusText(), nil
+		return ms.StatusTextWith(cost), nil
 	}
-	return ms.ServerText(name)
+	return ms.ServerTextWith(name, cost)
+}
+
+// toolCost says, for /mcp, what a server's tools cost each request under
+// plan: "~836 tokens a request" when none is deferred, else how many are
+// always offered, at what cost, and how many wait for tool_search.
+func (m *Manager) toolCost(plan ToolPlan) mcpclient.ToolCost {
+	return func(_ string, offered []mcpclient.Tool) string {
+		var always []mcpclient.Tool
+		for _, t := range offered {
+			if !plan.Deferred[t.Name] {
+				always = append(always, t)
+			}
+		}
+		deferred := len(offered) - len(always)
+		tokens := mcpToolTokens(m.o.CountTokens, always)
+		switch {
+		case deferred == 0:
+			return fmt.Sprintf("~%d tokens a request", tokens)
+		case len(always) == 0:
+			return fmt.Sprintf("all deferred: found with %s; ~%d tokens a request without it", ToolSearchName, mcpToolTokens(m.o.CountTokens, offered))
+		}
+		return fmt.Sprintf("%d in every request, ~%d tokens; %d deferred, found with %s; ~%d tokens a request without it",
+			len(always), tokens, deferred, ToolSearchName, mcpToolTokens(m.o.CountTokens, offered))
+	}
 }
 
 // MCPRestart is /mcp restart <name>: chat's process of that server is

@@ -291,3 +291,25 @@ func TestToolSearchInTheAgentLoop(t *testing.T) {
 		t.Errorf("unknown tool answered %q", got)
 	}
 }
+
+// /mcp says which tools are deferred and what the list costs.
+func TestMCPTextShowsDeferredTools(t *testing.T) {
+	for _, tt := range []struct {
+		mode ToolSearch
+		want string
+	}{
+		{ToolSearchOn, "fake: not started, 16 tools (all deferred: found with tool_search; ~"},
+		{ToolSearchOff, "fake: not started, 16 tools (~"},
+	} {
+		e := newEnv(t, echoText, envOptions{toolSearch: tt.mode})
+		e.mcp.Tools(context.Background()) // discovered
+		got, err := e.manager.MCPText(context.Background(), 1, "")
+		if err != nil || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q, %v; want %q", tt.mode, got, err, tt.want)
+		}
+		got, err = e.manager.MCPText(context.Background(), 1, "fake")
+		if err != nil || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: /mcp fake: %q, %v; want %q", tt.mode, got, err, tt.want)
+		}
+	}
+}
