@@ -171,7 +171,7 @@ func TestBrowserToolSearch(t *testing.T) {
 	}
 	reqs := d.model.Requests()
 	names, _ := wireTools(t, reqs[0])
-	for _, core := range []string{"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_take_screenshot", "browser_close", "tool_search", "read"} {
+	for _, core := range []string{"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_close", "tool_search", "read"} {
 		if !slices.Contains(names, core) {
 			t.Errorf("the first request lacks %s: %q", core, names)
 		}
