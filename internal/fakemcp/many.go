@@ -170,3 +170,13 @@ func manyServerTools() []server.ServerTool {
 	}
 	return out
 }
+
+// ManyTools are ModeManyTools' tools as it lists them: name, description
+// and input schema.
+func ManyTools() []mcp.Tool {
+	var out []mcp.Tool
+	for _, st := range manyServerTools() {
+		out = append(out, st.Tool)
+	}
+	return out
+}

@@ -65,9 +65,11 @@ const (
 	// stays loaded (the rest of that turn too).
 	loadTurns = 3
 	// searchResults is the most tools one search loads; matches scoring
-	// under searchCutoff of the best one are left out.
+	// under searchCutoff of the best one are left out (a word of the query that
+	// a description of another server happens to use is enough for a
+	// match; each match costs its schema in the requests of four turns).
 	searchResults = 5
-	searchCutoff  = 0.3
+	searchCutoff  = 0.75
 	// maxQuery bounds the query that is ranked (longer is absurd).
 	maxQuery = 1000
 	// matchDescription bounds a description in the search result; the
