@@ -25,7 +25,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,8 +49,17 @@ func main() {
 	bin := flag.String("bin", "bin/volcanicbot", "the volcanicbot binary")
 	npm := flag.String("npm", "tools/npm/node_modules/.bin", "folder of playwright-mcp and mcp-server-everything")
 	chromium := flag.String("chromium", "/usr/bin/chromium", "the browser")
+	goroot := flag.String("goroot", "", "the Go root whose doc/go_spec.html is browsed (go env GOROOT)")
 	flag.Parse()
-	if err := run(*bin, *npm, *chromium); err != nil {
+	if *goroot == "" {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "token-economy: -goroot is not set and go env GOROOT failed:", err)
+			os.Exit(1)
+		}
+		*goroot = strings.TrimSpace(string(out))
+	}
+	if err := run(*bin, *npm, *chromium, *goroot); err != nil {
 		fmt.Fprintln(os.Stderr, "token-economy:", err)
 		os.Exit(1)
 	}
@@ -68,13 +76,13 @@ type request struct {
 	failed   bool   // its last results include a tool's error
 }
 
-func run(bin, npm, chromium string) error {
+func run(bin, npm, chromium, goroot string) error {
 	for _, p := range []string{bin, filepath.Join(npm, "playwright-mcp"), filepath.Join(npm, "mcp-server-everything"), chromium} {
 		if _, err := os.Stat(p); err != nil {
 			return fmt.Errorf("%s is missing (make build; npm ci in tools/npm; apt-get install chromium)", p)
 		}
 	}
-	site, err := serveSite()
+	site, err := serveSite(goroot)
 	if err != nil {
 		return err
 	}
@@ -117,12 +125,12 @@ type siteServer struct {
 
 func (s *siteServer) Close() { s.srv.Close() }
 
-func serveSite() (*siteServer, error) {
+func serveSite(goroot string) (*siteServer, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/go/", http.StripPrefix("/go/", http.FileServer(http.Dir(filepath.Join(runtime.GOROOT(), "doc")))))
+	mux.Handle("/go/", http.StripPrefix("/go/", http.FileServer(http.Dir(filepath.Join(goroot, "doc")))))
 	mux.Handle("/libffi/", http.StripPrefix("/libffi/", http.FileServer(http.Dir("/usr/share/doc/libffi8/html"))))
 	mux.Handle("/underscore/", http.StripPrefix("/underscore/", http.FileServer(http.Dir("/usr/share/doc/libjs-underscore"))))
-	for _, p := range []string{filepath.Join(runtime.GOROOT(), "doc", "go_spec.html"), "/usr/share/doc/libffi8/html/index.html", "/usr/share/doc/libjs-underscore/index.html"} {
+	for _, p := range []string{filepath.Join(goroot, "doc", "go_spec.html"), "/usr/share/doc/libffi8/html/index.html", "/usr/share/doc/libjs-underscore/index.html"} {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("%s is missing (Debian: apt-get install libffi-dev libjs-underscore)", p)
 		}

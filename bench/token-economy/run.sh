@@ -17,4 +17,4 @@ npm=${VOLCANIC_TEST_NPM_BIN:-$PWD/tools/npm/node_modules/.bin}
 mkdir -p bin
 go build -o bin/volcanicbot ./cmd/volcanicbot
 go build -o bin/token-economy ./bench/token-economy
-bin/token-economy -bin "$PWD/bin/volcanicbot" -npm "$npm" -chromium "${VOLCANIC_TEST_CHROMIUM:-/usr/bin/chromium}"
+bin/token-economy -bin "$PWD/bin/volcanicbot" -npm "$npm" -chromium "${VOLCANIC_TEST_CHROMIUM:-/usr/bin/chromium}" -goroot "$(go env GOROOT)"

@@ -54,7 +54,6 @@ var (
 	pOrg      = manyParam{"org", "string", "Login of the organisation.", true, nil}
 	pSHA      = manyParam{"sha", "string", "Commit SHA, full or abbreviated.", true, nil}
 	pTag      = manyParam{"tag", "string", "Name of the tag, e.g. v1.2.0.", true, nil}
-	pGist     = manyParam{"gist_id", "string", "ID of the gist.", true, nil}
 	pAlert    = manyParam{"alert_number", "number", "Number of the alert.", true, nil}
 	pNotif    = manyParam{"threadID", "string", "ID of the notification thread.", true, nil}
 )
