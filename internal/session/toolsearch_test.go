@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -310,6 +311,30 @@ func TestMCPTextShowsDeferredTools(t *testing.T) {
 		got, err = e.manager.MCPText(context.Background(), 1, "fake")
 		if err != nil || !strings.Contains(got, tt.want) {
 			t.Errorf("%s: /mcp fake: %q, %v; want %q", tt.mode, got, err, tt.want)
+		}
+	}
+}
+
+// Beside a 60-tool code-hosting server, a search for a browser tab loads
+// the tab tool alone: "Open a new issue" shares two words with the query,
+// but scores well under the tab tool.
+func TestToolSearchLeavesOutWeakMatches(t *testing.T) {
+	catalog := realCatalog(t)
+	for _, mt := range fakemcp.ManyTools() {
+		catalog = append(catalog, mcpclient.Tool{Server: "code", MCPName: mt.Name, Name: mt.Name, Description: mt.Description, InputSchema: mt.RawInputSchema})
+	}
+	ix := newToolIndex(catalog)
+	for _, tt := range []struct {
+		query, want string
+		most        int
+	}{
+		{"open a new browser tab", "browser_tabs", 1},
+		{"merge a pull request", "merge_pull_request", 1},
+		{"list open issues", "list_issues", 3}, // create_issue ("Open a new issue") scores close
+	} {
+		got := names(ix.search(tt.query))
+		if !slices.Contains(got, tt.want) || len(got) > tt.most {
+			t.Errorf("%q: %q, want %s in at most %d", tt.query, got, tt.want, tt.most)
 		}
 	}
 }
