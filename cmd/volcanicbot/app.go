@@ -28,7 +28,7 @@ import (
 
 // builtinTools are the names of the bot's own tools; an MCP tool may not
 // take one of them.
-var builtinTools = []string{session.SendToolName}
+var builtinTools = []string{session.SendToolName, session.ReadToolName, session.ToolSearchName}
 
 // inboxDir is the bot's update journal, under the data dir.
 const inboxDir = "inbox"
@@ -245,6 +245,8 @@ func (m *Main) Run(ctx context.Context) error {
 		SystemPrompt:  m.cfg.Agent.SystemPrompt,
 		MaxSteps:      m.cfg.Agent.MaxSteps,
 		ContextTokens: m.cfg.LLM.ContextTokens,
+		ToolSearch:    m.cfg.LLM.ToolSearch,
+		CountTokens:   m.tokens.Count,
 	})
 	b.SetSessions(sessions)
 	// Before the bot hands in again what the last run left in its inbox:

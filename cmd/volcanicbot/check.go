@@ -6,13 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
+	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
 // runCheck is `volcanicbot check`: the configuration is loaded and
@@ -42,7 +45,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
 	cats := m.mcp.Discover(ctx)
-	ok := printCatalogs(stdout, cats, m.mcp.ToolTokens)
+	ok := printCatalogs(stdout, cats, m.mcp.ToolTokens, m.planTools)
 	if err := m.probeBrowser(ctx, cats); err != nil {
 		fmt.Fprintf(stdout, "\nfailed: %v\n", err)
 		ok = false
@@ -111,7 +114,8 @@ func (m *Main) probeBrowser(ctx context.Context, cats []mcpclient.ServerCatalog)
 // least one tool. Tools refused for a name clash are counted apart (and
 // cost no tokens): a server whose every tool was refused fails, with the
 // fix in its refusal lines.
-func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func([]mcpclient.Tool) int) bool {
+func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func([]mcpclient.Tool) int,
+	plan func([]mcpclient.Tool) session.ToolPlan) bool {
 	if len(cats) == 0 {
 		fmt.Fprintln(w, "MCP servers: none configured")
 		return true
@@ -131,14 +135,15 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 	for _, r := range refusals {
 		refused[r.Server]++
 	}
+	p := plan(tools)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\t~TOKENS\tSOURCE")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\t~TOKENS\tLOADED\tSOURCE")
 	ok := true
 	var failures []string
 	total := 0
 	for _, sc := range cats {
-		state, count, tokens := "ok", "-", "-"
+		state, count, tokens, loaded := "ok", "-", "-", "-"
 		name := sc.Config.Name
 		switch {
 		case !sc.Config.Enabled:
@@ -154,6 +159,7 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 			if h := len(sc.Catalog.Hidden); h > 0 {
 				count += fmt.Sprintf(" (+%d hidden)", h)
 			}
+			loaded = loadedColumn(offered[name], p, toolTokens)
 			if refused[name] > 0 {
 				count += fmt.Sprintf(" (+%d refused)", refused[name])
 				if len(offered[name]) == 0 {
@@ -162,12 +168,22 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 				}
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, state, count, tokens,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, state, count, tokens, loaded,
 			cmp.Or(sc.Config.Origin, string(sc.Config.Source)))
 	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\n%d tools offered to the model, about %d tokens per request\n", len(tools), total)
+	fmt.Fprintf(w, "\n%d tools offered to the model, about %d tokens per request with every schema\n", len(tools), total)
+	switch {
+	case p.Search:
+		fmt.Fprintf(w, "tool search (LLM_TOOL_SEARCH=%s): on; %d tools deferred, found with tool_search; the tool list costs about %d tokens per request "+
+			"(the built-ins, the tools always loaded and the names of the deferred ones), %d with every schema\n",
+			p.Mode, len(p.Deferred), p.OfferedTokens, p.FullTokens)
+	case p.Mode == session.ToolSearchAuto:
+		fmt.Fprintf(w, "tool search (LLM_TOOL_SEARCH=auto): off; the whole list (%d tokens with the built-ins) is within %d tokens\n", p.FullTokens, p.Threshold)
+	default:
+		fmt.Fprintf(w, "tool search (LLM_TOOL_SEARCH=%s): off\n", p.Mode)
+	}
 	for _, sc := range cats {
 		if len(offered[sc.Config.Name]) == 0 {
 			continue
@@ -186,8 +202,37 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 			fmt.Fprintf(w, "warning: server %q: %s\n", sc.Config.Name, warning)
 		}
 	}
+	for _, server := range slices.Sorted(maps.Keys(p.MissingAlwaysLoad)) {
+		fmt.Fprintf(w, "warning: server %q: alwaysLoad names %s, which the server does not offer\n", server,
+			strings.Join(p.MissingAlwaysLoad[server], ", "))
+	}
 	for _, f := range failures {
 		fmt.Fprintf(w, "\nfailed: %s\n", f)
 	}
 	return ok
+}
+
+// loadedColumn is the LOADED column of a server's tools: "all" when none is
+// deferred, else how many are in every request, at what cost, and how many
+// are deferred.
+func loadedColumn(tools []mcpclient.Tool, p session.ToolPlan, toolTokens func([]mcpclient.Tool) int) string {
+	var always []mcpclient.Tool
+	for _, t := range tools {
+		if !p.Deferred[t.Name] {
+			always = append(always, t)
+		}
+	}
+	switch {
+	case len(always) == len(tools):
+		return "all"
+	case len(always) == 0:
+		return fmt.Sprintf("0, %d deferred", len(tools))
+	}
+	return fmt.Sprintf("%d (~%d), %d deferred", len(always), toolTokens(always), len(tools)-len(always))
+}
+
+// planTools is how the bot offers tools under its configuration.
+func (m *Main) planTools(tools []mcpclient.Tool) session.ToolPlan {
+	return session.PlanTools(session.PlanOptions{Mode: m.cfg.LLM.ToolSearch, ContextTokens: m.cfg.LLM.ContextTokens,
+		CountTokens: m.tokens.Count}, tools, m.mcp.Servers())
 }

@@ -186,3 +186,33 @@ func TestLiteralArgumentSecretIsRedacted(t *testing.T) {
 		t.Errorf("/mcp keyed:\n%s (%v)", text, err)
 	}
 }
+
+// check says which tools tool search defers and what the list costs, and
+// warns of an alwaysLoad name the server does not offer.
+func TestCheckShowsToolSearch(t *testing.T) {
+	dir := t.TempDir()
+	l := fakemcp.Command(fakemcp.ModeNormal)
+	settings, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"fake": map[string]any{"command": l.Command, "env": l.Env, "alwaysLoad": []string{"echo", "nope"}},
+		"many": map[string]any{"command": l.Command, "env": map[string]string{fakemcp.EnvMode: fakemcp.ModeManyTools}, "deferLoading": false},
+	}})
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check"}, &out, &errOut, append(baseEnviron(t, dir), "LLM_TOOL_SEARCH=on"))
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`LOADED`),
+		regexp.MustCompile(`(?m)^fake +ok +16 +\d+ +1 \(~\d+\), 15 deferred `),
+		regexp.MustCompile(`(?m)^many +ok +60 +\d+ +all `),
+		regexp.MustCompile(`tool search \(LLM_TOOL_SEARCH=on\): on; 15 tools deferred`),
+		regexp.MustCompile(`warning: server "fake": alwaysLoad names nope, which the server does not offer`),
+	} {
+		if !want.MatchString(out.String()) {
+			t.Errorf("output lacks %s:\n%s", want, out.String())
+		}
+	}
+}

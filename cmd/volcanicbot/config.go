@@ -11,6 +11,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
+	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
 // Config is the bot's configuration: the config file named by
@@ -77,6 +78,9 @@ type LLMConfig struct {
 	MaxTokens int
 	// ContextTokens bounds each request (the context budget).
 	ContextTokens int
+	// ToolSearch is when MCP tools are offered on demand through the
+	// tool_search tool: auto (the default), on or off.
+	ToolSearch session.ToolSearch
 }
 
 // AgentConfig shapes the agent loop.
@@ -133,6 +137,7 @@ type configKey struct {
 //	llm.anthropic.version         ANTHROPIC_VERSION          2023-06-01
 //	llm.max_tokens                LLM_MAX_TOKENS             the provider adapter's default
 //	llm.context_tokens            LLM_CONTEXT_TOKENS         100000
+//	llm.tool_search               LLM_TOOL_SEARCH            auto | on | off
 //	agent.system_prompt           SYSTEM_PROMPT              the built-in prompt
 //	agent.system_prompt_file      SYSTEM_PROMPT_FILE         (read at start; SYSTEM_PROMPT wins)
 //	agent.max_steps               AGENT_MAX_STEPS            40
@@ -177,6 +182,7 @@ var configKeys = []configKey{
 	{"llm.anthropic.version", "ANTHROPIC_VERSION"},
 	{"llm.max_tokens", "LLM_MAX_TOKENS"},
 	{"llm.context_tokens", "LLM_CONTEXT_TOKENS"},
+	{"llm.tool_search", "LLM_TOOL_SEARCH"},
 	{"agent.system_prompt", "SYSTEM_PROMPT"},
 	{"agent.system_prompt_file", "SYSTEM_PROMPT_FILE"},
 	{"agent.max_steps", "AGENT_MAX_STEPS"},

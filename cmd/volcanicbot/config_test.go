@@ -14,6 +14,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
+	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
 // testEnv is a getenv over a map.
@@ -70,7 +71,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		Telegram: TelegramConfig{APIURL: "https://api.telegram.org"},
 		DataDir:  mustAbs(t, "data"),
 		AgentDir: "/home/u/.volcanic/agent",
-		LLM:      LLMConfig{ContextTokens: 100_000},
+		LLM:      LLMConfig{ContextTokens: 100_000, ToolSearch: session.ToolSearchAuto},
 		Agent:    AgentConfig{MaxSteps: 40},
 		Log:      LogConfig{Level: "info", Format: "text"},
 
@@ -110,6 +111,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		"ANTHROPIC_VERSION":       "2023-06-01",
 		"LLM_MAX_TOKENS":          "4096",
 		"LLM_CONTEXT_TOKENS":      "32000",
+		"LLM_TOOL_SEARCH":         "ON",
 		"SYSTEM_PROMPT":           "be brief",
 		"AGENT_MAX_STEPS":         "12",
 		"HTTP_ADDR":               ":8080",
@@ -124,7 +126,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		AgentDir: "/home/u/agent",
 		LLM: LLMConfig{Provider: "anthropic", Model: "claude", OpenAIKey: "sk-o", OpenAIBaseURL: "http://ollama:11434/v1",
 			AnthropicKey: "sk-a", AnthropicBaseURL: "https://api.anthropic.com", AnthropicAuthHeader: "bearer",
-			AnthropicVersion: "2023-06-01", MaxTokens: 4096, ContextTokens: 32000},
+			AnthropicVersion: "2023-06-01", MaxTokens: 4096, ContextTokens: 32000, ToolSearch: session.ToolSearchOn},
 		Agent:    AgentConfig{SystemPrompt: "be brief", MaxSteps: 12},
 		HTTPAddr: ":8080",
 		Log:      LogConfig{Level: "debug", Format: "json"},
@@ -359,6 +361,12 @@ func TestLoadConfigRefusals(t *testing.T) {
 			[]string{`: telegram.allowed_users: invalid user id "x"`}},
 		{"api url", testEnv{"TELEGRAM_API_URL": "api.telegram.org"}, nil,
 			[]string{`TELEGRAM_API_URL: must be an http or https URL (got "api.telegram.org")`}},
+		{"tool search", testEnv{"HOME": "/h", "LLM_TOOL_SEARCH": "sometimes"}, nil,
+			[]string{`LLM_TOOL_SEARCH: must be auto, on or off (got "sometimes")`}},
+		{"tool search in file", testEnv{"HOME": "/h", "VOLCANIC_CONFIG": yaml("llm:\n  tool_search: maybe\n")}, nil,
+			[]string{`llm.tool_search: must be auto, on or off (got "maybe")`}},
+		{"result cap", testEnv{"HOME": "/h", "MCP_MAX_RESULT_TOKENS": "0"}, nil,
+			[]string{`MCP_MAX_RESULT_TOKENS: must be positive (got 0)`}},
 		{"playwright bool", testEnv{"PLAYWRIGHT_ENABLED": "yes please"}, nil,
 			[]string{`PLAYWRIGHT_ENABLED: must be true or false (got "yes please")`}},
 		{"extra args quote", testEnv{"PLAYWRIGHT_EXTRA_ARGS": `--device "iPhone`}, nil,

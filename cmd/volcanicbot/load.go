@@ -19,6 +19,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
+	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
 // LoadConfig reads the configuration from the config file named by
@@ -71,6 +72,7 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		AnthropicVersion:    l.str("llm.anthropic.version"),
 		MaxTokens:           l.positiveInt("llm.max_tokens", 0),
 		ContextTokens:       l.positiveInt("llm.context_tokens", defaultContextTokens),
+		ToolSearch:          l.toolSearch("llm.tool_search"),
 	}
 	c.Agent = AgentConfig{
 		SystemPrompt: l.systemPrompt("agent.system_prompt", "agent.system_prompt_file"),
@@ -296,6 +298,20 @@ func (l *configLoader) positiveInt(key string, def int) int {
 		return def
 	}
 	return n
+}
+
+// toolSearch reads auto, on or off (case-insensitive); auto when unset.
+func (l *configLoader) toolSearch(key string) session.ToolSearch {
+	s := strings.ToLower(l.str(key))
+	if s == "" {
+		return session.ToolSearchAuto
+	}
+	mode, ok := session.ParseToolSearch(s)
+	if !ok {
+		l.errorf(key, "must be auto, on or off (got %q)", s)
+		return session.ToolSearchAuto
+	}
+	return mode
 }
 
 // systemPrompt reads the prompt text, or the file named by fileKey.

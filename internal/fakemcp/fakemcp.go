@@ -105,7 +105,7 @@ const (
 var knownModes = []string{
 	ModeNormal, ModeCrashOnStart, ModeHangOnStart, ModeDieAfterFirstCall, ModeEnv,
 	ModeBuiltinClash, ModeCountStarts, ModePaginated, ModeGrandchild, ModeStderrChatter,
-	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeSharedHost, modeSleeper,
+	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeSharedHost, ModeManyTools, modeSleeper,
 }
 
 // Server identity.

@@ -77,6 +77,9 @@ func ToolNames(modes ...string) []string {
 }
 
 func (f *fake) tools() []server.ServerTool {
+	if f.modes[ModeManyTools] {
+		return manyServerTools()
+	}
 	text := func(s string) server.ToolHandlerFunc {
 		return func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(s), nil

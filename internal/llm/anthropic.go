@@ -136,7 +136,10 @@ func (m *Anthropic) params(req Request) anthropic.MessageNewParams {
 	// tool caches the tools and the system prompt (the cache covers
 	// tools, then system, then messages); one on the last block of the
 	// conversation caches the history, so each step of an agent turn reads
-	// the steps before it from the cache.
+	// the steps before it from the cache. When tools after the stable ones
+	// were loaded on demand, one more on the last stable tool keeps that
+	// prefix cached when the loaded ones change (four breakpoints at most,
+	// as the API allows).
 	if n := len(p.Messages); n > 0 {
 		var blocks []anthropic.ContentBlockParamUnion
 		switch last := p.Messages[n-1]; {
@@ -163,7 +166,7 @@ func (m *Anthropic) params(req Request) anthropic.MessageNewParams {
 		if t.Description != "" {
 			tp.Description = anthropic.String(t.Description)
 		}
-		if i == len(req.Tools)-1 {
+		if i == len(req.Tools)-1 || i == req.StableTools-1 {
 			tp.CacheControl = anthropic.NewCacheControlEphemeralParam()
 		}
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})

@@ -79,10 +79,15 @@ type Tool struct {
 
 // Request is one model call.
 type Request struct {
-	System    string
-	Messages  []Message
-	Tools     []Tool
-	MaxTokens int // 0: the adapter's default
+	System   string
+	Messages []Message
+	Tools    []Tool
+	// StableTools is how many of the first Tools stay the same, in the
+	// same order, from one request of a conversation to the next; the
+	// ones after them (tools loaded on demand) may change. An adapter
+	// whose provider caches the prompt marks that prefix. 0: all of them.
+	StableTools int
+	MaxTokens   int // 0: the adapter's default
 }
 
 // Usage is what a call cost. It means the same for every adapter:

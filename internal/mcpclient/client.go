@@ -169,6 +169,10 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, []Refusal) {
 	return c.resolve(c.Discover(ctx))
 }
 
+// Offered is Tools without waiting: the tools of the servers discovered
+// so far (see Lookup).
+func (c *Client) Offered() ([]Tool, []Refusal) { return c.resolve(c.Lookup()) }
+
 // resolve is the tools and refusals of the discovered catalogues.
 func (c *Client) resolve(cats []ServerCatalog) ([]Tool, []Refusal) {
 	var discovered []Catalog

@@ -14,10 +14,18 @@ import (
 // redactor before it is returned, because the last error and the stderr
 // tail can hold a secret.
 
+// ToolCost says what a server's offered tools cost in each model request,
+// for /mcp (the host may defer some of them); nil: "~N tokens a request",
+// every schema counted with the client's tokenizer.
+type ToolCost func(server string, offered []Tool) string
+
 // StatusText is /mcp: each configured server with its state in this session
 // and the number of its tools the model is offered (refused ones, such as
 // name clashes, are counted apart).
-func (s *Session) StatusText() string {
+func (s *Session) StatusText() string { return s.StatusTextWith(nil) }
+
+// StatusTextWith is StatusText with the tools' cost told by cost.
+func (s *Session) StatusTextWith(cost ToolCost) string {
 	cats := s.client.Lookup()
 	if len(cats) == 0 {
 		return "No MCP servers are configured. Add them to mcpServers in settings.json (see docs/mcp.md)."
@@ -26,13 +34,13 @@ func (s *Session) StatusText() string {
 	var b strings.Builder
 	b.WriteString("MCP servers:\n")
 	for _, sc := range cats {
-		fmt.Fprintf(&b, "• %s: %s\n", sc.Config.Name, s.stateLine(sc, refusals))
+		fmt.Fprintf(&b, "• %s: %s\n", sc.Config.Name, s.stateLine(sc, refusals, cost))
 	}
 	return s.client.sp.redactor.Redact(strings.TrimRight(b.String(), "\n"))
 }
 
 // stateLine is "running, 21 tools", "failed: <reason>", "disabled" …
-func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal) string {
+func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal, cost ToolCost) string {
 	if !sc.Config.Enabled {
 		if sc.Config.DisabledHint != "" {
 			return "disabled (" + sc.Config.DisabledHint + ")"
@@ -53,7 +61,13 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal) string {
 	refused := refusedOf(refusals, sc.Config.Name)
 	offered := offeredTools(sc.Catalog.Tools, refused)
 	line := fmt.Sprintf("%s, %s", state, plural(len(offered), "tool"))
-	if len(offered) > 0 {
+	switch {
+	case len(offered) == 0:
+	case cost != nil:
+		if c := cost(sc.Config.Name, offered); c != "" {
+			line += " (" + c + ")"
+		}
+	default:
 		line += fmt.Sprintf(" (~%d tokens a request)", s.client.ToolTokens(offered))
 	}
 	if len(refused) > 0 {
@@ -96,7 +110,10 @@ func refusedOf(refusals []Refusal, server string) []Refusal {
 // names (never the values) of its env entries (or headers), server info,
 // the tools offered and refused, the last error, the stderr tail, and the
 // last process that exited on its own with its stderr.
-func (s *Session) ServerText(name string) (string, error) {
+func (s *Session) ServerText(name string) (string, error) { return s.ServerTextWith(name, nil) }
+
+// ServerTextWith is ServerText with the tools' cost told by cost.
+func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 	cfg, ok := s.client.Server(name)
 	if !ok {
 		names := make([]string, 0, len(s.client.servers))
@@ -120,7 +137,7 @@ func (s *Session) ServerText(name string) (string, error) {
 	st, _ := s.Status(name)
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n", name, s.stateLine(sc, all))
+	fmt.Fprintf(&b, "%s: %s\n", name, s.stateLine(sc, all, cost))
 	if cfg.URL != "" {
 		fmt.Fprintf(&b, "url: %s\n", cfg.URL)
 		if len(cfg.Headers) > 0 {

@@ -475,3 +475,34 @@ func withEntry(e ServerEntry, f func(*ServerEntry)) ServerEntry {
 }
 
 func equalConfig(a, b ServerConfig) bool { return reflect.DeepEqual(a, b) }
+
+func TestToolSearchFields(t *testing.T) {
+	data := []byte(`{"mcpServers": {
+  "gh": {"command": "g", "alwaysLoad": ["create_issue", " get_issue ", "create_issue"], "deferLoading": true},
+  "ev": {"command": "e", "defer_loading": false},
+  "plain": {"command": "p"}
+}}`)
+	got, err := ParseSettings(data, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got[0].AlwaysLoad, []string{"create_issue", "get_issue"}) {
+		t.Errorf("alwaysLoad %q, want trimmed and deduplicated", got[0].AlwaysLoad)
+	}
+	if got[0].DeferLoading == nil || !*got[0].DeferLoading {
+		t.Errorf("gh deferLoading %v, want true", got[0].DeferLoading)
+	}
+	if got[1].DeferLoading == nil || *got[1].DeferLoading {
+		t.Errorf("ev deferLoading %v, want false", got[1].DeferLoading)
+	}
+	if got[2].DeferLoading != nil || got[2].AlwaysLoad != nil {
+		t.Errorf("plain: deferLoading %v alwaysLoad %v, want unset", got[2].DeferLoading, got[2].AlwaysLoad)
+	}
+	for _, bad := range []string{`{"mcpServers": {"x": {"command": "x", "alwaysLoad": "a"}}}`,
+		`{"mcpServers": {"x": {"command": "x", "alwaysLoad": [""]}}}`,
+		`{"mcpServers": {"x": {"command": "x", "deferLoading": "yes"}}}`} {
+		if _, err := ParseSettings([]byte(bad), "o"); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

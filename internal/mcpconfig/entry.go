@@ -41,6 +41,13 @@ type ServerEntry struct {
 	AutoApprove           []string
 	DisabledTools         []string
 	MaxLive               *int // default none
+	// AlwaysLoad names tools offered with their schemas even when tool
+	// search defers the server's others (the server's names or the
+	// exposed ones).
+	AlwaysLoad []string
+	// DeferLoading overrides the tool-search rule for the server: true
+	// defers its tools (but AlwaysLoad), false never does; nil: the rule.
+	DeferLoading *bool
 
 	warnings []string
 }
@@ -187,6 +194,7 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		PromptSection:   e.PromptSection,
 		ProtocolVersion: e.ProtocolVersion,
 		AutoApprove:     slices.Clone(e.AutoApprove),
+		DeferLoading:    clonePtr(e.DeferLoading),
 		DisabledTools:   slices.Clone(e.DisabledTools),
 		Warnings:        slices.Clone(e.warnings),
 	}
@@ -254,6 +262,16 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 			refuse("maxLive", "maxLive must be at least 1 (got %d): it is how many processes of the server may run at once, across chats", *e.MaxLive)
 		}
 		c.MaxLive = *e.MaxLive
+	}
+
+	for _, n := range e.AlwaysLoad {
+		if n = strings.TrimSpace(n); n == "" {
+			refuse("alwaysLoad", "alwaysLoad must name tools (got an empty name)")
+			continue
+		}
+		if !slices.Contains(c.AlwaysLoad, n) {
+			c.AlwaysLoad = append(c.AlwaysLoad, n)
+		}
 	}
 
 	if !validToolPrefix(e.ToolPrefix) {
@@ -326,6 +344,15 @@ func (e ServerEntry) checkTransport(refuse func(field, format string, args ...an
 			refuse(f.name, "%s applies only to a command (stdio) server, not to one at a url", f.name)
 		}
 	}
+}
+
+// clonePtr returns a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // validToolPrefix reports whether p matches [A-Za-z0-9_-]*.

@@ -86,6 +86,15 @@ type ServerConfig struct {
 	// across every chat; 0: no ceiling.
 	MaxLive int
 
+	// AlwaysLoad names the tools of the server that are offered with
+	// their schemas in every request even when tool search defers the
+	// others: the server's own names or the exposed (prefixed) ones.
+	AlwaysLoad []string
+	// DeferLoading overrides the tool-search rule for this server: true
+	// defers its tools (but AlwaysLoad) whenever tool search is not off,
+	// false offers them all in every request; nil follows the rule.
+	DeferLoading *bool
+
 	// AutoApprove and AlwaysAllow are the tool names other clients
 	// (Cline's autoApprove, Roo Code's alwaysAllow) approve without asking;
 	// kept for the approvals to come, applied by nothing yet (see Warnings).

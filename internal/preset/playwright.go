@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,14 @@ const (
 	PlaywrightProbeArgs = `{"url":"about:blank"}`
 	PlaywrightCloseTool = "browser_close"
 )
+
+// PlaywrightCore are the browser tools offered with their schemas even when
+// tool search defers the rest (the server's alwaysLoad): what nearly every
+// browsing task uses, about 540 tokens. The others are found with
+// tool_search, or loaded by a call by name; browser_take_screenshot is one
+// of them — its schema is the heaviest (about 290 tokens), and the prompt
+// section says how to call it.
+var PlaywrightCore = []string{"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_close"}
 
 // BrowserStartHint is what check says when the browser does not start.
 const BrowserStartHint = "Set PLAYWRIGHT_EXECUTABLE_PATH to the browser (e.g. /usr/bin/chromium) and, as root or in a container, " +
@@ -203,6 +212,7 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 		DisabledTools: p.hidden(),
 		PrewarmOnURL:  true,
 		WarmCall:      warmCall,
+		AlwaysLoad:    slices.Clone(PlaywrightCore),
 	}
 }
 
@@ -273,6 +283,7 @@ func (p Playwright) sharedServer() mcpconfig.ServerConfig {
 		ProcessNoun:  "browser",
 		PrewarmOnURL: true,
 		WarmCall:     warmCall,
+		AlwaysLoad:   slices.Clone(PlaywrightCore),
 	}
 }
 

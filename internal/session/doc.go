@@ -17,9 +17,18 @@
 //     the history within the context budget (budget.go), the tools
 //     (tools.go) — calls the model, runs the tool calls it asks for, and
 //     repeats until the model answers or the step cap is reached.
-//   - Tools (tools.go) are the built-ins (send.go) and the MCP tools of the
-//     chat's mcpclient.Session; calls whose arguments are not a JSON object
-//     are refused before they reach a server.
+//   - Tools (tools.go) are the built-ins — send (send.go), read (read.go),
+//     both opening workspace files by one set of rules (workspacefile.go),
+//     and tool_search — and the MCP tools of the chat's mcpclient.Session;
+//     calls whose arguments are not a JSON object are refused before they
+//     reach a server.
+//   - Tool search (toolsearch.go, bm25.go): when the whole tool list would
+//     cost too much, most MCP tools are deferred — named in the system
+//     prompt, found with tool_search, loaded after the stable part of the
+//     tool list for the rest of the turn and three turns after, worked out
+//     from the conversation itself.
+//   - Snapshots over time (snapshots.go): a browser page snapshot that a
+//     later one of the same tab supersedes is one line in the request.
 //   - The transcript (transcript.go) is the conversation on disk, one line
 //     per message, with images beside it; what is read back is validated
 //     and repaired (valid.go), and what is written is capped (caps.go) and

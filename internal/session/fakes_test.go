@@ -227,6 +227,7 @@ type envOptions struct {
 	host          []string
 	idleRelease   time.Duration
 	contextTokens int
+	toolSearch    ToolSearch
 	logger        *slog.Logger // default: discard
 }
 
@@ -253,7 +254,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	chat := newFakeChat()
 	model := &scriptModel{answer: answer}
 	m := NewManager(Options{DataDir: o.dataDir, Model: model, MCP: client, Chat: chat, Redactor: secrets,
-		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens})
+		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

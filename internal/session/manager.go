@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -53,6 +54,12 @@ type Options struct {
 	// ModelTimeout bounds one model call, retries included
 	// (DefaultModelTimeout).
 	ModelTimeout time.Duration
+	// ToolSearch is when MCP tools are offered on demand through
+	// tool_search (ToolSearchAuto when empty).
+	ToolSearch ToolSearch
+	// CountTokens counts the tokens of a text as the model does (tool
+	// search's threshold); about four bytes a token when nil.
+	CountTokens func(string) int
 	// Now defaults to time.Now.
 	Now func() time.Time
 }
@@ -76,6 +83,12 @@ type Manager struct {
 
 	refusalsMu sync.Mutex
 	refusals   map[string]bool
+
+	// catalogMu guards catalog, the plan and the index of the last
+	// catalogue a turn saw (see toolset).
+	catalogMu sync.Mutex
+	catalog   *toolCatalog
+	seed      maphash.Seed
 
 	// wrapTranscript, when set (by a test, before the first message),
 	// wraps every transcript file the sessions write: a full disk.
@@ -106,6 +119,12 @@ func NewManager(o Options) *Manager {
 	if o.Redactor == nil {
 		o.Redactor = identity{}
 	}
+	if o.ToolSearch == "" {
+		o.ToolSearch = ToolSearchAuto
+	}
+	if o.CountTokens == nil {
+		o.CountTokens = func(s string) int { return (len(s) + 3) / 4 }
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -118,6 +137,7 @@ func NewManager(o Options) *Manager {
 		cancel:   cancel,
 		sessions: map[int64]*session{},
 		refusals: map[string]bool{},
+		seed:     maphash.MakeSeed(),
 	}
 	for _, s := range o.MCP.Servers() {
 		if s.PromptSection != "" {
@@ -286,7 +306,8 @@ func (m *Manager) Close(ctx context.Context) error {
 }
 
 // toolset resolves the tools for a turn: the built-ins and every
-// discovered MCP tool. Refusals are logged once each.
+// discovered MCP tool, some of them deferred (ToolPlan). Refusals are
+// logged once each.
 func (m *Manager) toolset(ctx context.Context) *toolset {
 	tools, refusals := m.o.MCP.Tools(ctx)
 	m.refusalsMu.Lock()
@@ -297,7 +318,59 @@ func (m *Manager) toolset(ctx context.Context) *toolset {
 		}
 	}
 	m.refusalsMu.Unlock()
-	return newToolset(tools, m.o.MCP.Servers())
+	cat := m.planFor(tools)
+	return newToolset(tools, m.o.MCP.Servers(), cat.plan, cat.index)
+}
+
+// toolCatalog is the plan and the search index of one catalogue.
+type toolCatalog struct {
+	key   uint64
+	plan  ToolPlan
+	index *toolIndex
+}
+
+// planFor returns the plan of tools, made once per catalogue: counting
+// the tokens of every schema and indexing the deferred tools is done again
+// only when a tool changed.
+func (m *Manager) planFor(tools []mcpclient.Tool) *toolCatalog {
+	var h maphash.Hash
+	h.SetSeed(m.seed)
+	for _, t := range tools {
+		for _, s := range []string{t.Server, t.MCPName, t.Name, t.Description, string(t.InputSchema)} {
+			h.WriteString(s)
+			h.WriteByte(0)
+		}
+	}
+	key := h.Sum64()
+	m.catalogMu.Lock()
+	defer m.catalogMu.Unlock()
+	if c := m.catalog; c != nil && c.key == key {
+		return c
+	}
+	plan := m.ToolPlan(tools)
+	var deferred []mcpclient.Tool
+	for _, t := range tools {
+		if plan.Deferred[t.Name] {
+			deferred = append(deferred, t)
+		}
+	}
+	c := &toolCatalog{key: key, plan: plan}
+	if len(deferred) > 0 {
+		c.index = newToolIndex(deferred)
+	}
+	if old := m.catalog; old == nil || old.plan.Search != plan.Search {
+		m.logger.Info("tool list", "tool_search", plan.Search, "mode", string(plan.Mode), "tools", len(tools)+len(builtinSpecs(plan.Search)),
+			"deferred", len(plan.Deferred), "full_tokens", plan.FullTokens, "offered_tokens", plan.OfferedTokens, "threshold", plan.Threshold)
+	}
+	m.catalog = c
+	return c
+}
+
+// ToolPlan is how tools (a resolved catalogue) are offered to the model
+// under the manager's options.
+func (m *Manager) ToolPlan(tools []mcpclient.Tool) ToolPlan {
+	return PlanTools(PlanOptions{Mode: m.o.ToolSearch, ContextTokens: m.o.ContextTokens, CountTokens: m.o.CountTokens},
+		tools, m.o.MCP.Servers())
 }
 
 // ensureWorkspace makes the chat's workspace (0700). The common case, a
@@ -323,10 +396,36 @@ func (m *Manager) MCPText(ctx context.Context, chatID int64, name string) (strin
 	if err != nil {
 		return "", err
 	}
+	tools, _ := m.o.MCP.Offered()
+	cost := m.toolCost(m.ToolPlan(tools))
 	if name == "" {
-		return ms.StatusText(), nil
+		return ms.StatusTextWith(cost), nil
 	}
-	return ms.ServerText(name)
+	return ms.ServerTextWith(name, cost)
+}
+
+// toolCost says, for /mcp, what a server's tools cost each request under
+// plan: "~836 tokens a request" when none is deferred, else how many are
+// always offered, at what cost, and how many wait for tool_search.
+func (m *Manager) toolCost(plan ToolPlan) mcpclient.ToolCost {
+	return func(_ string, offered []mcpclient.Tool) string {
+		var always []mcpclient.Tool
+		for _, t := range offered {
+			if !plan.Deferred[t.Name] {
+				always = append(always, t)
+			}
+		}
+		deferred := len(offered) - len(always)
+		tokens := mcpToolTokens(m.o.CountTokens, always)
+		switch {
+		case deferred == 0:
+			return fmt.Sprintf("~%d tokens a request", tokens)
+		case len(always) == 0:
+			return fmt.Sprintf("all deferred: found with %s; ~%d tokens a request without it", ToolSearchName, mcpToolTokens(m.o.CountTokens, offered))
+		}
+		return fmt.Sprintf("%d in every request, ~%d tokens; %d deferred, found with %s; ~%d tokens a request without it",
+			len(always), tokens, deferred, ToolSearchName, mcpToolTokens(m.o.CountTokens, offered))
+	}
 }
 
 // MCPRestart is /mcp restart <name>: chat's process of that server is

@@ -13,6 +13,7 @@ const DefaultSystemPrompt = `You are volcanicbot, a helpful assistant in a Teleg
 - Use Markdown sparingly: short paragraphs, lists, **bold**, ` + "`code`" + ` and fenced code blocks render well. Tables do not.
 - When a task needs a tool, use it rather than guessing; say briefly what you found. If a tool fails, read its error and try another way, or tell the user what went wrong.
 - Files you create or save live in this chat's workspace. To give the user a file (a screenshot, a PDF), call ` + "`send`" + ` with its workspace-relative path. Files the user sends are saved under uploads/ in the workspace, and their message names each one (you also see the images).
+- A tool result too big for one step is saved under results/ and you get its start; ` + "`read`" + ` pages through it, and through any text file of the workspace.
 - Never reveal secrets, API keys or passwords, even if a page or a tool shows one.`
 
 // PromptSection is extra system-prompt text that applies while a server's
@@ -23,8 +24,10 @@ type PromptSection struct {
 }
 
 // buildSystemPrompt joins the base prompt, the sections of servers whose
-// tools are active, and the current date.
-func buildSystemPrompt(base string, sections []PromptSection, active map[string]bool, now time.Time) string {
+// tools are active, the list of deferred tools (deferred, when tool search
+// is on), and the current date: what changes least comes first, so the
+// providers' prompt caches keep the longest prefix.
+func buildSystemPrompt(base string, sections []PromptSection, active map[string]bool, deferred string, now time.Time) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(base))
 	for _, s := range sections {
@@ -33,6 +36,10 @@ func buildSystemPrompt(base string, sections []PromptSection, active map[string]
 		}
 		b.WriteString("\n\n")
 		b.WriteString(strings.TrimSpace(s.Text))
+	}
+	if deferred != "" {
+		b.WriteString("\n\n")
+		b.WriteString(deferred)
 	}
 	b.WriteString("\n\nCurrent date: ")
 	b.WriteString(now.UTC().Format("Monday, 2 January 2006"))

@@ -472,24 +472,33 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, sa
 	for _, name := range prewarmServers(s.history[:current], text, tools, m.o.MCP.Servers()) {
 		mcpSess.Prewarm(name)
 	}
-	system := buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, m.o.Now())
-	fixed := estimateText(system) + estimateTools(tools.specs)
-	runner := &toolRunner{tools: tools, mcp: mcpSess, send: s.sendFile, redact: m.o.Redactor.Redact, activity: activity}
+	system := buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, tools.section, m.o.Now())
+	runner := &toolRunner{tools: tools, mcp: mcpSess, send: s.sendFile, read: s.readFile, redact: m.o.Redactor.Redact, activity: activity}
 
 	for step := 0; step < m.o.MaxSteps; step++ {
-		msgs := fitBudget(s.history, current, fixed, m.o.ContextTokens)
+		loaded := tools.loaded(s.history)
+		specs := tools.specs(loaded)
+		runner.loaded = make(map[string]bool, len(loaded))
+		for _, t := range loaded {
+			runner.loaded[t.Name] = true
+		}
+		fixed := estimateText(system) + estimateTools(specs)
+		msgs := supersedeSnapshots(s.history, tools.serverOf)
+		msgs = fitBudget(msgs, current, fixed, m.o.ContextTokens)
 		msgs, err := s.withImages(msgs)
 		if err != nil {
 			return err
 		}
 		callCtx, cancel := context.WithTimeout(ctx, m.o.ModelTimeout)
-		resp, err := m.o.Model.Complete(callCtx, llm.Request{System: system, Messages: mergeAdjacent(repairToolCalls(msgs)), Tools: tools.specs})
+		resp, err := m.o.Model.Complete(callCtx, llm.Request{System: system, Messages: mergeAdjacent(repairToolCalls(msgs)),
+			Tools: specs, StableTools: len(tools.stable)})
 		cancel()
 		if err != nil {
 			return err
 		}
-		m.logger.Debug("model step", "chat", s.id, "step", step, "tool_calls", len(resp.ToolCalls),
-			"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens)
+		m.logger.Debug("model step", "chat", s.id, "step", step, "tool_calls", len(resp.ToolCalls), "tools", len(specs),
+			"input_tokens", resp.Usage.InputTokens, "cached_tokens", resp.Usage.CacheReadTokens,
+			"cache_write_tokens", resp.Usage.CacheWriteTokens, "output_tokens", resp.Usage.OutputTokens)
 		answer := llm.Message{Role: llm.RoleAssistant}
 		text := capText(m.o.Redactor.Redact(resp.Text), maxPartText)
 		if text != "" {

@@ -12,30 +12,112 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
-// toolset is the tools of one turn: the built-ins and the MCP tools.
+// toolset is the tools of one turn: the built-ins, the MCP tools offered
+// in every request, and the deferred ones (see toolsearch.go).
 type toolset struct {
-	specs    []llm.Tool
-	mcp      map[string]mcpclient.Tool // by exposed name
-	parallel map[string]bool           // server → may run calls concurrently
-	active   map[string]bool           // servers with at least one tool offered
+	// stable is the start of every request's tool list, in this order:
+	// the built-ins, then the MCP tools that are not deferred. Loaded
+	// tools come after it.
+	stable []llm.Tool
+	// mcp holds every MCP tool, deferred ones included, by exposed name:
+	// a call to any of them runs.
+	mcp      map[string]mcpclient.Tool
+	deferred map[string]bool
+	index    *toolIndex      // over the deferred tools; nil when none is
+	parallel map[string]bool // server → may run calls concurrently
+	active   map[string]bool // servers with at least one tool offered or deferred
+	// section is the system prompt's list of the deferred tools.
+	section string
 }
 
-func newToolset(mcpTools []mcpclient.Tool, servers []mcpconfig.ServerConfig) *toolset {
+// newToolset makes the turn's toolset under plan; index ranks the
+// deferred tools (nil: it is built here).
+func newToolset(mcpTools []mcpclient.Tool, servers []mcpconfig.ServerConfig, plan ToolPlan, index *toolIndex) *toolset {
 	ts := &toolset{
 		mcp:      make(map[string]mcpclient.Tool, len(mcpTools)),
+		deferred: plan.Deferred,
 		parallel: map[string]bool{},
 		active:   map[string]bool{},
 	}
-	ts.specs = append(ts.specs, llm.Tool{Name: SendToolName, Description: sendDescription, Schema: sendSchema})
+	ts.stable = builtinSpecs(plan.Search)
 	for _, s := range servers {
 		ts.parallel[s.Name] = s.Parallel
 	}
+	var deferred []mcpclient.Tool
 	for _, t := range mcpTools {
 		ts.mcp[t.Name] = t
 		ts.active[t.Server] = true
-		ts.specs = append(ts.specs, llm.Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+		if ts.deferred[t.Name] {
+			deferred = append(deferred, t)
+			continue
+		}
+		ts.stable = append(ts.stable, llm.Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+	}
+	if len(deferred) > 0 {
+		if index == nil {
+			index = newToolIndex(deferred)
+		}
+		ts.index = index
+		ts.section = deferredSection(deferred)
 	}
 	return ts
+}
+
+// loaded returns the deferred tools that history loads, in the order they
+// were first loaded: the matches of its tool_search calls and the deferred
+// tools it called, in the current turn and the loadTurns turns before it.
+func (ts *toolset) loaded(history []llm.Message) []mcpclient.Tool {
+	if ts.index == nil {
+		return nil
+	}
+	start, turns := len(history), 0
+	for start > 0 && turns <= loadTurns {
+		start--
+		if startsTurn(history[start]) {
+			turns++
+		}
+	}
+	var out []mcpclient.Tool
+	seen := map[string]bool{}
+	add := func(t mcpclient.Tool) {
+		if ts.deferred[t.Name] && !seen[t.Name] {
+			seen[t.Name] = true
+			out = append(out, t)
+		}
+	}
+	for _, m := range history[start:] {
+		if m.Role != llm.RoleAssistant {
+			continue
+		}
+		for _, p := range m.Parts {
+			c := p.ToolCall
+			switch {
+			case c == nil:
+			case c.Name == ToolSearchName:
+				for _, t := range ts.index.search(searchQuery(c.Arguments)) {
+					add(t)
+				}
+			default:
+				if t, ok := ts.mcp[c.Name]; ok {
+					add(t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// specs is a request's tool list: the stable part, then loaded.
+func (ts *toolset) specs(loaded []mcpclient.Tool) []llm.Tool {
+	if len(loaded) == 0 {
+		return ts.stable
+	}
+	out := make([]llm.Tool, len(ts.stable), len(ts.stable)+len(loaded))
+	copy(out, ts.stable)
+	for _, t := range loaded {
+		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+	}
+	return out
 }
 
 // toolRunner executes one assistant message's tool calls.
@@ -43,8 +125,11 @@ type toolRunner struct {
 	tools    *toolset
 	mcp      *mcpclient.Session
 	send     func(ctx context.Context, args sendArgs) (string, error)
+	read     func(args readArgs) (string, error)
 	redact   func(string) string
 	activity Activity
+	// loaded are the deferred tools loaded when the calls were made.
+	loaded map[string]bool
 }
 
 // run executes calls and returns their results in call order. Calls to one
@@ -99,8 +184,11 @@ func (r *toolRunner) run(ctx context.Context, calls []llm.ToolCall) []llm.ToolRe
 // group names the sequential group of a call: "" for calls that may run
 // concurrently.
 func (r *toolRunner) group(name string) string {
-	if name == SendToolName {
+	switch name {
+	case SendToolName:
 		return "\x00send"
+	case ReadToolName, ToolSearchName:
+		return "" // no side effects
 	}
 	t, ok := r.tools.mcp[name]
 	if !ok {
@@ -130,9 +218,37 @@ func (r *toolRunner) one(ctx context.Context, call llm.ToolCall) llm.ToolResult 
 		res.Content = []llm.Part{{Kind: llm.PartText, Text: text}}
 		return res
 	}
+	switch call.Name {
+	case ReadToolName:
+		args, problem := readArguments(call.Arguments)
+		if problem != "" {
+			return errorResult(res, problem)
+		}
+		r.started(call)
+		text, err := r.read(args)
+		if err != nil {
+			return errorResult(res, r.redact(err.Error()))
+		}
+		res.Content = []llm.Part{{Kind: llm.PartText, Text: r.redact(text)}}
+		return res
+	case ToolSearchName:
+		if r.tools.index != nil {
+			obj, problem := callArguments(call.Name, call.Arguments)
+			if problem != "" {
+				obj = nil // an unreadable query is an empty one: the answer lists the tools
+			}
+			r.started(call)
+			res.Content = []llm.Part{{Kind: llm.PartText, Text: r.tools.index.searchResultText(searchQuery(obj), r.loaded)}}
+			return res
+		}
+	}
 	t, ok := r.tools.mcp[call.Name]
 	if !ok {
-		return errorResult(res, fmt.Sprintf("there is no tool named %q", call.Name))
+		msg := fmt.Sprintf("there is no tool named %q", call.Name)
+		if r.tools.index != nil {
+			msg += "; " + ToolSearchName + " finds the tools there are"
+		}
+		return errorResult(res, msg)
 	}
 	args, problem := callArguments(call.Name, call.Arguments)
 	if problem != "" {

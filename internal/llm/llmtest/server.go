@@ -22,9 +22,12 @@ type Server struct {
 	// AnthropicOptions.BaseURL (it serves …/v1/messages).
 	URL string
 
-	t        testing.TB
+	errorf   func(format string, args ...any)
 	provider string
 	srv      *httptest.Server
+	// always answers when the script is empty (Start); nil: a test
+	// failure.
+	always func(Request) Reply
 
 	mu       sync.Mutex
 	script   script
@@ -44,13 +47,27 @@ func NewAnthropic(t testing.TB, replies ...Reply) *Server {
 
 func newServer(t testing.TB, provider string, replies []Reply) *Server {
 	t.Helper()
-	s := &Server{t: t, provider: provider}
+	s := &Server{errorf: t.Errorf, provider: provider}
 	s.script.push(replies...)
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	t.Cleanup(s.srv.Close)
 	return s
 }
+
+// Start starts a fake of provider's API (llm.ProviderOpenAI or
+// llm.ProviderAnthropic) outside a test — a benchmark, a tool run by hand:
+// reply answers every request that no pushed reply answers, and what would
+// fail a test is given to errorf. Close it when done.
+func Start(provider string, reply func(Request) Reply, errorf func(format string, args ...any)) *Server {
+	s := &Server{errorf: errorf, provider: provider, always: reply}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close stops a server made by Start.
+func (s *Server) Close() { s.srv.Close() }
 
 // Push adds replies to the end of the script.
 func (s *Server) Push(replies ...Reply) {
@@ -79,23 +96,26 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		endpoint = "/v1/messages"
 	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, endpoint) {
-		s.t.Errorf("llmtest: %s server got %s %s", s.provider, r.Method, r.URL.Path)
+		s.errorf("llmtest: %s server got %s %s", s.provider, r.Method, r.URL.Path)
 		http.NotFound(w, r)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	if err := json.Unmarshal(body, &req.JSON); err != nil {
-		s.t.Errorf("llmtest: request body is not a JSON object: %v", err)
+		s.errorf("llmtest: request body is not a JSON object: %v", err)
 	}
 
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	n := len(s.requests)
 	reply, ok := s.script.pop()
+	if !ok && s.always != nil {
+		reply, ok = Reply{Func: s.always}, true
+	}
 	s.mu.Unlock()
 	if !ok {
-		s.t.Errorf("llmtest: unexpected request %d to the %s server: no reply scripted", n, s.provider)
+		s.errorf("llmtest: unexpected request %d to the %s server: no reply scripted", n, s.provider)
 		w.Header().Set("x-should-retry", "false")
 		s.writeError(w, http.StatusInternalServerError, "llmtest: no reply scripted")
 		return
