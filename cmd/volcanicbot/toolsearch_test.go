@@ -125,7 +125,7 @@ func TestE2EToolSearchLoadsAndCalls(t *testing.T) {
 	}
 }
 
-var snapshotLinkRe = regexp.MustCompile(`\[Snapshot\]\((browser/page-[^)]+\.yml)\)`)
+var snapshotLinkRe = regexp.MustCompile(`\[Snapshot\]\(((?:browser|\.playwright-mcp)/page-[^)]+\.yml)\)`)
 
 // The real browser under tool search (auto: the browser's and the fake's
 // tools are over the threshold): the core tools are there, a tab tool is

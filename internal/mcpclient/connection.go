@@ -102,9 +102,11 @@ type connection struct {
 	state       State
 	inflight    int
 	idle        *time.Timer
-	savedAt     time.Time // the last save of the chat's state (State)
-	idleGen     int       // bumped by every call and stop: a stale timer sees it
-	idleArmed   int       // idleGen when the timer was last set
+	savedAt     time.Time   // the last save of the chat's state (State)
+	stateDirty  bool        // a call ended since
+	saveTimer   *time.Timer // the save that waits for stateSaveEvery
+	idleGen     int         // bumped by every call and stop: a stale timer sees it
+	idleArmed   int         // idleGen when the timer was last set
 	lastErr     string
 	tail        []string // stderr tail of the last process stopped on purpose
 	exit        *exitRecord
@@ -251,27 +253,24 @@ func (c *connection) prewarm() {
 		return
 	}
 	c.goLocked(func() {
-		srv, err := c.acquireFor(context.Background(), true)
-		if err != nil {
-			return
-		}
-		defer c.release(srv)
-		if w := c.cfg.WarmCall; w != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
-			defer cancel()
-			start := time.Now()
-			_, err := srv.rpc.callTool(ctx, w.Tool, w.Args, time.Time{})
-			c.deps.sp.logger.Debug("MCP server prewarmed", "server", c.cfg.Name, "workspace", c.workspace, "call", w.Tool,
-				"elapsed_ms", time.Since(start).Milliseconds(), "err", errText(err))
+		if srv, err := c.acquireFor(context.Background(), true); err == nil {
+			c.releaseAs(srv, false)
 		}
 	})
 }
 
-func errText(err error) string {
-	if err == nil {
-		return ""
+// warm makes the WarmCall of a prewarmed srv before the connection offers
+// it to calls (they wait for the start): what it starts lazily starts
+// now, and no call races it.
+func (c *connection) warm(ctx context.Context, srv *liveServer) {
+	w := c.cfg.WarmCall
+	start := time.Now()
+	_, err := srv.rpc.callTool(ctx, w.Tool, w.Args, time.Time{})
+	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace, "call", w.Tool, "elapsed_ms", time.Since(start).Milliseconds()}
+	if err != nil {
+		attrs = append(attrs, "err", err.Error())
 	}
-	return err.Error()
+	c.deps.sp.logger.Debug("MCP server prewarmed", attrs...)
 }
 
 // acquireFor is acquire, or with prewarm the start of prewarm.
@@ -375,6 +374,9 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 	c.mu.Unlock()
 
 	srv, err = c.start(ctx, startCtx)
+	if err == nil && prewarm && c.cfg.WarmCall != nil {
+		c.warm(startCtx, srv)
+	}
 	cancel()
 
 	c.mu.Lock()
@@ -481,7 +483,10 @@ func sameToolNames(a, b []Tool) bool {
 
 // release ends a call: the idle timer starts when nothing is in flight, and
 // the ceiling's first waiter may take this process's slot.
-func (c *connection) release(srv *liveServer) {
+func (c *connection) release(srv *liveServer) { c.releaseAs(srv, true) }
+
+// releaseAs is release; called says a call ran (a prewarm's did not).
+func (c *connection) releaseAs(srv *liveServer, called bool) {
 	c.lastUsed.Store(time.Now().UnixNano())
 	if c.busy.Add(-1) == 0 {
 		if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
@@ -494,11 +499,8 @@ func (c *connection) release(srv *liveServer) {
 	if srv.ep.done() && c.inflight == 0 && c.srv == srv {
 		srv.ep.closeTransport()
 	}
-	if c.inflight == 0 && c.srv == srv && c.cfg.State != nil && !srv.ep.done() && time.Since(c.savedAt) >= stateSaveEvery {
-		// A crash (the OOM killer, a SIGKILL of the bot) loses at most what
-		// changed since the last quiet moment.
-		c.savedAt = time.Now()
-		c.goLocked(func() { c.saveState(srv) })
+	if called && c.cfg.State != nil && c.srv == srv && !srv.ep.done() {
+		c.stateDirtyLocked(srv)
 	}
 	if c.inflight == 0 && c.srv == srv && c.cfg.IdleTimeout > 0 {
 		c.idleGen++
@@ -509,6 +511,36 @@ func (c *connection) release(srv *liveServer) {
 			c.idle.Reset(c.cfg.IdleTimeout)
 		}
 	}
+}
+
+// stateDirtyLocked notes that a call changed what the chat's state may
+// hold; once its calls pause it is saved, at most every stateSaveEvery
+// (the save waits for the rest of it), so that a crash (the OOM killer,
+// a SIGKILL of the bot) loses little.
+func (c *connection) stateDirtyLocked(srv *liveServer) {
+	c.stateDirty = true
+	if c.inflight > 0 || c.saveTimer != nil {
+		return
+	}
+	wait := stateSaveEvery - time.Since(c.savedAt)
+	if wait <= 0 {
+		c.saveDueLocked(srv)
+		return
+	}
+	c.saveTimer = time.AfterFunc(wait, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.saveTimer = nil
+		if c.srv == srv && c.inflight == 0 && c.stateDirty {
+			c.saveDueLocked(srv)
+		}
+	})
+}
+
+// saveDueLocked saves the chat's state in the background.
+func (c *connection) saveDueLocked(srv *liveServer) {
+	c.stateDirty, c.savedAt = false, time.Now()
+	c.goLocked(func() { c.saveState(srv) })
 }
 
 // stopIdleLocked disarms the idle timer: a stop already on its way sees

@@ -180,3 +180,50 @@ func TestPrewarm(t *testing.T) {
 		}
 	})
 }
+
+// A server with State saves the chat's state when its calls pause — at
+// once the first time, then at most every stateSaveEvery, the save
+// waiting for the rest of the interval — and before a graceful stop.
+func TestStateSavedWhenCallsPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemCeiling(t, 4)
+		a := m.h.session("")
+		a.conns["mem"].cfg.State = &mcpconfig.StateTools{Save: "save", Restore: "restore", File: "state.json"}
+		saves := func() int {
+			n := 0
+			for _, c := range m.mem.calls() {
+				if c == "save" {
+					n++
+				}
+			}
+			return n
+		}
+		m.h.call(a, m.tool, `{"text":"one"}`)
+		synctest.Wait()
+		if n := saves(); n != 1 {
+			t.Fatalf("%d saves after the first call, want 1", n)
+		}
+		time.Sleep(10 * time.Second)
+		m.h.call(a, m.tool, `{"text":"two"}`)
+		synctest.Wait()
+		if n := saves(); n != 1 {
+			t.Errorf("%d saves 10 s later, want still 1 (at most one a minute)", n)
+		}
+		time.Sleep(stateSaveEvery)
+		synctest.Wait()
+		if n := saves(); n != 2 {
+			t.Errorf("%d saves once the minute is over, want 2 (the second call's change)", n)
+		}
+		time.Sleep(2 * stateSaveEvery) // nothing changed: no save
+		synctest.Wait()
+		if n := saves(); n != 2 {
+			t.Errorf("%d saves with nothing new, want 2", n)
+		}
+		if err := a.Restart("mem"); err != nil {
+			t.Fatal(err)
+		}
+		if n := saves(); n != 3 {
+			t.Errorf("%d saves after a graceful stop, want 3", n)
+		}
+	})
+}

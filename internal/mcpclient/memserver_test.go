@@ -23,6 +23,14 @@ type memServer struct {
 	// block, when set, holds every tools/call until it is closed (or the
 	// call's context ends).
 	block chan struct{}
+	// called is the tool of every tools/call, in order.
+	called []string
+}
+
+func (m *memServer) calls() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.called...)
 }
 
 // dial is a spawner's dial: each start is a new endpoint.
@@ -52,6 +60,11 @@ var _ endpoint = (*memEndpoint)(nil)
 func (e *memEndpoint) roundTrip(ctx context.Context, m message, _ time.Time) (reply, error) {
 	if e.done() {
 		return reply{}, errors.New("ended")
+	}
+	if m.method == "tools/call" {
+		e.srv.mu.Lock()
+		e.srv.called = append(e.srv.called, m.tool)
+		e.srv.mu.Unlock()
 	}
 	if m.method == "tools/call" && e.srv.block != nil {
 		select {
