@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -224,6 +225,43 @@ func TestStateSavedWhenCallsPause(t *testing.T) {
 		}
 		if n := saves(); n != 3 {
 			t.Errorf("%d saves after a graceful stop, want 3", n)
+		}
+	})
+}
+
+// Shutting down with chats in the queue ends their waits and returns once
+// every process is gone.
+func TestCeilingCloseWithQueuedChats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemCeiling(t, 1)
+		busy := make(chan struct{})
+		m.mem.block = busy
+		a, b := m.h.session(""), m.h.session("")
+		results := make(chan error, 2)
+		for _, s := range []*Session{a, b} {
+			go func() {
+				res, err := s.Call(context.Background(), m.tool, json.RawMessage(`{"text":"x"}`))
+				if err == nil && res.IsError { // a's, cut short: an error result
+					err = errors.New(res.Text())
+				}
+				results <- err
+			}()
+			synctest.Wait()
+		}
+		if _, _, waiting := m.h.client.Usage("mem"); waiting != 1 {
+			t.Fatalf("%d waiting, want b", waiting)
+		}
+		closed := make(chan struct{})
+		go func() { m.h.client.Close(); close(closed) }()
+		synctest.Wait()
+		<-closed
+		for range 2 {
+			if err := <-results; err == nil {
+				t.Error("a call answered normally across the shutdown, want it ended")
+			}
+		}
+		if n := m.live(); n != 0 {
+			t.Errorf("%d live processes after Close", n)
 		}
 	})
 }

@@ -71,6 +71,8 @@ func (e *memEndpoint) roundTrip(ctx context.Context, m message, _ time.Time) (re
 		case <-e.srv.block:
 		case <-ctx.Done():
 			return reply{}, context.Cause(ctx)
+		case <-e.ended: // terminated under the call, as a process would be
+			return reply{}, errors.New("ended")
 		}
 	}
 	switch m.method {
