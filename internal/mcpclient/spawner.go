@@ -24,6 +24,7 @@ type spawner struct {
 	logger   *slog.Logger
 	client   clientInfo
 	owner    string // the owner of the marks; empty: no mark
+	tracker  *stdio.Tracker
 
 	markOnce sync.Once
 	mark     string
@@ -34,7 +35,7 @@ type spawner struct {
 }
 
 func newSpawner(o Options) *spawner {
-	s := &spawner{env: o.Env, redactor: o.Redactor, logger: o.Logger, owner: o.Owner,
+	s := &spawner{env: o.Env, redactor: o.Redactor, logger: o.Logger, owner: o.Owner, tracker: o.Tracker,
 		client: clientInfo{Name: o.ClientName, Version: o.ClientVersion}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -100,6 +101,7 @@ func (s *spawner) dialEndpoint(ctx context.Context, cfg mcpconfig.ServerConfig, 
 		Redact:      s.redactor.Redact,
 		OnExit:      onExit,
 		Mark:        s.processMark(),
+		Tracker:     s.tracker,
 	})
 	if err != nil {
 		return nil, err
