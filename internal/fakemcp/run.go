@@ -133,17 +133,30 @@ func startGrandchild(log eventLog, modes map[string]bool) error {
 }
 
 // startSetsidGrandchild starts setsid-on-sigterm's grandchild, in this
-// process's group; the grandchild logs its grandchild event itself, once
-// it catches SIGTERM. The fake reaps it if it dies first.
+// process's group, and waits until it catches SIGTERM (it says so on a
+// pipe, its fd 3, and logs its grandchild event itself). The fake reaps it
+// if it dies first.
 func startSetsidGrandchild(log eventLog, modes map[string]bool) error {
 	cmd, err := helper(log, modes, modeSleeper, ModeSetsidOnSIGTERM)
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
 		return err
 	}
 	go func() { _ = cmd.Wait() }()
+	_ = r.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := r.Read(make([]byte, 1)); err != nil {
+		return fmt.Errorf("the grandchild never said it was ready: %w", err)
+	}
 	return nil
 }
 
@@ -190,6 +203,10 @@ func sleep(modes map[string]bool, args []string) int {
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, syscall.SIGTERM)
 		log.add(Event{Event: EventGrandchild, Parent: parent})
+		if ready := os.NewFile(3, "ready"); ready != nil {
+			_, _ = ready.Write([]byte{1})
+			ready.Close()
+		}
 		go func() {
 			<-sigs
 			if _, err := syscall.Setsid(); err != nil {

@@ -40,17 +40,19 @@ func trackingModes(t *testing.T) []TrackMode {
 	t.Helper()
 	probe := NewTracker(TrackerOptions{Owner: "probe"})
 	defer probe.Close()
-	if _, err := probe.Open(TrackCgroup); err != nil {
+	if _, err := probe.Open(TrackCgroup, ""); err != nil {
 		t.Logf("cgroup mode not available here: %v", err)
 		return []TrackMode{TrackSubreaper}
 	}
 	return []TrackMode{TrackCgroup, TrackSubreaper}
 }
 
-func openTracker(t *testing.T, mode TrackMode, o TrackerOptions) *Tracker {
+// openTracker opens a tracker in mode for the test. Its periodic scan is
+// off: what a test sees ended, Terminate, Close or ReapOrphans ended.
+func openTracker(t *testing.T, mode TrackMode, owner, stateDir string) *Tracker {
 	t.Helper()
-	tr := NewTracker(o)
-	got, err := tr.Open(mode)
+	tr := NewTracker(TrackerOptions{Owner: owner, ScanInterval: time.Hour})
+	got, err := tr.Open(mode, stateDir)
 	if err != nil || got != mode {
 		t.Fatalf("Open(%v) = %v, %v", mode, got, err)
 	}
@@ -82,7 +84,7 @@ func TestTerminateEndsEscapedDescendants(t *testing.T) {
 	for _, mode := range trackingModes(t) {
 		for _, tt := range escapeCases {
 			t.Run(mode.String()+"/"+caseName(tt.modes), func(t *testing.T) {
-				tr := openTracker(t, mode, TrackerOptions{Owner: "test-escape"})
+				tr := openTracker(t, mode, "test-escape", "")
 				p, escaper := startEscaper(t, Options{Name: "fake", Mark: Mark("test-escape"), Tracker: tr, Grace: testGrace}, tt.modes, tt.event)
 				p.Terminate()
 				fakemcp.WaitDead(t, 5*time.Second, p.PID(), escaper)
@@ -99,7 +101,7 @@ func TestCrashEndsEscapedDescendants(t *testing.T) {
 			{fakemcp.ModeDaemon, fakemcp.ModeClearEnv, fakemcp.ModeCrashOnStart},
 		} {
 			t.Run(mode.String()+"/"+caseName(modes), func(t *testing.T) {
-				tr := openTracker(t, mode, TrackerOptions{Owner: "test-escape"})
+				tr := openTracker(t, mode, "test-escape", "")
 				p, escaper := startEscaper(t, Options{Name: "fake", Mark: Mark("test-escape"), Tracker: tr, Grace: testGrace},
 					modes, fakemcp.EventDaemon)
 				fakemcp.WaitDead(t, 10*time.Second, p.PID(), escaper)
@@ -114,7 +116,7 @@ func TestCrashEndsEscapedDescendants(t *testing.T) {
 func TestTrackerEndsOnlyItsServersEscapers(t *testing.T) {
 	for _, mode := range trackingModes(t) {
 		t.Run(mode.String(), func(t *testing.T) {
-			tr := openTracker(t, mode, TrackerOptions{Owner: "test-escape"})
+			tr := openTracker(t, mode, "test-escape", "")
 			o := Options{Name: "fake", Mark: Mark("test-escape"), Tracker: tr, Grace: testGrace}
 			daemon := []string{fakemcp.ModeDaemon, fakemcp.ModeClearEnv}
 			a, escA := startEscaper(t, o, daemon, fakemcp.EventDaemon)
@@ -167,7 +169,7 @@ func zombieChildren() []int {
 // The bot's own children started elsewhere (os/exec) are still its to wait
 // for while the subreaper reaps, and a server's exit status is its own.
 func TestSubreaperLeavesOwnChildrenAlone(t *testing.T) {
-	tr := openTracker(t, TrackSubreaper, TrackerOptions{Owner: "test-escape"})
+	tr := openTracker(t, TrackSubreaper, "test-escape", "")
 	p, esc := startEscaper(t, Options{Name: "fake", Tracker: tr}, []string{fakemcp.ModeDaemon, fakemcp.ModeClearEnv}, fakemcp.EventDaemon)
 	var cmds []*exec.Cmd
 	for range 5 {
@@ -240,7 +242,7 @@ func TestReapOrphansEndsTreesOfAKilledBot(t *testing.T) {
 				}
 			}
 
-			next := openTracker(t, mode, TrackerOptions{Owner: owner, StateDir: state})
+			next := openTracker(t, mode, owner, state)
 			reaped := next.ReapOrphans()
 			fakemcp.WaitDead(t, 5*time.Second, escapers...)
 			t.Logf("reaped %v", reaped)
@@ -266,8 +268,8 @@ func TestHelperBot(t *testing.T) {
 	}
 	f := strings.Split(spec, ";")
 	mode, _ := strconv.Atoi(f[0])
-	tr := NewTracker(TrackerOptions{Owner: f[1], StateDir: f[2]})
-	if _, err := tr.Open(TrackMode(mode)); err != nil {
+	tr := NewTracker(TrackerOptions{Owner: f[1], ScanInterval: time.Hour})
+	if _, err := tr.Open(TrackMode(mode), f[2]); err != nil {
 		t.Fatal(err)
 	}
 	for i, log := range strings.Split(f[3], ",") {
@@ -287,3 +289,22 @@ func TestHelperBot(t *testing.T) {
 
 // testGrace is a shorter grace: the escapers ignore it anyway.
 const testGrace = 500 * time.Millisecond
+
+// A tracker nobody opened opens itself at the first start, in the best
+// mode available (a check has no start-up of its own), and its Close ends
+// what its servers left.
+func TestTrackerOpensAtFirstStart(t *testing.T) {
+	tr := NewTracker(TrackerOptions{Owner: "test-escape", ScanInterval: time.Hour})
+	t.Cleanup(tr.Close)
+	if m := tr.Mode(); m != TrackGroups {
+		t.Fatalf("mode before the first start: %v", m)
+	}
+	p, esc := startEscaper(t, Options{Name: "fake", Tracker: tr, Grace: testGrace},
+		[]string{fakemcp.ModeDaemon, fakemcp.ModeClearEnv}, fakemcp.EventDaemon)
+	if m, want := tr.Mode(), trackingModes(t)[0]; m != want {
+		t.Errorf("mode after the first start: %v, want %v", m, want)
+	}
+	p.Terminate()
+	tr.Close()
+	fakemcp.WaitDead(t, 5*time.Second, esc)
+}

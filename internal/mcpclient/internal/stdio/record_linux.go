@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-// The record of the subreaper mode: a file per bot process in StateDir,
+// The record of the subreaper mode: a file per bot process in the state
+// directory,
 // "<bot pid>-<bot start>.procs", rewritten (write and rename) whenever the
 // processes known to its trees change, and removed by Close. A bot killed
 // with SIGKILL leaves it behind, and the next start ends what it lists
@@ -128,7 +129,7 @@ func readRecord(path string) (record, bool) {
 // reused) and their descendants, and removes those records. A record of
 // another boot or pid namespace is removed unread.
 func (t *Tracker) reapRecords(self selfInfo) []int {
-	entries, err := os.ReadDir(t.o.StateDir)
+	entries, err := os.ReadDir(t.stateDir)
 	if err != nil {
 		return nil
 	}
@@ -138,7 +139,7 @@ func (t *Tracker) reapRecords(self selfInfo) []int {
 		if !strings.HasSuffix(e.Name(), ".procs") {
 			continue
 		}
-		path := filepath.Join(t.o.StateDir, e.Name())
+		path := filepath.Join(t.stateDir, e.Name())
 		r, ok := readRecord(path)
 		if !ok || r.bot == self.procKey || spawnerAlive(r.bot.pid, r.bot.start) {
 			continue

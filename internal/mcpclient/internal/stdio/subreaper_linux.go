@@ -13,11 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// scanInterval is how often the subreaper mode looks at the trees between
-// starts and stops: it notes the processes that left a tree (for the
-// record) and ends the adopted ones no server can own any more.
-const scanInterval = 10 * time.Second
-
 // server is one server's tree as the subreaper mode knows it. Guarded by
 // the Tracker's mu.
 type server struct {
@@ -40,8 +35,8 @@ func (t *Tracker) openSubreaper() error {
 	t.sys.servers = map[int]*server{}
 	t.sys.strays = map[procKey]bool{}
 	t.sys.stop, t.sys.done = make(chan struct{}), make(chan struct{})
-	if t.o.StateDir != "" {
-		t.sys.record = filepath.Join(t.o.StateDir, recordName(t.sys.self.procKey))
+	if t.stateDir != "" {
+		t.sys.record = filepath.Join(t.stateDir, recordName(t.sys.self.procKey))
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGCHLD)
@@ -54,7 +49,7 @@ func (t *Tracker) openSubreaper() error {
 func (t *Tracker) reaper(sigs chan os.Signal) {
 	defer close(t.sys.done)
 	defer signal.Stop(sigs)
-	tick := time.NewTicker(scanInterval)
+	tick := time.NewTicker(t.o.ScanInterval)
 	defer tick.Stop()
 	for {
 		select {

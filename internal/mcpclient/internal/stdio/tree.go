@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os/exec"
@@ -31,8 +32,8 @@ const (
 	// by the server's own mark in their environment and by the descendants
 	// of all those; an adopted process nothing ties to a server is ended
 	// once every server that ran when it started has stopped. It reaps the
-	// processes it adopts, and keeps a record of the trees in StateDir for
-	// the next start (ReapOrphans).
+	// processes it adopts, and keeps a record of the trees in the state
+	// directory given to Open for the next start (ReapOrphans).
 	TrackSubreaper
 	// TrackCgroup starts each server in a cgroup v2 of its own, under one
 	// of the bot's (a child of the bot's own cgroup), and ends what is in
@@ -59,11 +60,13 @@ type TrackerOptions struct {
 	// Owner is the owner of the marks (see Mark): it names the bot's
 	// cgroup and its record, so that ReapOrphans finds those of an earlier
 	// run of the same owner.
-	Owner string
-	// StateDir is where the subreaper mode keeps its record of the trees
-	// (for ReapOrphans after a SIGKILL of the bot); empty: no record.
-	StateDir string
-	Logger   *slog.Logger
+	Owner  string
+	Logger *slog.Logger
+	// ScanInterval is how often the subreaper mode looks at the trees
+	// between starts and stops, to note what left them (for the record)
+	// and end the adopted processes no server can own any more (10 s
+	// when 0).
+	ScanInterval time.Duration
 }
 
 // Tracker follows the process trees of the servers a bot process starts,
@@ -71,10 +74,17 @@ type TrackerOptions struct {
 // server's process group. One per bot process: Open sets it up (a cgroup
 // of the bot's, or the bot as a child subreaper), Start registers each
 // server with it, and Close ends whatever is left of every tree. NewTracker
-// does no I/O; a Tracker that is not open tracks process groups only.
+// does no I/O; the first Start opens a Tracker that was not opened, in
+// TrackAuto mode without a record.
+//
+// In the subreaper mode the process must start every child in a session
+// of its own through Start with the Tracker: it takes the others for
+// adopted processes (children it starts in its own session, os/exec's
+// default, are left alone).
 type Tracker struct {
-	o      TrackerOptions
-	logger *slog.Logger
+	o        TrackerOptions
+	logger   *slog.Logger
+	stateDir string // where the record is kept and read; empty: none
 
 	// launch is held while a server is started and registered, and while
 	// adopted zombies are reaped: the reaper never sees a server's leader
@@ -83,6 +93,7 @@ type Tracker struct {
 
 	mu     sync.Mutex
 	mode   TrackMode
+	opened bool
 	closed bool
 	next   int // the last instance number given
 
@@ -93,6 +104,9 @@ type Tracker struct {
 func NewTracker(o TrackerOptions) *Tracker {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ScanInterval <= 0 {
+		o.ScanInterval = 10 * time.Second
 	}
 	return &Tracker{o: o, logger: o.Logger, mode: TrackGroups}
 }
@@ -109,20 +123,40 @@ func (t *Tracker) Mode() TrackMode {
 
 // Open sets the tracker up in mode want: TrackAuto chooses the best the
 // system allows, falling back to TrackGroups (and logging why); a mode
-// named explicitly that is not available is an error. It returns the
-// mode chosen. Call it once, before the first Start.
-func (t *Tracker) Open(want TrackMode) (TrackMode, error) {
+// named explicitly that is not available is an error. In the subreaper
+// mode the record of the trees is kept in stateDir (empty: none), and
+// ReapOrphans reads the records of earlier runs there. It returns the mode
+// chosen. Call it once, before the first Start.
+func (t *Tracker) Open(want TrackMode, stateDir string) (TrackMode, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed {
-		return t.mode, fmt.Errorf("tracker closed")
+	return t.openLocked(want, stateDir)
+}
+
+func (t *Tracker) openLocked(want TrackMode, stateDir string) (TrackMode, error) {
+	if t.closed || t.opened {
+		return t.mode, errors.New("tracker already opened")
 	}
+	t.stateDir = stateDir
 	mode, err := t.openSys(want)
 	if err != nil {
 		return TrackGroups, err
 	}
-	t.mode = mode
+	t.mode, t.opened = mode, true
 	return mode, nil
+}
+
+// ensureOpen opens a Tracker that was not opened, in TrackAuto mode.
+func (t *Tracker) ensureOpen() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.opened || t.closed {
+		return
+	}
+	if _, err := t.openLocked(TrackAuto, ""); err != nil {
+		t.logger.Warn("MCP servers are tracked by process group only", "err", err)
+		t.opened = true
+	}
 }
 
 // Close ends every process left in the trees of the servers started with
@@ -143,6 +177,9 @@ func (t *Tracker) Close() {
 // start starts cmd as a server of t (nil: no tracker) with the owner mark
 // (empty: none), and returns its tree.
 func (t *Tracker) start(cmd *exec.Cmd, mark string) (tree, error) {
+	if t != nil {
+		t.ensureOpen()
+	}
 	if t.Mode() == TrackGroups {
 		addMark(cmd, mark)
 		if err := cmd.Start(); err != nil {

@@ -229,7 +229,7 @@ func (t *Tracker) closeSys() {
 
 // ReapOrphans ends what earlier runs of the tracker's owner left behind
 // (see the package's ReapOrphans), and besides: the processes in the
-// cgroups of those runs, and in their records (StateDir) the processes of
+// cgroups of those runs, and in their records (in the state directory) the processes of
 // their trees. It returns the pids ended. Call it after Open, at start;
 // the processes of a bot process still running are never touched.
 func (t *Tracker) ReapOrphans() []int {
@@ -238,7 +238,7 @@ func (t *Tracker) ReapOrphans() []int {
 	if own, err := ownCgroupDir(); err == nil {
 		killed = append(killed, reapCgroups(own, t.o.Owner, self)...)
 	}
-	if t.o.StateDir != "" {
+	if t.stateDir != "" {
 		killed = append(killed, t.reapRecords(self)...)
 	}
 	return killed
