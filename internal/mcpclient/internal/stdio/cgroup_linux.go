@@ -85,10 +85,11 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// cgroupName is the name of a bot process's cgroup for its servers, under
-// the bot's own cgroup: "volcanicbot-<owner>-<pid>-<start>".
-func cgroupName(owner string, bot procKey) string {
-	return cgroupPrefix(owner) + strconv.Itoa(bot.pid) + "-" + strconv.FormatUint(bot.start, 10)
+// cgroupName is the name of a bot process's cgroup for the servers of one
+// of its trackers, under the bot's own cgroup:
+// "volcanicbot-<owner>-<pid>-<start>-<tracker id>".
+func cgroupName(owner string, bot procKey, id string) string {
+	return cgroupPrefix(owner) + strconv.Itoa(bot.pid) + "-" + strconv.FormatUint(bot.start, 10) + "-" + id
 }
 
 func cgroupPrefix(owner string) string {
@@ -109,6 +110,7 @@ func parseCgroupName(owner, name string) (procKey, bool) {
 		return procKey{}, false
 	}
 	p, s, ok := strings.Cut(rest, "-")
+	s, _, _ = strings.Cut(s, "-")
 	pid, err1 := strconv.Atoi(p)
 	start, err2 := strconv.ParseUint(s, 10, 64)
 	if !ok || err1 != nil || err2 != nil {

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -225,6 +226,9 @@ func (t *Tracker) scanAll() {
 		if st.ppid != self.pid || st.state == 'Z' || st.sid == self.sid || claimed[pid] || t.sys.servers[pid] != nil {
 			continue
 		}
+		if t.othersLocked(pid) {
+			continue
+		}
 		owned := false
 		for _, s := range servers {
 			if startedBefore(s.leader, procKey{pid, st.start}) {
@@ -273,8 +277,8 @@ func (t *Tracker) reapZombies() int {
 		if st.ppid != self.pid || st.state != 'Z' || t.sys.servers[pid] != nil {
 			continue
 		}
-		if st.sid == self.sid && !t.seenLocked(procKey{pid, st.start}) {
-			continue
+		if (st.sid == self.sid || st.sid == pid) && !t.seenLocked(procKey{pid, st.start}) {
+			continue // started by other code of the process (in its session, or a session of its own)
 		}
 		reap = append(reap, pid)
 	}
@@ -284,6 +288,22 @@ func (t *Tracker) reapZombies() int {
 		_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 	}
 	return len(reap)
+}
+
+// othersLocked reports whether pid carries the mark of another bot process
+// still running, or of another Tracker of this one: not an orphan of this
+// tracker's servers. (One Tracker per process is the rule; this keeps a
+// second from ending the first one's servers.)
+func (t *Tracker) othersLocked(pid int) bool {
+	v, ok := markOf(pid)
+	if !ok {
+		return false
+	}
+	m := parseMark(v)
+	if m.spawner == t.sys.self.pid && m.start == t.sys.self.start {
+		return !strings.HasPrefix(m.instance, t.sys.id+".")
+	}
+	return spawnerAlive(m.spawner, m.start)
 }
 
 func (t *Tracker) seenLocked(k procKey) bool {
@@ -306,7 +326,14 @@ func (t *Tracker) closeSubreaper() {
 		set := map[int]bool{}
 		t.mu.Lock()
 		for pid, st := range tab {
-			if st.ppid == self.pid && (zombies || st.state != 'Z') && st.sid != self.sid && t.sys.servers[pid] == nil {
+			if st.ppid != self.pid || st.sid == self.sid || t.sys.servers[pid] != nil {
+				continue
+			}
+			if st.state == 'Z' {
+				if zombies && (st.sid != pid || t.seenLocked(procKey{pid, st.start})) {
+					set[pid] = true
+				}
+			} else if !t.othersLocked(pid) {
 				set[pid] = true
 			}
 		}

@@ -75,7 +75,7 @@ func (t *Tracker) openCgroup() error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(own, cgroupName(t.o.Owner, t.sys.self.procKey))
+	dir := filepath.Join(own, cgroupName(t.o.Owner, t.sys.self.procKey, t.sys.id))
 	if err := makeCgroup(dir, own); err != nil {
 		return err
 	}
