@@ -44,6 +44,7 @@ type Main struct {
 	env      *redact.EnvFilter
 	preset   preset.Playwright
 	mcp      *mcpclient.Client
+	lock     *dataDirLock // held while Run runs, released by Close
 	owner    string
 	listener net.Listener // the health listener, when HTTP_ADDR is set
 
@@ -146,8 +147,8 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if reaped := mcpclient.ReapOrphans(m.owner); len(reaped) > 0 {
-		m.logger.Warn("ended processes left by an earlier run", "pids", reaped)
+	if err := m.startProcesses(); err != nil {
+		return err
 	}
 	if len(m.cfg.Telegram.AllowedUsers) == 0 {
 		m.logger.Warn("TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody")
@@ -279,9 +280,12 @@ func providerName(m llm.Model) string {
 	return fmt.Sprintf("%T", m)
 }
 
-// Close stops every MCP process. Safe to call more than once.
+// Close stops every MCP process and releases the data directory. Safe to
+// call more than once.
 func (m *Main) Close() {
 	m.mcp.Close()
+	m.lock.release()
+	m.lock = nil
 }
 
 // lookupIn returns a lookup function over an os.Environ-style snapshot.

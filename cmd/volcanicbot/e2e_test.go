@@ -42,6 +42,7 @@ type daemon struct {
 	dataDir  string
 	mcpLog   string
 	logs     *syncBuffer
+	environ  []string
 	cancel   context.CancelFunc
 	done     chan error
 	provider string
@@ -138,7 +139,7 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{t: t, tg: o.tg, model: model, dataDir: o.dataDir, mcpLog: mcpLog, logs: logs, cancel: cancel,
+	d := &daemon{t: t, tg: o.tg, model: model, dataDir: o.dataDir, mcpLog: mcpLog, logs: logs, environ: environ, cancel: cancel,
 		done: make(chan error, 1), provider: o.provider}
 	go func() {
 		err := m.Run(ctx)
