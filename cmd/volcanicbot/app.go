@@ -44,7 +44,8 @@ type Main struct {
 	env      *redact.EnvFilter
 	preset   preset.Playwright
 	mcp      *mcpclient.Client
-	lock     *dataDirLock // held while Run runs, released by Close
+	tracker  *mcpclient.Tracker // the MCP servers' process trees
+	lock     *dataDirLock       // held while Run runs, released by Close
 	owner    string
 	listener net.Listener // the health listener, when HTTP_ADDR is set
 
@@ -52,6 +53,9 @@ type Main struct {
 	HTTPClient *http.Client
 	// Model, when set, replaces the configured model (benchmarks).
 	Model llm.Model
+	// Tracking is how Run tracks the MCP servers' process trees; the zero
+	// value picks the best this system allows (tests force the others).
+	Tracking mcpclient.TrackMode
 }
 
 // NewMain loads the configuration from environ and builds the components.
@@ -91,6 +95,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	}
 
 	owner := ownerMark(cfg.DataDir)
+	tracker := mcpclient.NewTracker(mcpclient.TrackerOptions{Owner: owner, Logger: logger})
 
 	client := mcpclient.New(mcpclient.Options{
 		Servers:       servers,
@@ -101,8 +106,10 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		ClientName:    "volcanicbot",
 		ClientVersion: version,
 		Owner:         owner,
+		Tracker:       tracker,
 	})
-	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, owner: owner}, nil
+	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, tracker: tracker,
+		owner: owner}, nil
 }
 
 // serverWarnings are what the operator should know about the configured
@@ -280,10 +287,11 @@ func providerName(m llm.Model) string {
 	return fmt.Sprintf("%T", m)
 }
 
-// Close stops every MCP process and releases the data directory. Safe to
-// call more than once.
+// Close stops every MCP process and whatever they left, and releases the
+// data directory. Safe to call more than once.
 func (m *Main) Close() {
 	m.mcp.Close()
+	m.tracker.Close()
 	m.lock.release()
 	m.lock = nil
 }

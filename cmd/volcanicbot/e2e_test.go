@@ -76,6 +76,8 @@ type daemonOptions struct {
 	webhook bool
 	// servers are more mcpServers entries for settings.json.
 	servers map[string]any
+	// main, when set, adjusts the Main before it runs.
+	main func(*Main)
 }
 
 // modelReply decides the model's answer from what it was sent.
@@ -137,6 +139,9 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 	m, err := NewMain(logs, environ)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.main != nil {
+		o.main(m)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &daemon{t: t, tg: o.tg, model: model, dataDir: o.dataDir, mcpLog: mcpLog, logs: logs, environ: environ, cancel: cancel,
