@@ -46,8 +46,7 @@ type Main struct {
 	mcp      *mcpclient.Client
 	tracker  *mcpclient.Tracker // the MCP servers' process trees
 	lock     *dataDirLock       // held while Run runs, released by Close
-	owner    string
-	listener net.Listener // the health listener, when HTTP_ADDR is set
+	listener net.Listener       // the health listener, when HTTP_ADDR is set
 
 	// HTTPClient, when set, is used for Telegram and the model (tests).
 	HTTPClient *http.Client
@@ -108,8 +107,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		Owner:         owner,
 		Tracker:       tracker,
 	})
-	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, tracker: tracker,
-		owner: owner}, nil
+	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, tracker: tracker}, nil
 }
 
 // serverWarnings are what the operator should know about the configured
@@ -130,7 +128,7 @@ func (m *Main) serverWarnings() []string {
 }
 
 // ownerMark ties this bot's processes to its data dir, so the next start
-// can end what a crash left (see mcpclient.ReapOrphans).
+// can end what a crash left (see mcpclient.Tracker's ReapOrphans).
 func ownerMark(dataDir string) string {
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
