@@ -97,8 +97,8 @@ const (
 	// intermediate process in a session of its own starts the sleeper and
 	// exits, so the sleeper is reparented (to init, or to the nearest
 	// subreaper) and is in no process group or session of the fake's tree.
-	// The intermediate logs a "daemon" event with the sleeper's pid (Parent:
-	// the fake's pid); the fake serves once the intermediate has exited.
+	// Once the intermediate has exited, the fake logs a "daemon" event with
+	// the sleeper's pid (Parent: the fake's pid), and serves.
 	ModeDaemon = "daemon"
 	// ModeSetsidOnSIGTERM starts a grandchild in the fake's own process
 	// group (logged as a "grandchild" event) that, when it gets SIGTERM,

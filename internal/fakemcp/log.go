@@ -28,8 +28,8 @@ const (
 	EventInterrupted = "interrupted"
 	// EventCall is logged per tools/call in log-calls mode.
 	EventCall = "call"
-	// EventDaemon is logged by daemon mode's intermediate process: PID is
-	// the double-forked sleeper's, Parent the fake's.
+	// EventDaemon is logged by daemon mode once its intermediate process
+	// has exited: PID is the double-forked sleeper's, Parent the fake's.
 	EventDaemon = "daemon"
 	// EventSetsid is logged by setsid-on-sigterm's grandchild when SIGTERM
 	// made it call setsid(); PID is its pid, Parent the fake's.

@@ -161,25 +161,33 @@ func startSetsidGrandchild(log eventLog, modes map[string]bool) error {
 }
 
 // startDaemon runs daemon's intermediate process in a session of its own
-// and waits for it: by then it has logged the daemon event, and the
-// sleeper it started has been reparented.
+// and waits for it to exit; then it logs the daemon event, with the pid the
+// intermediate wrote: the sleeper has been reparented by then.
 func startDaemon(log eventLog, modes map[string]bool) error {
 	cmd, err := helper(log, modes, modeDaemonize)
 	if err != nil {
 		return err
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%w: %s", err, out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, stderr.String())
 	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return fmt.Errorf("daemonize wrote %q", out)
+	}
+	log.add(Event{Event: EventDaemon, PID: pid, Parent: os.Getpid()})
 	return nil
 }
 
 // daemonize is daemon's intermediate process: it starts the sleeper (in
-// its own session, which the sleeper inherits), logs it, and exits without
-// waiting for it.
+// its own session, which the sleeper inherits), writes its pid and exits
+// without waiting for it.
 func daemonize(modes map[string]bool, args []string) int {
-	log, parent := helperArgs(args)
+	log, _ := helperArgs(args)
 	cmd, err := helper(log, modes, modeSleeper)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fakemcp: daemonize: %v\n", err)
@@ -189,7 +197,7 @@ func daemonize(modes map[string]bool, args []string) int {
 		fmt.Fprintf(os.Stderr, "fakemcp: daemonize: %v\n", err)
 		return 1
 	}
-	log.add(Event{Event: EventDaemon, PID: cmd.Process.Pid, Parent: parent})
+	fmt.Println(cmd.Process.Pid)
 	return 0
 }
 
