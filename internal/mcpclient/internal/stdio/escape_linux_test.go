@@ -156,11 +156,11 @@ func TestTrackerEndsOnlyItsServersEscapers(t *testing.T) {
 
 // zombieChildren are this process's children that exited and were not
 // reaped.
-func zombieChildren() []int {
-	var out []int
+func zombieChildren() []string {
+	var out []string
 	for pid, st := range procStats() {
 		if st.ppid == os.Getpid() && st.state == 'Z' {
-			out = append(out, pid)
+			out = append(out, fmt.Sprintf("%d (group %d, session %d)", pid, st.pgid, st.sid))
 		}
 	}
 	return out

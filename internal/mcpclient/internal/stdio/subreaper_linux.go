@@ -35,6 +35,7 @@ func (t *Tracker) openSubreaper() error {
 	}
 	t.sys.servers = map[int]*server{}
 	t.sys.strays = map[procKey]bool{}
+	t.sys.known = map[procKey]bool{}
 	t.sys.stop, t.sys.done = make(chan struct{}), make(chan struct{})
 	if t.stateDir != "" {
 		t.sys.record = filepath.Join(t.stateDir, recordName(t.sys.self.procKey))
@@ -120,6 +121,9 @@ func (t *Tracker) members(s *server, tab procTable, marks bool) map[int]bool {
 	for pid := range set {
 		st := tab[pid]
 		s.seen[procKey{pid, st.start}] = true
+		if pid != s.leader.pid {
+			t.sys.known[procKey{pid, st.start}] = true
+		}
 		for _, id := range []int{pid, st.sid, st.pgid} {
 			if _, ok := s.ids[id]; !ok && id != self.sid && id != self.pgid && id > 1 {
 				s.ids[id] = tab[id].start // 0 when its process is gone
@@ -243,6 +247,12 @@ func (t *Tracker) scanAll() {
 		}
 	}
 	t.sys.strays = strays
+	maps.Copy(t.sys.known, strays)
+	for k := range t.sys.known {
+		if st, ok := tab[k.pid]; !ok || st.start != k.start {
+			delete(t.sys.known, k) // gone, and reaped
+		}
+	}
 	t.mu.Unlock()
 	t.launch.Unlock()
 	if len(end) > 0 {
@@ -263,31 +273,41 @@ func (t *Tracker) scanAll() {
 }
 
 // reapZombies reaps the adopted children of the bot that exited: every
-// zombie child but the servers' leaders (the exit watchers reap those) and
-// the children in the bot's own session it never saw in a tree (other
-// code of the process started them, and waits for them).
+// zombie child but the servers' leaders (the exit watchers reap those),
+// and but the children in the bot's own session or leading a session of
+// their own that it never saw in a tree or adopted (other code of the
+// process started them, and waits for them).
 func (t *Tracker) reapZombies() int {
 	t.launch.Lock()
 	defer t.launch.Unlock()
 	self := t.sys.self
 	tab := procStats()
-	var reap []int
+	var reap []procKey
 	t.mu.Lock()
 	for pid, st := range tab {
 		if st.ppid != self.pid || st.state != 'Z' || t.sys.servers[pid] != nil {
 			continue
 		}
-		if (st.sid == self.sid || st.sid == pid) && !t.seenLocked(procKey{pid, st.start}) {
+		k := procKey{pid, st.start}
+		if (st.sid == self.sid || st.sid == pid) && !t.sys.known[k] {
 			continue // started by other code of the process (in its session, or a session of its own)
 		}
-		reap = append(reap, pid)
+		reap = append(reap, k)
 	}
 	t.mu.Unlock()
-	for _, pid := range reap {
+	n := 0
+	for _, k := range reap {
+		// A process whose other threads are still exiting shows as a
+		// zombie and cannot be reaped yet: its SIGCHLD is still to come.
 		var ws unix.WaitStatus
-		_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		if got, err := unix.Wait4(k.pid, &ws, unix.WNOHANG, nil); err == nil && got == k.pid {
+			t.mu.Lock()
+			delete(t.sys.known, k)
+			t.mu.Unlock()
+			n++
+		}
 	}
-	return len(reap)
+	return n
 }
 
 // othersLocked reports whether pid carries the mark of another bot process
@@ -306,15 +326,6 @@ func (t *Tracker) othersLocked(pid int) bool {
 	return spawnerAlive(m.spawner, m.start)
 }
 
-func (t *Tracker) seenLocked(k procKey) bool {
-	for _, s := range t.sys.servers {
-		if s.seen[k] {
-			return true
-		}
-	}
-	return t.sys.strays[k]
-}
-
 // closeSubreaper ends what is left: the processes of every server still
 // registered, and every adopted process; reaps them, stops the reaper and
 // the subreaper role, and removes the record.
@@ -330,7 +341,7 @@ func (t *Tracker) closeSubreaper() {
 				continue
 			}
 			if st.state == 'Z' {
-				if zombies && (st.sid != pid || t.seenLocked(procKey{pid, st.start})) {
+				if zombies && (st.sid != pid || t.sys.known[procKey{pid, st.start}]) {
 					set[pid] = true
 				}
 			} else if !t.othersLocked(pid) {

@@ -30,6 +30,7 @@ type trackerSys struct {
 	// reaper goroutine and the record.
 	servers    map[int]*server
 	strays     map[procKey]bool
+	known      map[procKey]bool // every process seen in a tree but a leader, until reaped
 	stop, done chan struct{}
 	record     string // the record's path; empty: none
 	recorded   string // what the record holds
