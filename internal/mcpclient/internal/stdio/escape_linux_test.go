@@ -308,3 +308,34 @@ func TestTrackerOpensAtFirstStart(t *testing.T) {
 	tr.Close()
 	fakemcp.WaitDead(t, 5*time.Second, esc)
 }
+
+// In the cgroup mode a server starts in a cgroup of its own, directly
+// (clone3) or, where clone3 is refused, moved in at once; either way its
+// escapers end with it and the cgroup is removed.
+func TestCgroupModeStartsServersInTheirCgroup(t *testing.T) {
+	if trackingModes(t)[0] != TrackCgroup {
+		t.Skip("no cgroup mode here")
+	}
+	for _, noClone3 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noClone3=%v", noClone3), func(t *testing.T) {
+			tr := openTracker(t, TrackCgroup, "test-escape", "")
+			tr.sys.noClone3 = noClone3
+			p, esc := startEscaper(t, Options{Name: "fake", Tracker: tr, Grace: testGrace},
+				[]string{fakemcp.ModeDaemon, fakemcp.ModeClearEnv}, fakemcp.EventDaemon)
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p.PID()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := p.tree.(*cgroupTree).dir
+			_, v2, _ := strings.Cut(string(b), "0::")
+			if v2 = strings.TrimSpace(v2); !strings.Contains(v2, "/server-") || !strings.HasSuffix(dir, v2) {
+				t.Errorf("server in cgroup %q, want %s", v2, dir)
+			}
+			p.Terminate()
+			fakemcp.WaitDead(t, 5*time.Second, esc)
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("the server's cgroup %s is still there: %v", dir, err)
+			}
+		})
+	}
+}

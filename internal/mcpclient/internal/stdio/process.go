@@ -141,7 +141,7 @@ func Start(c Command, o Options) (*Process, error) {
 	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = sysProcAttr()
-	tr, err := o.Tracker.start(cmd, o.Mark)
+	cmd, tr, err := o.Tracker.start(cmd, o.Mark)
 	if err != nil {
 		return fail(fmt.Errorf("%s: start %s: %w", o.Name, c.Path, err))
 	}

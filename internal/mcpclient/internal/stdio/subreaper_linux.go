@@ -68,7 +68,7 @@ func (t *Tracker) reaper(sigs chan os.Signal) {
 
 // startAdopting starts cmd and registers it, under the launch lock: the
 // reaper never takes the leader for an adopted process.
-func (t *Tracker) startAdopting(cmd *exec.Cmd, mark string) (tree, error) {
+func (t *Tracker) startAdopting(cmd *exec.Cmd, mark string) (*exec.Cmd, tree, error) {
 	t.launch.Lock()
 	err := cmd.Start()
 	var s *server
@@ -83,10 +83,10 @@ func (t *Tracker) startAdopting(cmd *exec.Cmd, mark string) (tree, error) {
 	}
 	t.launch.Unlock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t.writeRecord()
-	return &reaperTree{groupTree: newGroupTree(s.leader.pid), t: t, s: s}, nil
+	return cmd, &reaperTree{groupTree: newGroupTree(s.leader.pid), t: t, s: s}, nil
 }
 
 // members returns the live processes of s's tree in tab: those seen in it

@@ -175,17 +175,18 @@ func (t *Tracker) Close() {
 }
 
 // start starts cmd as a server of t (nil: no tracker) with the owner mark
-// (empty: none), and returns its tree.
-func (t *Tracker) start(cmd *exec.Cmd, mark string) (tree, error) {
+// (empty: none), and returns the command started (cmd, or a copy of it
+// where a first way to start it failed) and its tree.
+func (t *Tracker) start(cmd *exec.Cmd, mark string) (*exec.Cmd, tree, error) {
 	if t != nil {
 		t.ensureOpen()
 	}
 	if t.Mode() == TrackGroups {
 		addMark(cmd, mark)
 		if err := cmd.Start(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return newGroupTree(cmd.Process.Pid), nil
+		return cmd, newGroupTree(cmd.Process.Pid), nil
 	}
 	return t.startSys(cmd, mark)
 }

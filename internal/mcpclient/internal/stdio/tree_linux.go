@@ -92,7 +92,7 @@ func (t *Tracker) instance() string {
 	return t.sys.id + "." + strconv.Itoa(t.next)
 }
 
-func (t *Tracker) startSys(cmd *exec.Cmd, mark string) (tree, error) {
+func (t *Tracker) startSys(cmd *exec.Cmd, mark string) (*exec.Cmd, tree, error) {
 	inst := t.instance()
 	if mark != "" {
 		mark += ":" + inst
@@ -105,23 +105,23 @@ func (t *Tracker) startSys(cmd *exec.Cmd, mark string) (tree, error) {
 		return t.startAdopting(cmd, mark)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return newGroupTree(cmd.Process.Pid), nil
+	return cmd, newGroupTree(cmd.Process.Pid), nil
 }
 
 // startInCgroup starts cmd directly in a new cgroup of its own
-// (CLONE_INTO_CGROUP); where clone3 is refused, it starts it and moves it
-// in at once.
-func (t *Tracker) startInCgroup(cmd *exec.Cmd, inst string) (tree, error) {
+// (CLONE_INTO_CGROUP); where clone3 is refused, it starts a copy of it and
+// moves that in at once (a child it forks in the moment stays out).
+func (t *Tracker) startInCgroup(cmd *exec.Cmd, inst string) (*exec.Cmd, tree, error) {
 	dir := filepath.Join(t.sys.cgroupDir, "server-"+inst)
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cgroup: %w", err)
+		return nil, nil, fmt.Errorf("cgroup: %w", err)
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		_ = os.Remove(dir)
-		return nil, fmt.Errorf("cgroup: %w", err)
+		return nil, nil, fmt.Errorf("cgroup: %w", err)
 	}
 	t.mu.Lock()
 	direct := !t.sys.noClone3
@@ -129,8 +129,9 @@ func (t *Tracker) startInCgroup(cmd *exec.Cmd, inst string) (tree, error) {
 	if direct {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
 		err = cmd.Start()
-		if errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EPERM) && cmd.Process == nil {
-			// No clone3 (an old kernel, a seccomp profile that refuses it).
+		if errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EPERM) {
+			// No clone3 (an old kernel; a seccomp profile that refuses it
+			// with ENOSYS, or EPERM). An exec.Cmd starts once: a copy.
 			t.mu.Lock()
 			t.sys.noClone3 = true
 			t.mu.Unlock()
@@ -150,9 +151,9 @@ func (t *Tracker) startInCgroup(cmd *exec.Cmd, inst string) (tree, error) {
 	_ = unix.Close(fd)
 	if err != nil {
 		_ = os.Remove(dir)
-		return nil, err
+		return nil, nil, err
 	}
-	return &cgroupTree{groupTree: newGroupTree(cmd.Process.Pid), dir: dir, t: t}, nil
+	return cmd, &cgroupTree{groupTree: newGroupTree(cmd.Process.Pid), dir: dir, t: t}, nil
 }
 
 // cloneCmd is a copy of a cmd that failed to start, to start again.
@@ -203,6 +204,21 @@ func (t *Tracker) closeSys() {
 	if id == "" {
 		return // never opened
 	}
+	// In every mode: the processes that carry the mark of a server of this
+	// tracker (no server runs any more). First, so that the subreaper
+	// reaps them.
+	prefix := id + "."
+	if killed := killAll(func() []int {
+		var pids []int
+		for _, m := range markedProcesses(t.o.Owner) {
+			if m.spawner == self.pid && m.start == self.start && strings.HasPrefix(m.instance, prefix) {
+				pids = append(pids, m.pid)
+			}
+		}
+		return pids
+	}); len(killed) > 0 {
+		t.logger.Info("ended processes left by MCP servers", "pids", killed)
+	}
 	switch mode {
 	case TrackCgroup:
 		if len(cgroupTreeProcs(t.sys.cgroupDir)) > 0 {
@@ -214,18 +230,6 @@ func (t *Tracker) closeSys() {
 	case TrackSubreaper:
 		t.closeSubreaper()
 	}
-	// In every mode: the processes that carry the mark of a server of this
-	// tracker (no server runs any more).
-	prefix := t.sys.id + "."
-	killAll(func() []int {
-		var pids []int
-		for _, m := range markedProcesses(t.o.Owner) {
-			if m.spawner == self.pid && m.start == self.start && strings.HasPrefix(m.instance, prefix) {
-				pids = append(pids, m.pid)
-			}
-		}
-		return pids
-	})
 }
 
 // ReapOrphans ends what earlier runs of the tracker's owner left behind

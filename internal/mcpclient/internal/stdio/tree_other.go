@@ -19,12 +19,12 @@ func (t *Tracker) openSys(want TrackMode) (TrackMode, error) {
 	return 0, errors.New("only process groups can be tracked on this system")
 }
 
-func (t *Tracker) startSys(cmd *exec.Cmd, mark string) (tree, error) {
+func (t *Tracker) startSys(cmd *exec.Cmd, mark string) (*exec.Cmd, tree, error) {
 	addMark(cmd, mark)
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return newGroupTree(cmd.Process.Pid), nil
+	return cmd, newGroupTree(cmd.Process.Pid), nil
 }
 
 func (t *Tracker) closeSys() {}
