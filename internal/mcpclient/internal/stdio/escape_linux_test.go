@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -337,5 +338,62 @@ func TestCgroupModeStartsServersInTheirCgroup(t *testing.T) {
 				t.Errorf("the server's cgroup %s is still there: %v", dir, err)
 			}
 		})
+	}
+}
+
+// A record's sessions are trusted only for what started before its bot
+// died, and only while the pid that names them is not another process's:
+// a session whose leader's pid was reused is someone else's.
+func TestRecordedTreeTrustsOnlyItsSessions(t *testing.T) {
+	sh := exec.Command("sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := sh.Output() // the session's leader exits, its child stays in the session
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	t.Cleanup(func() { killForGood(child) })
+	st, ok := readStat(child)
+	if !ok || st.sid != sh.Process.Pid {
+		t.Fatalf("child %d: %+v, want it in session %d", child, st, sh.Process.Pid)
+	}
+	leaderStart := st.start // about when the leader started
+	self := readSelf()
+	dead, deadStart := deadSpawner(t)
+	rec := record{bot: procKey{dead, deadStart}, procs: map[procKey]bool{{sh.Process.Pid, leaderStart}: true}}
+	for _, tt := range []struct {
+		name string
+		died uint64
+		want bool
+	}{
+		{"started before the bot died", st.start, true},
+		{"started after", st.start - 1, false},
+	} {
+		got := slices.Contains(recordedTree(rec, self, tt.died), child)
+		if got != tt.want {
+			t.Errorf("%s: the session's member is in the tree: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	// A session whose pid names another process than the record's (its
+	// start time differs): not the record's.
+	other := exec.Command("sleep", "60")
+	other.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		killForGood(other.Process.Pid)
+		_ = other.Wait()
+	})
+	ost, _ := readStat(other.Process.Pid)
+	for _, tt := range []struct {
+		start uint64
+		want  bool
+	}{{ost.start, true}, {ost.start + 1, false}} {
+		r := record{bot: rec.bot, procs: map[procKey]bool{{other.Process.Pid, tt.start}: true}}
+		if got := slices.Contains(recordedTree(r, self, ^uint64(0)), other.Process.Pid); got != tt.want {
+			t.Errorf("recorded start %d of the process %d (start %d): in the tree %v, want %v",
+				tt.start, other.Process.Pid, ost.start, got, tt.want)
+		}
 	}
 }

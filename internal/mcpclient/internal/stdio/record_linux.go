@@ -9,24 +9,33 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The record of the subreaper mode: a file per bot process in the state
-// directory,
-// "<bot pid>-<bot start>.procs", rewritten (write and rename) whenever the
-// processes known to its trees change, and removed by Close. A bot killed
-// with SIGKILL leaves it behind, and the next start ends what it lists
-// (reapRecords): the processes by pid and start time, and the members of
-// the sessions and groups those processes led. The header names the boot
-// and the pid namespace: the pids of another mean other processes.
+// directory, "<bot pid>-<bot start>.procs", rewritten (write and rename)
+// whenever the processes known to its trees change, touched at every scan
+// otherwise, and removed by Close. A bot killed with SIGKILL leaves it
+// behind, and the next start ends what it lists (reapRecords): the
+// processes by pid and start time, and the members of the sessions and
+// groups those processes led that started before the bot died (by then
+// the record was touched no longer than a scan interval ago): a session
+// whose pid was reused since then is someone else's. The header names the
+// boot and the pid namespace (the pids of another mean other processes)
+// and the scan interval.
 //
 //	volcanicbot-processes 1
 //	boot <boot id>
 //	pidns <pid namespace>
+//	scan <seconds>
 //	bot <pid> <start>
 //	<pid> <start>
 //	…
 const recordMagic = "volcanicbot-processes 1"
+
+// clockTicks is USER_HZ, the unit of the start times in /proc/<pid>/stat:
+// 100 on every Linux architecture.
+const clockTicks = 100
 
 func recordName(bot procKey) string {
 	return strconv.Itoa(bot.pid) + "-" + strconv.FormatUint(bot.start, 10) + ".procs"
@@ -48,12 +57,15 @@ func (t *Tracker) writeRecord() {
 	keys := slices.SortedFunc(maps.Keys(procs), func(a, b procKey) int { return a.pid - b.pid })
 	var b strings.Builder
 	self := t.sys.self
-	fmt.Fprintf(&b, "%s\nboot %s\npidns %s\nbot %d %d\n", recordMagic, bootID(), pidNamespace(), self.pid, self.start)
+	fmt.Fprintf(&b, "%s\nboot %s\npidns %s\nscan %d\nbot %d %d\n", recordMagic, t.sys.boot, t.sys.pidns,
+		int(t.o.ScanInterval.Seconds()+1), self.pid, self.start)
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%d %d\n", k.pid, k.start)
 	}
 	content := b.String()
 	if content == t.sys.recorded {
+		now := time.Now()
+		_ = os.Chtimes(t.sys.record, now, now)
 		return
 	}
 	if err := writeFileAtomic(t.sys.record, content); err != nil {
@@ -80,6 +92,7 @@ func writeFileAtomic(path, content string) error {
 
 type record struct {
 	boot, pidns string
+	scan        time.Duration
 	bot         procKey
 	procs       map[procKey]bool
 }
@@ -103,6 +116,11 @@ func readRecord(path string) (record, bool) {
 		}
 		if v, ok := strings.CutPrefix(line, "pidns "); ok {
 			r.pidns = v
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "scan "); ok {
+			n, _ := strconv.Atoi(v)
+			r.scan = time.Duration(n) * time.Second
 			continue
 		}
 		bot := false
@@ -144,8 +162,10 @@ func (t *Tracker) reapRecords(self selfInfo) []int {
 		if !ok || r.bot == self.procKey || spawnerAlive(r.bot.pid, r.bot.start) {
 			continue
 		}
-		if r.boot == boot && r.pidns == pidns {
-			killed = append(killed, killAll(func() []int { return recordedTree(r, self) })...)
+		if fi, err := os.Stat(path); err == nil && r.boot == boot && r.pidns == pidns {
+			// The bot died before the record's next touch was due.
+			died := ticksAt(fi.ModTime().Add(r.scan + 5*time.Second))
+			killed = append(killed, killAll(func() []int { return recordedTree(r, self, died) })...)
 		}
 		if err := os.Remove(path); err != nil {
 			t.logger.Warn("a record of MCP server processes not removed", "path", path, "err", err)
@@ -154,8 +174,31 @@ func (t *Tracker) reapRecords(self selfInfo) []int {
 	return killed
 }
 
-// recordedTree returns the live processes of a record's trees.
-func recordedTree(r record, self selfInfo) []int {
+// ticksAt is the time t in clock ticks after boot (0 when unknown).
+func ticksAt(t time.Time) uint64 {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	up, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0
+	}
+	since := up - time.Since(t).Seconds()
+	if since < 0 {
+		return 0
+	}
+	return uint64(since * clockTicks)
+}
+
+// recordedTree returns the live processes of a record's trees: those it
+// lists, and those in the sessions and groups of these that started before
+// died (clock ticks after boot; 0: unknown, none), with their descendants.
+func recordedTree(r record, self selfInfo, died uint64) []int {
 	tab := procStats()
 	ids := map[int]uint64{}
 	for k := range r.procs {
@@ -175,7 +218,7 @@ func recordedTree(r record, self selfInfo) []int {
 		if pid == self.pid || st.state == 'Z' || st.start < r.bot.start {
 			continue
 		}
-		if r.procs[procKey{pid, st.start}] || trusted(st.sid) || trusted(st.pgid) {
+		if r.procs[procKey{pid, st.start}] || st.start <= died && (trusted(st.sid) || trusted(st.pgid)) {
 			set[pid] = true
 		}
 	}

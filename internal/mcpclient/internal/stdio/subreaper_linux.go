@@ -39,6 +39,7 @@ func (t *Tracker) openSubreaper() error {
 	t.sys.stop, t.sys.done = make(chan struct{}), make(chan struct{})
 	if t.stateDir != "" {
 		t.sys.record = filepath.Join(t.stateDir, recordName(t.sys.self.procKey))
+		t.sys.boot, t.sys.pidns = bootID(), pidNamespace()
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGCHLD)
@@ -99,6 +100,11 @@ func (t *Tracker) members(s *server, tab procTable, marks bool) map[int]bool {
 	for id, start := range s.ids {
 		if !idInUse(tab, id, start) {
 			delete(s.ids, id)
+		}
+	}
+	for k := range s.seen {
+		if st, ok := tab[k.pid]; !ok || st.start != k.start {
+			delete(s.seen, k) // gone: the set stays as small as the tree
 		}
 	}
 	set := map[int]bool{}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,6 +34,8 @@ type trackerSys struct {
 	known      map[procKey]bool // every process seen in a tree but a leader, until reaped
 	stop, done chan struct{}
 	record     string // the record's path; empty: none
+	boot       string // the boot id and pid namespace the record names
+	pidns      string
 	recorded   string // what the record holds
 	recordErr  bool   // a failure to write it was logged
 }
@@ -246,7 +249,8 @@ func (t *Tracker) ReapOrphans() []int {
 	if t.stateDir != "" {
 		killed = append(killed, t.reapRecords(self)...)
 	}
-	return killed
+	slices.Sort(killed)
+	return slices.Compact(killed)
 }
 
 // reapCgroups ends the cgroups of the owner's bot processes that no longer
