@@ -55,9 +55,10 @@ type Options struct {
 	Tracker *Tracker
 }
 
-// Process is one running server: the child in its own process group, the
-// transport on its pipes, and the stderr reader. Its goroutines (the exit
-// watcher, the stderr reader) end by the time Terminate returns.
+// Process is one running server: the child in a session (and group) of
+// its own, the transport on its pipes, and the stderr reader. Its
+// goroutines (the exit watcher, the stderr reader) end by the time
+// Terminate returns.
 //
 // The exit watcher reaps the child as soon as it exits (no zombie waits for
 // the next call); the pipes stay open, so the transport still reads every
@@ -84,7 +85,7 @@ type Process struct {
 	termOnce  sync.Once
 }
 
-// Start starts cmd in its own process group, dying with the bot, with a
+// Start starts cmd in a session of its own, dying with the bot, with a
 // transport on its stdin and stdout.
 //
 // The pipes are made here, not by exec: exec would start copying
