@@ -93,8 +93,12 @@ func (t *Tracker) startAdopting(cmd *exec.Cmd, mark string) (*exec.Cmd, tree, er
 // members returns the live processes of s's tree in tab: those seen in it
 // before, those in one of its sessions or groups, with marks those that
 // carry its mark, and the descendants of all of them. It notes them in s.
+// Only the bot's descendants are looked at: a subreaper's orphans come to
+// it (or to a subreaper in a tree), so every process of a tree is one.
 func (t *Tracker) members(s *server, tab procTable, marks bool) map[int]bool {
 	self := t.sys.self
+	mine := map[int]bool{self.pid: true}
+	tab.closure(mine)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for id, start := range s.ids {
@@ -109,8 +113,8 @@ func (t *Tracker) members(s *server, tab procTable, marks bool) map[int]bool {
 	}
 	set := map[int]bool{}
 	for pid, st := range tab {
-		if pid == self.pid || st.state == 'Z' || st.start < s.leader.start {
-			continue // the bot, a zombie, or older than the server
+		if pid == self.pid || !mine[pid] || st.state == 'Z' || st.start < s.leader.start {
+			continue // the bot, not its descendant, a zombie, or older than the server
 		}
 		_, inSession := s.ids[st.sid]
 		_, inGroup := s.ids[st.pgid]
