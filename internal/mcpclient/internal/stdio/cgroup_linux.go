@@ -119,6 +119,22 @@ func parseCgroupName(owner, name string) (procKey, bool) {
 	return procKey{pid, start}, true
 }
 
+// parseAnyCgroupName returns the bot process of a name of cgroupName's for
+// any owner: "volcanicbot-…-<pid>-<start>-<id>", read from the right.
+func parseAnyCgroupName(name string) (procKey, bool) {
+	rest, ok := strings.CutPrefix(name, "volcanicbot-")
+	f := strings.Split(rest, "-")
+	if !ok || len(f) < 4 {
+		return procKey{}, false
+	}
+	pid, err1 := strconv.Atoi(f[len(f)-3])
+	start, err2 := strconv.ParseUint(f[len(f)-2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return procKey{}, false
+	}
+	return procKey{pid, start}, true
+}
+
 // makeCgroup creates the cgroup dir and checks that this process may start
 // children in it (write access to its cgroup.procs and to that of the
 // common ancestor, the parent of the bot's tree).

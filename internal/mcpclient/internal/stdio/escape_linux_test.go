@@ -397,3 +397,22 @@ func TestRecordedTreeTrustsOnlyItsSessions(t *testing.T) {
 		}
 	}
 }
+
+func TestCgroupNames(t *testing.T) {
+	bot := procKey{123, 4567}
+	name := cgroupName("ab-c.d", bot, "9f0e")
+	if got, ok := parseCgroupName("ab-c.d", name); !ok || got != bot {
+		t.Errorf("parseCgroupName(%q) = %v, %v", name, got, ok)
+	}
+	if _, ok := parseCgroupName("ab", name); ok {
+		t.Errorf("%q taken for owner ab's", name)
+	}
+	if got, ok := parseAnyCgroupName(name); !ok || got != bot {
+		t.Errorf("parseAnyCgroupName(%q) = %v, %v", name, got, ok)
+	}
+	for _, bad := range []string{"volcanicbot-x", "volcanicbot-a-b-c-d", "other-1-2-3"} {
+		if _, ok := parseAnyCgroupName(bad); ok {
+			t.Errorf("parseAnyCgroupName(%q) ok", bad)
+		}
+	}
+}

@@ -254,7 +254,8 @@ func (t *Tracker) ReapOrphans() []int {
 }
 
 // reapCgroups ends the cgroups of the owner's bot processes that no longer
-// run, under the bot's own cgroup, and removes them.
+// run, under the bot's own cgroup, and removes them; the empty ones a bot
+// of another owner left are removed too.
 func reapCgroups(own, owner string, self selfInfo) []int {
 	entries, err := os.ReadDir(own)
 	if err != nil {
@@ -262,11 +263,18 @@ func reapCgroups(own, owner string, self selfInfo) []int {
 	}
 	var killed []int
 	for _, e := range entries {
-		bot, ok := parseCgroupName(owner, e.Name())
-		if !ok || !e.IsDir() || bot == self.procKey || spawnerAlive(bot.pid, bot.start) {
+		dir := filepath.Join(own, e.Name())
+		bot, ours := parseCgroupName(owner, e.Name())
+		if !ours {
+			if other, ok := parseAnyCgroupName(e.Name()); ok && e.IsDir() && other != self.procKey &&
+				!spawnerAlive(other.pid, other.start) && len(cgroupTreeProcs(dir)) == 0 {
+				_ = removeCgroup(dir, 0)
+			}
 			continue
 		}
-		dir := filepath.Join(own, e.Name())
+		if !e.IsDir() || bot == self.procKey || spawnerAlive(bot.pid, bot.start) {
+			continue
+		}
 		killed = append(killed, cgroupTreeProcs(dir)...)
 		killCgroup(dir)
 		_ = removeCgroup(dir, killWait)
