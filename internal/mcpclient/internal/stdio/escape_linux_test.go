@@ -345,6 +345,7 @@ func TestCgroupModeStartsServersInTheirCgroup(t *testing.T) {
 // died, and only while the pid that names them is not another process's:
 // a session whose leader's pid was reused is someone else's.
 func TestRecordedTreeTrustsOnlyItsSessions(t *testing.T) {
+	dead, deadStart := deadSpawner(t) // the bot, started before its trees
 	sh := exec.Command("sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & echo $!")
 	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, err := sh.Output() // the session's leader exits, its child stays in the session
@@ -359,7 +360,6 @@ func TestRecordedTreeTrustsOnlyItsSessions(t *testing.T) {
 	}
 	leaderStart := st.start // about when the leader started
 	self := readSelf()
-	dead, deadStart := deadSpawner(t)
 	rec := record{bot: procKey{dead, deadStart}, procs: map[procKey]bool{{sh.Process.Pid, leaderStart}: true}}
 	for _, tt := range []struct {
 		name string
