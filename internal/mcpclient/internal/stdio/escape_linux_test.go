@@ -246,6 +246,7 @@ func TestReapOrphansEndsTreesOfAKilledBot(t *testing.T) {
 			next := openTracker(t, mode, owner, state)
 			reaped := next.ReapOrphans()
 			fakemcp.WaitDead(t, 5*time.Second, escapers...)
+			fakemcp.WaitDead(t, 5*time.Second, reaped...) // SIGKILLed, but a moment from exiting
 			t.Logf("reaped %v", reaped)
 			if again := next.ReapOrphans(); len(again) != 0 {
 				t.Errorf("second reap killed %v", again)

@@ -64,6 +64,7 @@ func TestReapOrphans(t *testing.T) {
 	}
 	<-orphan.Exited()
 	<-old.Exited()
+	fakemcp.WaitDead(t, 5*time.Second, killed...) // SIGKILLed, but a moment from exiting
 	if again := ReapOrphans(owner); len(again) != 0 {
 		t.Errorf("second reap killed %v", again)
 	}
