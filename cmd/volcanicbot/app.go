@@ -47,15 +47,19 @@ type Main struct {
 	env      *redact.EnvFilter
 	preset   preset.Playwright
 	mcp      *mcpclient.Client
-	tokens   *llm.Tokenizer // counts tokens as the models do
-	metrics  *metrics       // GET /metrics
-	owner    string
-	listener net.Listener // the health listener, when HTTP_ADDR is set
+	tokens   *llm.Tokenizer     // counts tokens as the models do
+	metrics  *metrics           // GET /metrics
+	tracker  *mcpclient.Tracker // the MCP servers' process trees
+	lock     *dataDirLock       // held while Run runs, released by Close
+	listener net.Listener       // the health listener, when HTTP_ADDR is set
 
 	// HTTPClient, when set, is used for Telegram and the model (tests).
 	HTTPClient *http.Client
 	// Model, when set, replaces the configured model (benchmarks).
 	Model llm.Model
+	// Tracking is how Run tracks the MCP servers' process trees; the zero
+	// value picks the best this system allows (tests force the others).
+	Tracking mcpclient.TrackMode
 }
 
 // NewMain loads the configuration from environ and builds the components.
@@ -108,6 +112,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	}
 
 	owner := ownerMark(cfg.DataDir)
+	tracker := mcpclient.NewTracker(mcpclient.TrackerOptions{Owner: owner, Logger: logger})
 
 	tokens := &llm.Tokenizer{} // built on its first use
 	var client *mcpclient.Client
@@ -121,12 +126,13 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		ClientName:    "volcanicbot",
 		ClientVersion: version,
 		Owner:         owner,
+		Tracker:       tracker,
 
 		MaxResultTokens: cfg.MaxResultTokens,
 		CountTokens:     tokens.Count,
 		Observer:        met,
 	})
-	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, owner: owner,
+	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, tracker: tracker,
 		tokens: tokens, metrics: met}, nil
 }
 
@@ -181,7 +187,7 @@ func defaultMaxBrowsers(memory int64, shared bool) int {
 }
 
 // ownerMark ties this bot's processes to its data dir, so the next start
-// can end what a crash left (see mcpclient.ReapOrphans).
+// can end what a crash left (see mcpclient.Tracker's ReapOrphans).
 func ownerMark(dataDir string) string {
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
@@ -206,8 +212,8 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	model = m.metrics.model(model)
-	if reaped := mcpclient.ReapOrphans(m.owner); len(reaped) > 0 {
-		m.logger.Warn("ended processes left by an earlier run", "pids", reaped)
+	if err := m.startProcesses(); err != nil {
+		return err
 	}
 	if len(m.cfg.Telegram.AllowedUsers) == 0 {
 		m.logger.Warn("TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody")
@@ -360,9 +366,13 @@ func providerName(m llm.Model) string {
 	return fmt.Sprintf("%T", m)
 }
 
-// Close stops every MCP process. Safe to call more than once.
+// Close stops every MCP process and whatever they left, and releases the
+// data directory. Safe to call more than once.
 func (m *Main) Close() {
 	m.mcp.Close()
+	m.tracker.Close()
+	m.lock.release()
+	m.lock = nil
 }
 
 // lookupIn returns a lookup function over an os.Environ-style snapshot.

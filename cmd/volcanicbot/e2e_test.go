@@ -45,6 +45,7 @@ type daemon struct {
 	dataDir  string
 	mcpLog   string
 	logs     *syncBuffer
+	environ  []string
 	cancel   context.CancelFunc
 	done     chan error
 	provider string
@@ -78,6 +79,8 @@ type daemonOptions struct {
 	webhook bool
 	// servers are more mcpServers entries for settings.json.
 	servers map[string]any
+	// main, when set, adjusts the Main before it runs.
+	main func(*Main)
 }
 
 // modelReply decides the model's answer from what it was sent.
@@ -140,8 +143,11 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.main != nil {
+		o.main(m)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{t: t, tg: o.tg, model: model, dataDir: o.dataDir, mcpLog: mcpLog, logs: logs, cancel: cancel,
+	d := &daemon{t: t, tg: o.tg, model: model, dataDir: o.dataDir, mcpLog: mcpLog, logs: logs, environ: environ, cancel: cancel,
 		done: make(chan error, 1), provider: o.provider}
 	go func() {
 		err := m.Run(ctx)

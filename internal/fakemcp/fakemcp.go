@@ -24,8 +24,9 @@
 // spliced into the written line (mcp-go's nested marshalling of it costs
 // seconds under -race). raw-echo is a minimal hand-written
 // JSON-RPC loop for benchmarks; of the other modes it honours only the
-// start-up ones (count-starts, grandchild, ignore-sigterm, stderr-chatter's
-// start line; crash-on-start and hang-on-start take precedence over it).
+// start-up ones (count-starts, grandchild, daemon, setsid-on-sigterm,
+// clear-env, ignore-sigterm, stderr-chatter's start line; crash-on-start and
+// hang-on-start take precedence over it).
 //
 // Under the race detector the fake exits 0 with syscall.Exit, skipping the
 // race runtime's one-second sleep at exit (races are still reported on
@@ -98,14 +99,34 @@ const (
 	// (whoami, remember, recall, save_state, restore_state) and asks each
 	// session's client for its roots.
 	ModeSharedHost = "shared-host"
+	// ModeDaemon double-forks a sleeper at start, as a daemon does: an
+	// intermediate process in a session of its own starts the sleeper and
+	// exits, so the sleeper is reparented (to init, or to the nearest
+	// subreaper) and is in no process group or session of the fake's tree.
+	// Once the intermediate has exited, the fake logs a "daemon" event with
+	// the sleeper's pid (Parent: the fake's pid), and serves.
+	ModeDaemon = "daemon"
+	// ModeSetsidOnSIGTERM starts a grandchild in the fake's own process
+	// group (logged as a "grandchild" event) that, when it gets SIGTERM,
+	// calls setsid() — leaving the group and the session of the fake — logs
+	// a "setsid" event and ignores SIGTERM from then on.
+	ModeSetsidOnSIGTERM = "setsid-on-sigterm"
+	// ModeClearEnv starts the processes of grandchild, daemon and
+	// setsid-on-sigterm with an environment of FAKE_MCP_MODE alone: no
+	// VOLCANICBOT_OWNER mark, nothing inherited. Their log path goes as an
+	// argument.
+	ModeClearEnv = "clear-env"
 	// modeSleeper is the grandchild: it sleeps until killed (at most 5 min).
 	modeSleeper = "sleeper"
+	// modeDaemonize is daemon's intermediate process.
+	modeDaemonize = "daemonize"
 )
 
 var knownModes = []string{
 	ModeNormal, ModeCrashOnStart, ModeHangOnStart, ModeDieAfterFirstCall, ModeEnv,
 	ModeBuiltinClash, ModeCountStarts, ModePaginated, ModeGrandchild, ModeStderrChatter,
-	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeSharedHost, ModeManyTools, modeSleeper,
+	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeSharedHost, ModeManyTools, ModeDaemon, ModeSetsidOnSIGTERM,
+	ModeClearEnv, modeSleeper, modeDaemonize,
 }
 
 // Server identity.

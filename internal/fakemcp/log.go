@@ -28,14 +28,21 @@ const (
 	EventInterrupted = "interrupted"
 	// EventCall is logged per tools/call in log-calls mode.
 	EventCall = "call"
+	// EventDaemon is logged by daemon mode once its intermediate process
+	// has exited: PID is the double-forked sleeper's, Parent the fake's.
+	EventDaemon = "daemon"
+	// EventSetsid is logged by setsid-on-sigterm's grandchild when SIGTERM
+	// made it call setsid(); PID is its pid, Parent the fake's.
+	EventSetsid = "setsid"
 )
 
 // Event is one line of the fake's log.
 type Event struct {
 	Event string `json:"event"`
-	// PID is the fake's pid; for a grandchild event, the grandchild's.
+	// PID is the fake's pid; for a grandchild, daemon or setsid event,
+	// the pid of that process.
 	PID int `json:"pid,omitempty"`
-	// Parent is the fake's pid in a grandchild event.
+	// Parent is the fake's pid in a grandchild, daemon or setsid event.
 	Parent int `json:"parent,omitempty"`
 	// Cwd, Args (argv without the program), Modes and Env (only with mode
 	// env) describe a start.

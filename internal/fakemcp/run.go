@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,8 +25,10 @@ func run(modes map[string]bool, args []string) int {
 		}
 	}
 	if modes[modeSleeper] {
-		time.Sleep(5 * time.Minute)
-		return 0
+		return sleep(modes, args)
+	}
+	if modes[modeDaemonize] {
+		return daemonize(modes, args)
 	}
 	log := eventLog{path: os.Getenv(EnvLog)}
 
@@ -36,8 +39,20 @@ func run(modes map[string]bool, args []string) int {
 		logStart(log, modes, args)
 	}
 	if modes[ModeGrandchild] {
-		if err := startGrandchild(log); err != nil {
+		if err := startGrandchild(log, modes); err != nil {
 			fmt.Fprintf(os.Stderr, "fakemcp: start grandchild: %v\n", err)
+			return 1
+		}
+	}
+	if modes[ModeSetsidOnSIGTERM] {
+		if err := startSetsidGrandchild(log, modes); err != nil {
+			fmt.Fprintf(os.Stderr, "fakemcp: start setsid-on-sigterm grandchild: %v\n", err)
+			return 1
+		}
+	}
+	if modes[ModeDaemon] {
+		if err := startDaemon(log, modes); err != nil {
+			fmt.Fprintf(os.Stderr, "fakemcp: start daemon: %v\n", err)
 			return 1
 		}
 	}
@@ -111,25 +126,163 @@ func sortedEnviron() []string {
 // startGrandchild re-executes the binary as a sleeper in this process's own
 // process group (no Setpgid), with no stdio, so that only a group kill ends
 // it. The fake reaps it if it dies first.
-func startGrandchild(log eventLog) error {
-	exe, err := os.Executable()
+func startGrandchild(log eventLog, modes map[string]bool) error {
+	cmd, err := helper(log, modes, modeSleeper)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(exe)
-	env := []string{EnvMode + "=" + modeSleeper}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FAKE_MCP_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = env
 	if err := cmd.Start(); err != nil {
 		return err
 	}
 	go func() { _ = cmd.Wait() }()
 	log.add(Event{Event: EventGrandchild, PID: cmd.Process.Pid, Parent: os.Getpid()})
 	return nil
+}
+
+// startSetsidGrandchild starts setsid-on-sigterm's grandchild, in this
+// process's group, and waits until it catches SIGTERM (it says so on a
+// pipe, its fd 3, and logs its grandchild event itself). The fake reaps it
+// if it dies first.
+func startSetsidGrandchild(log eventLog, modes map[string]bool) error {
+	cmd, err := helper(log, modes, modeSleeper, ModeSetsidOnSIGTERM)
+	if err != nil {
+		return err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }()
+	_ = r.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := r.Read(make([]byte, 1)); err != nil {
+		return fmt.Errorf("the grandchild never said it was ready: %w", err)
+	}
+	return nil
+}
+
+// startDaemon runs daemon's intermediate process in a session of its own
+// and waits for it to exit; then it logs the daemon event, with the pid the
+// intermediate wrote: the sleeper has been reparented by then.
+func startDaemon(log eventLog, modes map[string]bool) error {
+	cmd, err := helper(log, modes, modeDaemonize)
+	if err != nil {
+		return err
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return fmt.Errorf("daemonize wrote %q", out)
+	}
+	log.add(Event{Event: EventDaemon, PID: pid, Parent: os.Getpid()})
+	return nil
+}
+
+// daemonize is daemon's intermediate process: it starts the sleeper (in
+// its own session, which the sleeper inherits), writes its pid and exits
+// without waiting for it.
+func daemonize(modes map[string]bool, args []string) int {
+	log, _ := helperArgs(args)
+	cmd, err := helper(log, modes, modeSleeper)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fakemcp: daemonize: %v\n", err)
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "fakemcp: daemonize: %v\n", err)
+		return 1
+	}
+	fmt.Println(cmd.Process.Pid)
+	return 0
+}
+
+// sleep is the sleeper: it sleeps until killed (at most 5 min). With
+// setsid-on-sigterm it first catches SIGTERM and logs its grandchild event;
+// the first SIGTERM makes it call setsid() and log a setsid event, and the
+// later ones are dropped.
+func sleep(modes map[string]bool, args []string) int {
+	if modes[ModeSetsidOnSIGTERM] {
+		log, parent := helperArgs(args)
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM)
+		log.add(Event{Event: EventGrandchild, Parent: parent})
+		if ready := os.NewFile(3, "ready"); ready != nil {
+			_, _ = ready.Write([]byte{1})
+			ready.Close()
+		}
+		go func() {
+			<-sigs
+			if _, err := syscall.Setsid(); err != nil {
+				fmt.Fprintf(os.Stderr, "fakemcp: setsid: %v\n", err)
+				return
+			}
+			log.add(Event{Event: EventSetsid, Parent: parent})
+		}()
+	}
+	time.Sleep(5 * time.Minute)
+	return 0
+}
+
+// Arguments of the helper processes (sleeper, daemonize): the log, which
+// clear-env keeps out of the environment, and the fake's pid.
+const (
+	argLog    = "--fakemcp-log="
+	argParent = "--fakemcp-parent="
+)
+
+// helper is a command re-executing the binary in the given modes, with no
+// stdio. Its environment is this one's without FAKE_MCP_ variables, or with
+// clear-env nothing at all, plus FAKE_MCP_MODE; clear-env passes itself on.
+func helper(log eventLog, modes map[string]bool, helperModes ...string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	parent := os.Getpid()
+	if modes[modeDaemonize] { // the sleeper of a daemon: its fake is the intermediate's
+		_, parent = helperArgs(os.Args[1:])
+	}
+	cmd := exec.Command(exe, argLog+log.path, argParent+strconv.Itoa(parent))
+	if modes[ModeClearEnv] {
+		helperModes = append(helperModes, ModeClearEnv)
+	}
+	env := []string{EnvMode + "=" + strings.Join(helperModes, ",")}
+	if !modes[ModeClearEnv] {
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "FAKE_MCP_") {
+				env = append(env, kv)
+			}
+		}
+	}
+	cmd.Env = env
+	return cmd, nil
+}
+
+// helperArgs reads a helper's log and the fake's pid from its arguments.
+func helperArgs(args []string) (eventLog, int) {
+	var log eventLog
+	parent := 0
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, argLog); ok {
+			log.path = v
+		}
+		if v, ok := strings.CutPrefix(a, argParent); ok {
+			parent, _ = strconv.Atoi(v)
+		}
+	}
+	return log, parent
 }
 
 // crash writes a Python-style traceback, the kind of thing a real server

@@ -26,6 +26,9 @@ type Options struct {
 	ClientName, ClientVersion string
 	// Owner marks every process (see ReapOrphans); empty: no mark.
 	Owner string
+	// Tracker follows every server's whole process tree; nil: its
+	// process groups only.
+	Tracker *Tracker
 	// FailureCooldown is how long a failed discovery is remembered
 	// (DefaultFailureCooldown when 0).
 	FailureCooldown time.Duration

@@ -24,6 +24,7 @@ type spawner struct {
 	logger   *slog.Logger
 	client   clientInfo
 	owner    string // the owner of the marks; empty: no mark
+	tracker  *stdio.Tracker
 
 	markOnce sync.Once
 	mark     string
@@ -37,7 +38,7 @@ type spawner struct {
 }
 
 func newSpawner(o Options) *spawner {
-	s := &spawner{env: o.Env, redactor: o.Redactor, logger: o.Logger, owner: o.Owner,
+	s := &spawner{env: o.Env, redactor: o.Redactor, logger: o.Logger, owner: o.Owner, tracker: o.Tracker,
 		client: clientInfo{Name: o.ClientName, Version: o.ClientVersion}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -150,6 +151,7 @@ func (s *spawner) startProcess(cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, o
 		Redact:      s.redactor.Redact,
 		OnExit:      onExit,
 		Mark:        s.processMark(),
+		Tracker:     s.tracker,
 	})
 }
 

@@ -45,18 +45,23 @@ type Options struct {
 	// exits (on purpose or not).
 	OnExit func()
 	// Mark is the owner mark every process of the server carries in its
-	// environment (see MarkEnv); empty: none.
+	// environment (see MarkEnv); empty: none. With a Tracker, the number of
+	// the server's instance is added to it.
 	Mark string
 	// Grace is the time between SIGTERM and SIGKILL (DefaultGrace when 0).
 	Grace time.Duration
 	// MaxMessageBytes is the largest message the server may write
 	// (DefaultMaxMessageBytes when 0): a longer one ends the transport.
 	MaxMessageBytes int
+	// Tracker follows the server's whole process tree (see TrackMode); nil:
+	// its process groups only.
+	Tracker *Tracker
 }
 
-// Process is one running server: the child in its own process group, the
-// transport on its pipes, and the stderr reader. Its goroutines (the exit
-// watcher, the stderr reader) end by the time Terminate returns.
+// Process is one running server: the child in a session (and group) of
+// its own, the transport on its pipes, and the stderr reader. Its
+// goroutines (the exit watcher, the stderr reader) end by the time
+// Terminate returns.
 //
 // The exit watcher reaps the child as soon as it exits (no zombie waits for
 // the next call); the pipes stay open, so the transport still reads every
@@ -65,6 +70,7 @@ type Process struct {
 	name   string
 	cmd    *exec.Cmd
 	tr     *Transport
+	tree   tree // the server's processes, ended by Terminate
 	pid    int
 	grace  time.Duration
 	tail   *lineTail
@@ -82,7 +88,7 @@ type Process struct {
 	termOnce  sync.Once
 }
 
-// Start starts cmd in its own process group, dying with the bot, with a
+// Start starts cmd in a session of its own, dying with the bot, with a
 // transport on its stdin and stdout.
 //
 // The pipes are made here, not by exec: exec would start copying
@@ -135,16 +141,15 @@ func Start(c Command, o Options) (*Process, error) {
 	}
 
 	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Env = c.Env // the full, filtered environment, nothing inherited
-	if o.Mark != "" {
-		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], MarkEnv+"="+o.Mark)
-	}
+	cmd.Env = c.Env // the full, filtered environment, nothing inherited; the tracker adds the mark
 	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	cmd, tr, err := o.Tracker.start(cmd, o.Mark)
+	if err != nil {
 		return fail(fmt.Errorf("%s: start %s: %w", o.Name, c.Path, err))
 	}
+	p.tree = tr
 	// The child has its copies.
 	inR.Close()
 	outW.Close()
@@ -204,8 +209,8 @@ func (p *Process) readStderr(r io.Reader, o Options) {
 }
 
 // watch reaps the leader when it exits and reports it. When the leader
-// exits on its own (a crash), what is left of its process group is ended
-// the way Terminate ends it: SIGTERM, the grace, SIGKILL.
+// exits on its own (a crash), what is left of its tree is ended the way
+// Terminate ends it: SIGTERM, the grace, SIGKILL.
 func (p *Process) watch(onExit func()) {
 	defer close(p.watcherDone)
 	state, err := p.cmd.Process.Wait()
@@ -215,7 +220,13 @@ func (p *Process) watch(onExit func()) {
 		onExit()
 	}
 	if !p.terminating.Load() {
-		endGroups([]int{p.pid}, p.grace)
+		p.tree.snapshot()
+		p.tree.signal(syscall.SIGTERM)
+		if !waitGone(p.tree.alive, p.grace) {
+			p.tree.kill()
+			waitGone(p.tree.alive, killWait)
+		}
+		p.tree.release()
 	}
 }
 
@@ -280,16 +291,21 @@ func (p *Process) CloseTransport() {
 // and up to the grace for the whole tree to exit (a browser server then
 // closes its browser properly, and the browser unlocks its profile; a
 // browser sent SIGTERM itself dies with the profile locked). What is left
-// then gets SIGTERM in every group of the tree (a browser runs in a group
-// of its own), a second for it, and SIGKILL. Safe to call more than once,
-// and concurrently.
+// then gets SIGTERM — every process of the tree, in every group (a browser
+// runs in a group of its own) — a second for it, and SIGKILL. What the
+// tree is depends on the Tracker's mode (see TrackMode). Safe to call more
+// than once, and concurrently.
 func (p *Process) Terminate() {
 	p.termOnce.Do(func() {
 		p.terminating.Store(true)
-		groups := descendantGroups(p.pid) // before the leader exits: then its children are orphans
-		signalGroups(groups[:1], syscall.SIGTERM)
-		if !waitGroupsGone(groups, p.grace) {
-			endGroups(groups, time.Second)
+		p.tree.snapshot() // before the leader exits: then its children are orphans
+		signalGroups([]int{p.pid}, syscall.SIGTERM)
+		if !waitGone(p.tree.alive, p.grace) {
+			p.tree.signal(syscall.SIGTERM)
+			if !waitGone(p.tree.alive, time.Second) {
+				p.tree.kill()
+				waitGone(p.tree.alive, killWait)
+			}
 		}
 		<-p.exited
 		<-p.watcherDone
@@ -304,31 +320,14 @@ func (p *Process) Terminate() {
 			<-p.stderrDone
 		}
 		t.Stop()
+		p.tree.release()
 	})
 	<-p.stderrDone
 }
 
-// endGroups sends SIGTERM to the process groups, waits up to grace for
-// every member to exit, then sends SIGKILL to what is left.
-func endGroups(groups []int, grace time.Duration) {
-	signalGroups(groups, syscall.SIGTERM)
-	if !waitGroupsGone(groups, grace) {
-		signalGroups(groups, syscall.SIGKILL)
-	}
-}
-
-// waitGroupsGone waits up to d for every member of the groups to exit and
-// reports whether they did.
-func waitGroupsGone(groups []int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for groupsAlive(groups) {
-		if !time.Now().Before(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
-}
+// killWait bounds the wait for killed processes to exit (one in
+// uninterruptible sleep takes its time).
+const killWait = 5 * time.Second
 
 func signalGroups(groups []int, sig syscall.Signal) {
 	for _, g := range groups {

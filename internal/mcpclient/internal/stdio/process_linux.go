@@ -7,11 +7,14 @@ import (
 	"syscall"
 )
 
-// sysProcAttr puts the child in a process group of its own and kills it
-// with the bot (Pdeathsig reaches only the direct child; see MarkEnv for
-// the rest).
+// sysProcAttr puts the child in a session of its own (and so a process
+// group of its own, which it leads) and kills it with the bot (Pdeathsig
+// reaches only the direct child; see MarkEnv and Tracker for the rest). No
+// process can join a session: every process of the server's tree that
+// does not call setsid() stays in it, orphaned or not, whatever groups it
+// makes.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // descendantGroups returns the process group of pid and the groups of all
@@ -55,18 +58,18 @@ func groupsAlive(groups []int) bool {
 }
 
 type procStat struct {
-	ppid, pgid int
-	state      byte // 'Z' for a zombie
-	start      uint64
+	ppid, pgid, sid int
+	state           byte // 'Z' for a zombie
+	start           uint64
 }
 
 // procStats reads /proc/<pid>/stat of every process.
-func procStats() map[int]procStat {
+func procStats() procTable {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	stats := make(map[int]procStat, len(entries))
+	stats := make(procTable, len(entries))
 	for _, e := range entries {
 		id, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -79,8 +82,8 @@ func procStats() map[int]procStat {
 	return stats
 }
 
-// readStat parses ppid, pgid, the state letter and the start time (clock
-// ticks after boot) from /proc/<pid>/stat.
+// readStat parses ppid, pgid, the session, the state letter and the start
+// time (clock ticks after boot) from /proc/<pid>/stat.
 func readStat(pid int) (procStat, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -100,9 +103,10 @@ func readStat(pid int) (procStat, bool) {
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgid, err2 := strconv.Atoi(f[2])
-	start, err3 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	sid, err3 := strconv.Atoi(f[3])
+	start, err4 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return procStat{}, false
 	}
-	return procStat{ppid: ppid, pgid: pgid, state: f[0][0], start: start}, true
+	return procStat{ppid: ppid, pgid: pgid, sid: sid, state: f[0][0], start: start}, true
 }

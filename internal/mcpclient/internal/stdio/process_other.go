@@ -4,9 +4,9 @@ package stdio
 
 import "syscall"
 
-// sysProcAttr puts the child in a process group of its own. Only Linux can
-// kill it with the bot (Pdeathsig).
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// sysProcAttr puts the child in a session (and a process group) of its
+// own. Only Linux can kill it with the bot (Pdeathsig).
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 // descendantGroups is pid's own group: without /proc, the groups of its
 // descendants are not known.

@@ -24,17 +24,27 @@ func Mark(owner string) string {
 	return owner + ":" + strconv.Itoa(pid) + ":" + strconv.FormatUint(startTime(pid), 10)
 }
 
-// parseMark splits a mark; an old mark without the spawner ("<owner>")
-// has pid 0.
-func parseMark(mark string) (owner string, pid int, start uint64) {
+// markInfo is a parsed mark: "<owner>:<spawner pid>:<spawner start>", and
+// with a Tracker ":<instance>", the server the process belongs to. An old
+// mark without the spawner ("<owner>") has pid 0.
+type markInfo struct {
+	owner    string
+	spawner  int
+	start    uint64
+	instance string
+}
+
+func parseMark(mark string) markInfo {
 	owner, rest, ok := strings.Cut(mark, ":")
 	if !ok {
-		return owner, 0, 0
+		return markInfo{owner: owner}
 	}
-	p, s, _ := strings.Cut(rest, ":")
-	pid, _ = strconv.Atoi(p)
-	start, _ = strconv.ParseUint(s, 10, 64)
-	return owner, pid, start
+	p, rest, _ := strings.Cut(rest, ":")
+	s, instance, _ := strings.Cut(rest, ":")
+	m := markInfo{owner: owner, instance: instance}
+	m.spawner, _ = strconv.Atoi(p)
+	m.start, _ = strconv.ParseUint(s, 10, 64)
+	return m
 }
 
 // spawnerAlive reports whether the bot process that wrote a mark runs.
@@ -54,22 +64,27 @@ func MarkedProcesses(owner string) []int {
 }
 
 // ReapOrphans kills the processes that carry a mark of owner left by a bot
-// process that no longer runs, and returns their pids. The processes of a
-// bot process still running are left alone.
+// process that no longer runs, and their trees: their descendants, and the
+// members of the sessions and groups of their servers' trees (a process of
+// a server started with a Tracker, whose mark names its instance, is in a
+// session of its server's; for an older mark, the sessions and groups the
+// marked processes lead). It returns the pids killed. The processes of a
+// bot process still running are left alone. Tracker.ReapOrphans ends more.
 func ReapOrphans(owner string) []int {
-	var killed []int
+	var orphans []marked
 	for _, m := range markedProcesses(owner) {
-		if spawnerAlive(m.spawner, m.start) {
-			continue
-		}
-		if kill(m.pid) {
-			killed = append(killed, m.pid)
+		if !spawnerAlive(m.spawner, m.start) {
+			orphans = append(orphans, m)
 		}
 	}
-	return killed
+	if len(orphans) == 0 {
+		return nil
+	}
+	return reapMarked(orphans)
 }
 
 type marked struct {
 	pid, spawner int
 	start        uint64
+	instance     string
 }

@@ -2,9 +2,10 @@ package stdio
 
 import (
 	"bytes"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
-	"syscall"
 )
 
 // markedProcesses lists the live processes carrying a mark of owner.
@@ -33,12 +34,12 @@ func markedProcesses(owner string) []marked {
 			if !ok {
 				continue
 			}
-			o, spawner, start := parseMark(string(v))
-			if o != owner {
+			m := parseMark(string(v))
+			if m.owner != owner {
 				break
 			}
 			if st, ok := readStat(pid); ok && st.state != 'Z' {
-				out = append(out, marked{pid: pid, spawner: spawner, start: start})
+				out = append(out, marked{pid: pid, spawner: m.spawner, start: m.start, instance: m.instance})
 			}
 			break
 		}
@@ -57,4 +58,43 @@ func processRunning(pid int) bool {
 	return ok && st.state != 'Z'
 }
 
-func kill(pid int) bool { return syscall.Kill(pid, syscall.SIGKILL) == nil }
+// reapMarked kills the orphans and their trees.
+func reapMarked(orphans []marked) []int {
+	self := readSelf()
+	tab := procStats()
+	keys := map[procKey]bool{}
+	ids := map[int]bool{}
+	for _, m := range orphans {
+		st, ok := tab[m.pid]
+		if !ok {
+			continue
+		}
+		keys[procKey{m.pid, st.start}] = true
+		switch {
+		case m.instance != "":
+			ids[st.sid], ids[st.pgid] = true, true
+		default:
+			if st.sid == m.pid {
+				ids[m.pid] = true
+			}
+			if st.pgid == m.pid {
+				ids[m.pid] = true
+			}
+		}
+	}
+	for _, id := range []int{0, 1, self.sid, self.pgid} {
+		delete(ids, id)
+	}
+	return killAll(func() []int {
+		tab := procStats()
+		set := map[int]bool{}
+		for pid, st := range tab {
+			if pid != self.pid && st.state != 'Z' && (keys[procKey{pid, st.start}] || ids[st.sid] || ids[st.pgid]) {
+				set[pid] = true
+			}
+		}
+		tab.closure(set)
+		delete(set, self.pid)
+		return slices.Collect(maps.Keys(set))
+	})
+}

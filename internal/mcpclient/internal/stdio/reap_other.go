@@ -11,4 +11,13 @@ func startTime(int) uint64 { return 0 }
 
 func processRunning(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
-func kill(pid int) bool { return syscall.Kill(pid, syscall.SIGKILL) == nil }
+// reapMarked kills the orphans (without /proc: none are found).
+func reapMarked(orphans []marked) []int {
+	var killed []int
+	for _, m := range orphans {
+		if syscall.Kill(m.pid, syscall.SIGKILL) == nil {
+			killed = append(killed, m.pid)
+		}
+	}
+	return killed
+}

@@ -64,6 +64,7 @@ func TestReapOrphans(t *testing.T) {
 	}
 	<-orphan.Exited()
 	<-old.Exited()
+	fakemcp.WaitDead(t, 5*time.Second, killed...) // SIGKILLed, but a moment from exiting
 	if again := ReapOrphans(owner); len(again) != 0 {
 		t.Errorf("second reap killed %v", again)
 	}
@@ -71,17 +72,16 @@ func TestReapOrphans(t *testing.T) {
 
 func TestParseMark(t *testing.T) {
 	for _, tt := range []struct {
-		mark, owner string
-		pid         int
-		start       uint64
+		mark string
+		want markInfo
 	}{
-		{"abc:12:345", "abc", 12, 345},
-		{"abc", "abc", 0, 0},
-		{"abc:x:y", "abc", 0, 0},
+		{"abc:12:345", markInfo{owner: "abc", spawner: 12, start: 345}},
+		{"abc:12:345:9f.3", markInfo{owner: "abc", spawner: 12, start: 345, instance: "9f.3"}},
+		{"abc", markInfo{owner: "abc"}},
+		{"abc:x:y", markInfo{owner: "abc"}},
 	} {
-		o, p, s := parseMark(tt.mark)
-		if o != tt.owner || p != tt.pid || s != tt.start {
-			t.Errorf("parseMark(%q) = %q %d %d", tt.mark, o, p, s)
+		if got := parseMark(tt.mark); got != tt.want {
+			t.Errorf("parseMark(%q) = %+v, want %+v", tt.mark, got, tt.want)
 		}
 	}
 	if !spawnerAlive(os.Getpid(), startTime(os.Getpid())) || spawnerAlive(os.Getpid(), startTime(os.Getpid())+1) {
