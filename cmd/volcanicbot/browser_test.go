@@ -317,9 +317,17 @@ func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 }
 
 // The real binary, killed with SIGKILL while a browser runs: whatever
-// survives it is ended by the next start.
+// survives it is ended by the next start — a browser per chat, and the
+// shared browser.
 func TestBrowserSurvivorsOfSIGKILLAreReapedAtStart(t *testing.T) {
-	env := perChatBrowserEnv(t)
+	for _, shared := range []string{"false", "true"} {
+		t.Run("shared="+shared, func(t *testing.T) {
+			survivorsOfSIGKILL(t, append(browserEnv(t), "PLAYWRIGHT_SHARED="+shared))
+		})
+	}
+}
+
+func survivorsOfSIGKILL(t *testing.T, env []string) {
 	srv := site(t)
 	binary := filepath.Join(t.TempDir(), "volcanicbot")
 	build := exec.Command("go", "build", "-o", binary, ".")
