@@ -459,6 +459,8 @@ func (c *connection) checkCatalog(srv *liveServer, cat Catalog) {
 	if err != nil {
 		return
 	}
+	live, _, _ = hideTools(live, c.cfg.DisabledTools) // as the catalogue has them
+	live, _ = limitTools(live)
 	if !sameToolNames(cat.Tools, live) {
 		c.deps.sp.logger.Warn("MCP server's live tools differ from the cached catalogue; calls go by name",
 			"server", c.cfg.Name, "cached", len(cat.Tools), "live", len(live))

@@ -76,7 +76,7 @@ func dialHTTPWith(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.L
 		},
 	}
 	opts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(client),
-		transport.WithHTTPLogger(logger.With("server", cfg.Name))}
+		transport.WithHTTPLogger(slog.New(quieter{logger.Handler()}).With("server", cfg.Name))}
 	if root != "" {
 		// A shared server asks for the roots outside any request: on the
 		// standalone GET stream (deprecated for 2026-07-28, which we do
@@ -114,6 +114,27 @@ func dialHTTPWith(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.L
 	})
 	h.tr = tr
 	return h, nil
+}
+
+// quieter logs mcp-go's transport at one level lower below warnings: its
+// info lines ("listening to server forever") are the bot's debug ones.
+type quieter struct{ slog.Handler }
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool { return q.Handler.Enabled(ctx, lower(l)) }
+
+func (q quieter) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = lower(r.Level)
+	return q.Handler.Handle(ctx, r)
+}
+
+func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler { return quieter{q.Handler.WithAttrs(attrs)} }
+func (q quieter) WithGroup(name string) slog.Handler       { return quieter{q.Handler.WithGroup(name)} }
+
+func lower(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
 }
 
 // rootsResult is the roots/list answer naming dir, the one root.

@@ -123,3 +123,32 @@ func TestSharedServerIdleStop(t *testing.T) {
 		t.Errorf("%d starts, want 2 (stopped when idle, started again)", n)
 	}
 }
+
+// disabledTools hides tools from the model (and says which names match
+// none), and the live list a started process reports is compared with the
+// catalogue as the catalogue has it: no false "tools differ" warning.
+func TestDisabledToolsHidden(t *testing.T) {
+	cfg, _ := fakeServer(t, "fake", fakemcp.ModeNormal)
+	cfg.DisabledTools = []string{fakemcp.ToolImage, fakemcp.ToolFail, "no_such_tool"}
+	h := newHarness(t, nil, cfg)
+	cats := h.client.Discover(t.Context())
+	cat := cats[0].Catalog
+	for _, tool := range cat.Tools {
+		if tool.MCPName == fakemcp.ToolImage || tool.MCPName == fakemcp.ToolFail {
+			t.Errorf("%s offered although disabled", tool.MCPName)
+		}
+	}
+	if len(cat.Hidden) != 2 || !strings.Contains(strings.Join(cat.Warnings, "\n"), `disabledTools names "no_such_tool"`) {
+		t.Errorf("hidden %q, warnings %q", cat.Hidden, cat.Warnings)
+	}
+	s := h.session("")
+	h.call(s, h.tool("fake", fakemcp.ToolEcho), `{"text":"hi"}`)
+	s.Close()
+	if strings.Contains(h.logs.String(), "differ from the cached catalogue") {
+		t.Errorf("a false warning:\n%s", h.logs.String())
+	}
+	text, _ := h.session("").ServerText("fake")
+	if !strings.Contains(text, "hidden from the model (disabledTools): 2") {
+		t.Errorf("/mcp fake:\n%s", text)
+	}
+}

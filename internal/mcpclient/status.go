@@ -138,7 +138,10 @@ func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", name, s.stateLine(sc, all, cost))
-	if cfg.URL != "" {
+	if cfg.Shared {
+		fmt.Fprintf(&b, "command: %s\n", commandLine(cfg))
+		fmt.Fprintf(&b, "url: %s (one process for every chat, on a free port)\n", cfg.URL)
+	} else if cfg.URL != "" {
 		fmt.Fprintf(&b, "url: %s\n", cfg.URL)
 		if len(cfg.Headers) > 0 {
 			fmt.Fprintf(&b, "headers: %s\n", strings.Join(sortedKeys(cfg.Headers), ", "))
