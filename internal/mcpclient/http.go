@@ -120,15 +120,19 @@ func dialHTTPWith(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.L
 // info lines ("listening to server forever") are the bot's debug ones.
 type quieter struct{ slog.Handler }
 
-func (q quieter) Enabled(ctx context.Context, l slog.Level) bool { return q.Handler.Enabled(ctx, lower(l)) }
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.Handler.Enabled(ctx, lower(l))
+}
 
 func (q quieter) Handle(ctx context.Context, r slog.Record) error {
 	r.Level = lower(r.Level)
 	return q.Handler.Handle(ctx, r)
 }
 
-func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler { return quieter{q.Handler.WithAttrs(attrs)} }
-func (q quieter) WithGroup(name string) slog.Handler       { return quieter{q.Handler.WithGroup(name)} }
+func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quieter{q.Handler.WithAttrs(attrs)}
+}
+func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.WithGroup(name)} }
 
 func lower(l slog.Level) slog.Level {
 	if l == slog.LevelInfo {
