@@ -131,7 +131,7 @@ func (s *sessions) tools(m *server.MCPServer) []server.ServerTool {
 				if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 					return mcp.NewToolResultError(err.Error()), nil
 				}
-				if err := os.WriteFile(path, b, 0o600); err != nil {
+				if err := os.WriteFile(path, b, 0o644); err != nil { // as a server with umask 022 writes
 					return mcp.NewToolResultError(err.Error()), nil
 				}
 				return text("saved"), nil

@@ -660,7 +660,10 @@ func (c *connection) saveState(srv *liveServer) {
 	args, _ := json.Marshal(map[string]string{"filename": c.cfg.State.File})
 	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
 	defer cancel()
-	c.stateCall(ctx, srv, c.cfg.State.Save, args, "saved")
+	if c.stateCall(ctx, srv, c.cfg.State.Save, args, "saved") {
+		// The server writes it with its umask; it holds the chat's logins.
+		_ = os.Chmod(filepath.Join(c.workspace, c.cfg.State.File), 0o600)
+	}
 }
 
 // restoreState calls the State's Restore tool on a fresh srv when the
@@ -674,7 +677,8 @@ func (c *connection) restoreState(ctx context.Context, srv *liveServer) {
 	c.stateCall(ctx, srv, c.cfg.State.Restore, args, "restored")
 }
 
-func (c *connection) stateCall(ctx context.Context, srv *liveServer, tool string, args json.RawMessage, done string) {
+// stateCall calls tool and reports whether it succeeded.
+func (c *connection) stateCall(ctx context.Context, srv *liveServer, tool string, args json.RawMessage, done string) bool {
 	start := time.Now()
 	raw, err := srv.rpc.callTool(ctx, tool, args, time.Now().Add(stateTimeout))
 	if err == nil {
@@ -687,10 +691,11 @@ func (c *connection) stateCall(ctx context.Context, srv *liveServer, tool string
 	}
 	if err != nil {
 		c.deps.sp.logger.Warn("MCP server: the chat's state was not "+done, "server", c.cfg.Name, "workspace", c.workspace, "err", err.Error())
-		return
+		return false
 	}
 	c.deps.sp.logger.Debug("MCP server: the chat's state "+done, "server", c.cfg.Name, "workspace", c.workspace,
 		"file", c.cfg.State.File, "elapsed_ms", time.Since(start).Milliseconds())
+	return true
 }
 
 func (c *connection) releaseSlot(s *slot) {

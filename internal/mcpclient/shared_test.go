@@ -82,6 +82,9 @@ func TestSharedServerStateAndCrash(t *testing.T) {
 	if b, err := os.ReadFile(statePath); err != nil || !strings.Contains(string(b), "logged in twice") {
 		t.Fatalf("saved state %q (%v)", b, err)
 	}
+	if fi, err := os.Stat(statePath); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the saved state's mode: %v (%v), want 0600: it holds logins", fi.Mode(), err)
+	}
 	if got := h.call(alice, recall, `{}`).Text(); got != "remembered: logged in twice" {
 		t.Errorf("after the restart alice sees %q, want her state restored", got)
 	}
