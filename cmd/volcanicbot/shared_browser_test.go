@@ -53,22 +53,7 @@ func TestSharedBrowserChatsApartLoginsKept(t *testing.T) {
 	tg := telegramtest.New(t)
 	d := startDaemon(t, browse, daemonOptions{extra: env, dataDir: dataDir, tg: tg})
 
-	d.tg.Message(alice, alice, "open "+srv.URL+"/alice-page")
-	d.tg.Message(bob, bob, "open "+srv.URL+"/bob-page")
-	d.waitText(alice, "tabs: ")
-	d.waitText(bob, "tabs: ")
-	for chat, mine := range map[int64]string{alice: "alice-page", bob: "bob-page"} {
-		other := map[string]string{"alice-page": "bob-page", "bob-page": "alice-page"}[mine]
-		tabs := lastWithPrefix(d.texts(chat), "tabs: ")
-		if !strings.Contains(tabs, mine) || strings.Contains(tabs, other) {
-			t.Errorf("chat %d tabs: %q", chat, tabs)
-		}
-	}
-
-	d.tg.Message(alice, alice, "read "+login.URL+"/login?as=alice")
-	d.waitText(alice, "The H1 is: Unique heading logged in alice")
-	d.tg.Message(bob, bob, "read "+login.URL+"/whoami")
-	d.waitText(bob, "The H1 is: Unique heading cookie=none storage=none")
+	chatsApart(t, d, srv.URL, login.URL)
 	whoami := func(step string) {
 		t.Helper()
 		before := len(d.texts(alice))
@@ -138,21 +123,7 @@ func TestCDPEndpoint(t *testing.T) {
 	srv := site(t)
 	login := loginSite(t)
 	d := startDaemon(t, browse, daemonOptions{extra: append(env, "PLAYWRIGHT_CDP_ENDPOINT="+endpoint)})
-	d.tg.Message(alice, alice, "open "+srv.URL+"/alice-page")
-	d.tg.Message(bob, bob, "open "+srv.URL+"/bob-page")
-	d.waitText(alice, "tabs: ")
-	d.waitText(bob, "tabs: ")
-	for chat, mine := range map[int64]string{alice: "alice-page", bob: "bob-page"} {
-		other := map[string]string{"alice-page": "bob-page", "bob-page": "alice-page"}[mine]
-		tabs := lastWithPrefix(d.texts(chat), "tabs: ")
-		if !strings.Contains(tabs, mine) || strings.Contains(tabs, other) {
-			t.Errorf("chat %d tabs: %q", chat, tabs)
-		}
-	}
-	d.tg.Message(alice, alice, "read "+login.URL+"/login?as=alice")
-	d.waitText(alice, "The H1 is: Unique heading logged in alice")
-	d.tg.Message(bob, bob, "read "+login.URL+"/whoami")
-	d.waitText(bob, "The H1 is: Unique heading cookie=none storage=none")
+	chatsApart(t, d, srv.URL, login.URL)
 	if n := countBrowsers(t, d); n != 0 {
 		t.Errorf("%d browsers launched by the bot, want none (the sidecar's only)", n)
 	}
@@ -172,6 +143,27 @@ func TestCDPEndpoint(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "the browser at PLAYWRIGHT_CDP_ENDPOINT "+endpoint+" does not open a page") {
 		t.Errorf("check with the endpoint down: exit %d\n%s", code, out)
 	}
+}
+
+// chatsApart has alice and bob open a page each and alice log in: each
+// sees only its own tab, and bob not alice's cookie nor storage.
+func chatsApart(t *testing.T, d *daemon, site, login string) {
+	t.Helper()
+	d.tg.Message(alice, alice, "open "+site+"/alice-page")
+	d.tg.Message(bob, bob, "open "+site+"/bob-page")
+	d.waitText(alice, "tabs: ")
+	d.waitText(bob, "tabs: ")
+	for chat, mine := range map[int64]string{alice: "alice-page", bob: "bob-page"} {
+		other := map[string]string{"alice-page": "bob-page", "bob-page": "alice-page"}[mine]
+		tabs := lastWithPrefix(d.texts(chat), "tabs: ")
+		if !strings.Contains(tabs, mine) || strings.Contains(tabs, other) {
+			t.Errorf("chat %d tabs: %q", chat, tabs)
+		}
+	}
+	d.tg.Message(alice, alice, "read "+login+"/login?as=alice")
+	d.waitText(alice, "The H1 is: Unique heading logged in alice")
+	d.tg.Message(bob, bob, "read "+login+"/whoami")
+	d.waitText(bob, "The H1 is: Unique heading cookie=none storage=none")
 }
 
 func lastWithPrefix(texts []string, prefix string) string {

@@ -176,18 +176,7 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 	if !isolated(p.ExtraArgs) {
 		args = append(args, "--user-data-dir", "${workspace}/.volcanic/browser-profile")
 	}
-	// What the deployment needs has settings of its own, so that the user's
-	// extra arguments add to it rather than replace it.
-	if p.ExecutablePath != "" {
-		args = append(args, "--executable-path", p.ExecutablePath)
-	}
-	if p.NoSandbox != nil && *p.NoSandbox {
-		args = append(args, "--no-sandbox")
-	}
-	if p.StateDir != "" {
-		args = append(args, "--config", p.launchConfigPath())
-	}
-	args = append(args, p.ExtraArgs...)
+	args = append(p.launchArgs(args), p.ExtraArgs...)
 	return mcpconfig.ServerConfig{
 		Name:           PlaywrightServer,
 		Source:         mcpconfig.SourcePreset,
@@ -244,15 +233,7 @@ func (p Playwright) sharedServer() mcpconfig.ServerConfig {
 			env["PLAYWRIGHT_MCP_CDP_HEADERS"] = &p.CDPHeader
 		}
 	} else {
-		if p.ExecutablePath != "" {
-			args = append(args, "--executable-path", p.ExecutablePath)
-		}
-		if p.NoSandbox != nil && *p.NoSandbox {
-			args = append(args, "--no-sandbox")
-		}
-		if p.StateDir != "" {
-			args = append(args, "--config", p.launchConfigPath())
-		}
+		args = p.launchArgs(args)
 	}
 	args = append(args, p.ExtraArgs...)
 	cwd := p.StateDir
@@ -312,6 +293,22 @@ var leanFeatures = []string{
 	"OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled", "MediaRouter", "DialMediaRouteProvider",
 	"GlobalMediaControls", "LensOverlay", "Translate",
 	"PaintHolding", "AvoidUnnecessaryBeforeUnloadCheckSync", "BlockOriginHeaderModificationOnRedirect",
+}
+
+// launchArgs appends how the browser is launched here. What the deployment
+// needs has settings of its own, so that the user's extra arguments add to
+// it rather than replace it.
+func (p Playwright) launchArgs(args []string) []string {
+	if p.ExecutablePath != "" {
+		args = append(args, "--executable-path", p.ExecutablePath)
+	}
+	if p.NoSandbox != nil && *p.NoSandbox {
+		args = append(args, "--no-sandbox")
+	}
+	if p.StateDir != "" {
+		args = append(args, "--config", p.launchConfigPath())
+	}
+	return args
 }
 
 func (p Playwright) launchConfigPath() string {
