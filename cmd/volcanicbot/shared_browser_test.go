@@ -56,11 +56,11 @@ func TestSharedBrowserChatsApartLoginsKept(t *testing.T) {
 	chatsApart(t, d, srv.URL, login.URL)
 	whoami := func(step string) {
 		t.Helper()
-		before := len(d.texts(alice))
+		before := len(d.tg.Sent(alice))
 		d.tg.Message(alice, alice, "read "+login.URL+"/whoami")
 		var got []string
 		waitFor(t, "alice's answer", 60*time.Second, func() bool {
-			got = d.texts(alice)[before:]
+			got = sentSince(d, alice, before)
 			return lastWithPrefix(got, "The H1 is: ") != "" || lastWithPrefix(got, "no heading in: ") != ""
 		})
 		if !contains(got, "The H1 is: Unique heading cookie=alice storage=alice") {
@@ -166,6 +166,20 @@ func chatsApart(t *testing.T, d *daemon, site, login string) {
 	d.waitText(bob, "The H1 is: Unique heading cookie=none storage=none")
 }
 
+// sentSince is the texts of the messages the bot sent chat after the
+// first n it sent (deleted ones included in n: a progress message deleted
+// meanwhile does not shift what is new), those still shown.
+func sentSince(d *daemon, chat int64, n int) []string {
+	var out []string
+	sent := d.tg.Sent(chat)
+	for _, m := range sent[min(n, len(sent)):] {
+		if m.Method == "sendMessage" && !m.Deleted {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
 func lastWithPrefix(texts []string, prefix string) string {
 	var last string
 	for _, s := range texts {
@@ -243,16 +257,16 @@ func TestSharedBrowserCrashIsReportedThenRespawned(t *testing.T) {
 	answered := func(before int) string {
 		var got string
 		waitFor(t, "alice's answer", 60*time.Second, func() bool {
-			texts := d.texts(alice)[before:]
+			texts := sentSince(d, alice, before)
 			got = lastWithPrefix(texts, "The H1 is: ") + lastWithPrefix(texts, "no heading in: ")
 			return got != ""
 		})
 		return got
 	}
-	before := len(d.texts(alice))
+	before := len(d.tg.Sent(alice))
 	d.tg.Message(alice, alice, "read "+srv.URL+"/two")
 	first := answered(before)
-	before = len(d.texts(alice))
+	before = len(d.tg.Sent(alice))
 	d.tg.Message(alice, alice, "read "+srv.URL+"/three")
 	if second := answered(before); second != "The H1 is: Unique heading three 7d3f" {
 		t.Errorf("after the crash: %q, then %q; want the browser back by the second call", first, second)
@@ -260,7 +274,7 @@ func TestSharedBrowserCrashIsReportedThenRespawned(t *testing.T) {
 	if !strings.Contains(allToolResults(d), "Note: the browser had stopped") && !strings.Contains(first, "has been closed") {
 		t.Errorf("the model was not told the browser had stopped: %q", first)
 	}
-	before = len(d.texts(alice))
+	before = len(d.tg.Sent(alice))
 	d.tg.Message(alice, alice, "read "+login.URL+"/whoami")
 	if got := answered(before); got != "The H1 is: Unique heading cookie=alice storage=alice" {
 		t.Errorf("after the crash alice's browser says %q, want her login (saved when her calls paused)", got)
