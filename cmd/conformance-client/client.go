@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/redact"
+)
+
+// call is one tools/call a scenario expects: a tool by its MCP name and
+// its arguments.
+type call struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// scenarioCalls are the calls of each scenario that needs more than the
+// default (the first tool, with {"a":2,"b":3}); nil calls nothing but the
+// discovery. A scenario's context may list its calls instead
+// (toolCalls).
+var scenarioCalls = map[string]func(tools []mcpclient.Tool) ([]call, error){
+	"json-schema-ref-no-deref": nil,
+	"request-metadata":         nil,
+	"json-schema-2020-12-preservation": func(tools []mcpclient.Tool) ([]call, error) {
+		focal, ok := toolNamed(tools, "json_schema_2020_12_tool")
+		if !ok {
+			return nil, errors.New("json_schema_2020_12_tool is not offered")
+		}
+		args, err := json.Marshal(map[string]json.RawMessage{"schema": focal.InputSchema})
+		return []call{{Name: "json_schema_echo", Arguments: args}}, err
+	},
+	"sep-2322-client-request-state": func([]mcpclient.Tool) ([]call, error) {
+		return []call{{Name: "test_mrtr_echo_state"}, {Name: "test_mrtr_unrelated"}, {Name: "test_mrtr_no_state"},
+			{Name: "test_mrtr_no_result_type"}}, nil
+	},
+	"elicitation-sep1034-client-defaults": func([]mcpclient.Tool) ([]call, error) {
+		return []call{{Name: "test_client_elicitation_defaults"}}, nil
+	},
+	"http-standard-headers": everyTool,
+}
+
+// everyTool calls every tool offered with no arguments.
+func everyTool(tools []mcpclient.Tool) ([]call, error) {
+	calls := make([]call, 0, len(tools))
+	for _, t := range tools {
+		calls = append(calls, call{Name: t.MCPName})
+	}
+	return calls, nil
+}
+
+func toolNamed(tools []mcpclient.Tool, mcpName string) (mcpclient.Tool, bool) {
+	for _, t := range tools {
+		if t.MCPName == mcpName {
+			return t, true
+		}
+	}
+	return mcpclient.Tool{}, false
+}
+
+// runClient is one scenario: args is the server URL.
+func runClient(args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: conformance-client <server-url> (MCP_CONFORMANCE_SCENARIO set), or conformance-client suite")
+	}
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	version := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")
+	var sctx struct {
+		ToolCalls []call `json:"toolCalls"`
+	}
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &sctx); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
+	entry := map[string]any{"url": args[0], "startupTimeoutSeconds": 20, "callTimeoutSeconds": 20}
+	if version != "" {
+		entry["protocolVersion"] = version
+	}
+	raw, _ := json.Marshal(entry)
+	cfg, err := mcpconfig.ParseEntry("conformance", raw, mcpconfig.SourceConfig, "conformance-client")
+	if err != nil {
+		return err
+	}
+	client := mcpclient.New(mcpclient.Options{
+		Servers:       []mcpconfig.ServerConfig{cfg},
+		Env:           redact.NewEnvFilter(os.Environ()),
+		Logger:        logger,
+		ClientName:    "volcanicbot-conformance",
+		ClientVersion: "1.0.0",
+	})
+	defer client.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	cats := client.Discover(ctx)
+	if cats[0].Err != nil {
+		return fmt.Errorf("discovery: %w", cats[0].Err)
+	}
+	tools := cats[0].Catalog.Tools
+	logger.Info("discovered", "scenario", scenario, "tools", len(tools), "protocol", cats[0].Catalog.ServerInfo.ProtocolVersion)
+
+	calls := sctx.ToolCalls
+	if calls == nil {
+		plan, planned := scenarioCalls[scenario]
+		switch {
+		case planned && plan == nil:
+		case planned:
+			if calls, err = plan(tools); err != nil {
+				return err
+			}
+		case len(tools) > 0:
+			calls = []call{{Name: tools[0].MCPName, Arguments: json.RawMessage(`{"a":2,"b":3}`)}}
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+
+	workspace, err := os.MkdirTemp("", "conformance-chat-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(workspace)
+	session, err := client.NewSession(workspace)
+	if err != nil {
+		return err
+	}
+	defer session.Close()
+	var failed []string
+	for _, c := range calls {
+		tool, ok := toolNamed(tools, c.Name)
+		if !ok {
+			logger.Info("not called: the client does not offer it", "tool", c.Name)
+			continue
+		}
+		res, err := session.Call(ctx, tool, c.Arguments)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+		logger.Info("called", "tool", c.Name, "error", res.IsError, "result", res.Text())
+		if res.IsError {
+			failed = append(failed, c.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("error results from %v", failed)
+	}
+	return nil
+}
