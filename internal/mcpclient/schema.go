@@ -1,37 +1,36 @@
 package mcpclient
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/jsonscan"
 )
 
-// NormalizeSchema returns a tool's inputSchema as the model should get it:
-// the server's bytes verbatim (key order, whitespace and every keyword kept;
-// nothing is re-marshalled), except that
-//   - a missing, null, invalid or non-object schema, or an object whose
-//     top-level "type" is a string other than "object" (MCP requires
-//     "object" and providers refuse anything else), becomes {"type":"object"};
-//   - every top-level "$schema" member is cut out (a nested one is kept).
-//
-// An object without "type" is left as it is.
+// NormalizeSchema returns a tool's inputSchema as the catalogue keeps it:
+// the server's bytes verbatim (key order, whitespace and every keyword,
+// $schema included, kept; nothing is re-marshalled), except that a
+// missing, null, invalid or non-object schema, or an object whose
+// top-level "type" is a string other than "object" (MCP requires "object"
+// and providers refuse anything else), becomes {"type":"object"}. An object
+// without "type" is left as it is.
 func NormalizeSchema(raw json.RawMessage) json.RawMessage {
-	members, ok := jsonscan.ObjectMembers(raw)
-	if !ok {
-		return json.RawMessage(`{"type":"object"}`)
+	out, _ := normalize(raw)
+	return out
+}
+
+// ModelSchema is the schema as the model gets it: NormalizeSchema's, with
+// every top-level "$schema" member cut out (a nested one is kept), which
+// model providers refuse or misread.
+func ModelSchema(raw json.RawMessage) json.RawMessage {
+	if !bytes.Contains(raw, []byte("schema")) { // "$schema", or an escaped spelling of it
+		return NormalizeSchema(raw)
 	}
+	raw, members := normalize(raw)
 	drop := 0
 	for _, m := range members {
-		switch m.Key {
-		case "$schema":
+		if m.Key == "$schema" {
 			drop++
-		case "type":
-			if v := raw[m.ValStart:m.End]; v[0] == '"' {
-				var t string
-				if json.Unmarshal(v, &t) != nil || t != "object" {
-					return json.RawMessage(`{"type":"object"}`)
-				}
-			}
 		}
 	}
 	if drop == 0 {
@@ -55,4 +54,25 @@ func NormalizeSchema(raw json.RawMessage) json.RawMessage {
 	}
 	out = append(out, raw[members[len(members)-1].End:]...)
 	return out
+}
+
+// normalize is NormalizeSchema, with the schema's top-level members when
+// it is kept (nil when it became the default).
+func normalize(raw json.RawMessage) (json.RawMessage, []jsonscan.Member) {
+	members, ok := jsonscan.ObjectMembers(raw)
+	if !ok {
+		return json.RawMessage(`{"type":"object"}`), nil
+	}
+	for _, m := range members {
+		if m.Key != "type" {
+			continue
+		}
+		if v := raw[m.ValStart:m.End]; v[0] == '"' {
+			var t string
+			if json.Unmarshal(v, &t) != nil || t != "object" {
+				return json.RawMessage(`{"type":"object"}`), nil
+			}
+		}
+	}
+	return raw, members
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestNormalizeSchema(t *testing.T) {
+func TestModelSchema(t *testing.T) {
 	const def = `{"type":"object"}`
 	// A schema with keywords mcp-go's typed decoding drops, a nested
 	// $schema, unicode and escapes, in an order no map would keep.
@@ -52,9 +52,13 @@ func TestNormalizeSchema(t *testing.T) {
 			if tt.in != "" {
 				in = json.RawMessage(tt.in)
 			}
-			got := NormalizeSchema(in)
+			got := ModelSchema(in)
 			if string(got) != tt.want {
-				t.Errorf("NormalizeSchema(%s)\n got %s\nwant %s", tt.in, got, tt.want)
+				t.Errorf("ModelSchema(%s)\n got %s\nwant %s", tt.in, got, tt.want)
+			}
+			// The catalogue keeps $schema: only the model's copy drops it.
+			if norm := NormalizeSchema(in); strings.Contains(tt.in, "$schema") && string(norm) != def && !strings.Contains(string(norm), "schema") {
+				t.Errorf("NormalizeSchema(%s) = %s dropped $schema", tt.in, norm)
 			}
 			if !json.Valid(got) {
 				t.Errorf("result %s is not valid JSON", got)
@@ -71,25 +75,25 @@ func TestNormalizeSchemaDoesNotAliasDefault(t *testing.T) {
 	}
 }
 
-func FuzzNormalizeSchema(f *testing.F) {
+func FuzzModelSchema(f *testing.F) {
 	for _, s := range []string{``, `null`, `{}`, `{"$schema":"s","type":"object"}`, `{"a":{"$schema":1},"$schema":[1,"]"]}`, `[1]`, `{"\u0024schema":1}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got := NormalizeSchema(in)
+		got := ModelSchema(in)
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(got, &obj); err != nil {
-			t.Fatalf("NormalizeSchema(%q) = %q: not a JSON object: %v", in, got, err)
+			t.Fatalf("ModelSchema(%q) = %q: not a JSON object: %v", in, got, err)
 		}
 		if _, ok := obj["$schema"]; ok {
-			t.Fatalf("NormalizeSchema(%q) = %q kept $schema", in, got)
+			t.Fatalf("ModelSchema(%q) = %q kept $schema", in, got)
 		}
 		var orig map[string]json.RawMessage
 		if json.Unmarshal(in, &orig) == nil && orig != nil && string(got) != `{"type":"object"}` {
 			delete(orig, "$schema")
 			for k := range orig {
 				if _, ok := obj[k]; !ok {
-					t.Fatalf("NormalizeSchema(%q) = %q lost key %q", in, got, k)
+					t.Fatalf("ModelSchema(%q) = %q lost key %q", in, got, k)
 				}
 			}
 		}

@@ -51,7 +51,7 @@ func newToolset(mcpTools []mcpclient.Tool, servers []mcpconfig.ServerConfig, pla
 			deferred = append(deferred, t)
 			continue
 		}
-		ts.stable = append(ts.stable, llm.Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+		ts.stable = append(ts.stable, llm.Tool{Name: t.Name, Description: t.Description, Schema: mcpclient.ModelSchema(t.InputSchema)})
 	}
 	if len(deferred) > 0 {
 		if index == nil {
@@ -115,7 +115,7 @@ func (ts *toolset) specs(loaded []mcpclient.Tool) []llm.Tool {
 	out := make([]llm.Tool, len(ts.stable), len(ts.stable)+len(loaded))
 	copy(out, ts.stable)
 	for _, t := range loaded {
-		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Schema: mcpclient.ModelSchema(t.InputSchema)})
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // Arguments that are not a JSON object (a model cut off at its token limit
@@ -120,4 +121,26 @@ func FuzzCallArguments(f *testing.F) {
 			t.Fatalf("%q: %q %q, want an error", raw, got, problem)
 		}
 	})
+}
+
+// The catalogue keeps a server's schema verbatim; the model gets it
+// without the top-level $schema, which providers refuse or misread.
+func TestModelGetsSchemaWithoutDollarSchema(t *testing.T) {
+	schema := json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"q":{"type":"string"}}}`)
+	tools := []mcpclient.Tool{
+		{Server: "s", MCPName: "stable", Name: "stable", InputSchema: schema},
+		{Server: "s", MCPName: "loaded", Name: "loaded", InputSchema: schema},
+	}
+	ts := newToolset(tools[:1], nil, ToolPlan{}, nil)
+	for _, spec := range ts.specs(tools[1:]) {
+		if spec.Name != "stable" && spec.Name != "loaded" {
+			continue // a built-in
+		}
+		if want := `{"type":"object","properties":{"q":{"type":"string"}}}`; string(spec.Schema) != want {
+			t.Errorf("%s: the model gets %s, want %s", spec.Name, spec.Schema, want)
+		}
+	}
+	if !bytes.Contains(tools[0].InputSchema, []byte(`"$schema"`)) {
+		t.Error("the catalogue's schema lost $schema")
+	}
 }
