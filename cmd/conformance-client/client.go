@@ -135,6 +135,7 @@ func runClient(args []string) error {
 		return err
 	}
 	defer session.Close()
+	session.SetElicitor(acceptDefaults{})
 	var failed []string
 	for _, c := range calls {
 		tool, ok := toolNamed(tools, c.Name)
@@ -155,4 +156,12 @@ func runClient(args []string) error {
 		return fmt.Errorf("error results from %v", failed)
 	}
 	return nil
+}
+
+// acceptDefaults is the user of the scenarios: they accept every
+// elicitation without typing anything, which leaves each field its default.
+type acceptDefaults struct{}
+
+func (acceptDefaults) Elicit(context.Context, mcpclient.Elicitation) (mcpclient.ElicitResult, error) {
+	return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
 }

@@ -1,6 +1,7 @@
 package fakemcp
 
 import (
+	"log/slog"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -15,5 +16,5 @@ func HTTPHandler(logPath string, modes ...string) http.Handler {
 		set[m] = true
 	}
 	f := newServer(set, eventLog{path: logPath}, false, "")
-	return server.NewStreamableHTTPServer(f.mcp)
+	return server.NewStreamableHTTPServer(f.mcp, server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
 }

@@ -193,6 +193,9 @@ func (f *fake) tools() []server.ServerTool {
 			},
 		})
 	}
+	if f.modes[ModeAsk] {
+		tools = append(tools, f.askTools()...)
+	}
 	if f.browser {
 		tools = append(tools, f.browserTools()...)
 	}

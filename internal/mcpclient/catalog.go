@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -172,7 +174,7 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, cfg.StartupTimeout)
 	defer cancel()
-	srv, err := c.sp.start(ctx, cfg, dir, nil)
+	srv, err := c.sp.start(ctx, cfg, dir, nil, asked{})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return Catalog{}, err
@@ -180,19 +182,20 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	// The process is stopped and the directory removed after the answer:
 	// callers do not wait for the clean-up, close does.
 	defer c.wg.Go(func() {
-		srv.ep.terminate()
+		srv.terminate()
 		_ = os.RemoveAll(dir)
 	})
 	raws, err := srv.rpc.listTools(ctx)
 	if err != nil {
 		return Catalog{}, c.sp.startError(ctx, srv, err, cfg)
 	}
-	tools, err := decodeTools(cfg.Name, raws)
+	tools, refused, err := decodeTools(cfg.Name, raws, srv.rpc.info.ProtocolVersion)
 	if err != nil {
 		return Catalog{}, err
 	}
 	tools, hidden, unknown := hideTools(tools, cfg.DisabledTools)
 	tools, warnings := limitTools(tools)
+	warnings = append(refused, warnings...)
 	for _, name := range unknown {
 		warnings = append(warnings, fmt.Sprintf("disabledTools names %q, which the server does not list", name))
 	}
@@ -267,9 +270,12 @@ func redactTools(tools []Tool, r Redactor) {
 }
 
 // decodeTools reads the raw tools/list entries, keeping each input schema
-// verbatim.
-func decodeTools(server string, raws []json.RawMessage) ([]Tool, error) {
-	tools := make([]Tool, 0, len(raws))
+// verbatim. On protocol 2026-07-28 a tool whose x-mcp-header annotations
+// are invalid is left out, with a warning saying why (a client must refuse
+// it).
+func decodeTools(server string, raws []json.RawMessage, protocol string) (tools []Tool, warnings []string, err error) {
+	tools = make([]Tool, 0, len(raws))
+	modern := mcp.IsModernProtocol(protocol)
 	for i, raw := range raws {
 		var t struct {
 			Name        string          `json:"name"`
@@ -281,23 +287,32 @@ func decodeTools(server string, raws []json.RawMessage) ([]Tool, error) {
 			} `json:"annotations"`
 		}
 		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, fmt.Errorf("tools/list: tool %d: %w", i, err)
+			return nil, nil, fmt.Errorf("tools/list: tool %d: %w", i, err)
 		}
 		if t.Name == "" {
-			return nil, fmt.Errorf("tools/list: tool %d has no name", i)
+			return nil, nil, fmt.Errorf("tools/list: tool %d has no name", i)
 		}
 		desc := t.Description
 		if desc == "" {
 			desc = firstNonEmpty(t.Annotations.Title, t.Title, t.Name)
 		}
-		tools = append(tools, Tool{
+		tool := Tool{
 			Server:      server,
 			MCPName:     t.Name,
 			Description: desc,
 			InputSchema: NormalizeSchema(t.InputSchema),
-		})
+		}
+		if modern {
+			headers, err := paramHeaders(t.Name, tool.InputSchema)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("tool %q is not offered: %v", t.Name, err))
+				continue
+			}
+			tool.ParamHeaders = headers
+		}
+		tools = append(tools, tool)
 	}
-	return tools, nil
+	return tools, warnings, nil
 }
 
 // DiscoveryError is a failed discovery, cached for the cooldown.

@@ -230,6 +230,30 @@ type Session struct {
 	conns       map[string]*connection
 	closeOnce   sync.Once
 	queueNotice atomic.Pointer[func(server string, ahead int)]
+	elicitor    atomic.Pointer[Elicitor]
+	sampler     atomic.Pointer[Sampler]
+}
+
+// SetElicitor sets who answers the elicitations of the session's servers
+// (the chat's user): the servers started after it are told the client
+// supports elicitation. Without one every elicitation is declined.
+func (s *Session) SetElicitor(e Elicitor) { s.elicitor.Store(&e) }
+
+// SetSampler sets who answers the sampling requests of the session's
+// servers whose entry says "sampling": true (the bot's model), for the
+// servers started after it.
+func (s *Session) SetSampler(sm Sampler) { s.sampler.Store(&sm) }
+
+// asked is what the session answers its servers.
+func (s *Session) asked() asked {
+	var a asked
+	if e := s.elicitor.Load(); e != nil {
+		a.elicitor = *e
+	}
+	if sm := s.sampler.Load(); sm != nil {
+		a.sampler = *sm
+	}
+	return a
 }
 
 // OnQueue sets what the session is told, once per wait, when a call waits

@@ -169,7 +169,7 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	if c.cfg.State != nil {
 		contexts = c.beforeStateCall(ctx, srv, tool)
 	}
-	raw, err := srv.rpc.callTool(ctx, tool.MCPName, args, deadline)
+	raw, err := srv.rpc.callTool(ctx, tool.MCPName, args, tool.ParamHeaders, deadline)
 	if err == nil {
 		fresh := c.cfg.State != nil && c.freshContext(ctx, srv, tool, contexts)
 		res, err := mapValidResult(c.cfg.Name, tool.Name, raw)
@@ -188,9 +188,12 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 		return res, nil
 	}
 	var rpcErr *RPCError
+	var inErr *inputError
 	switch {
 	case errors.As(err, &rpcErr):
 		return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %s", tool.Name, rpcErr.Error()))), nil
+	case errors.As(err, &inErr):
+		return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %s", tool.Name, inErr.reason))), nil
 	case errors.Is(err, errCallTimeout) && ctx.Err() == nil:
 		msg := fmt.Sprintf("%s timed out after %s", tool.Name, fmtSeconds(c.cfg.CallTimeout))
 		if srv.ep.done() { // it stopped reading its input: stopped, replaced by the next call
@@ -265,7 +268,7 @@ func (c *connection) prewarm() {
 func (c *connection) warm(ctx context.Context, srv *liveServer) {
 	w := c.cfg.WarmCall
 	start := time.Now()
-	_, err := srv.rpc.callTool(ctx, w.Tool, w.Args, time.Time{})
+	_, err := srv.rpc.callTool(ctx, w.Tool, w.Args, nil, time.Time{})
 	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace, "call", w.Tool, "elapsed_ms", time.Since(start).Milliseconds()}
 	if err != nil {
 		attrs = append(attrs, "err", err.Error())
@@ -426,7 +429,7 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 		c.mu.Unlock()
 	})
 	defer stop()
-	srv, err := c.deps.sp.start(startCtx, c.cfg, c.workspace, c.onExit)
+	srv, err := c.deps.sp.start(startCtx, c.cfg, c.workspace, c.onExit, c.session.asked())
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +458,7 @@ func (c *connection) checkCatalog(srv *liveServer, cat Catalog) {
 	if err != nil {
 		return
 	}
-	live, err := decodeTools(c.cfg.Name, raws)
+	live, _, err := decodeTools(c.cfg.Name, raws, srv.rpc.info.ProtocolVersion)
 	if err != nil {
 		return
 	}
@@ -611,7 +614,7 @@ func (c *connection) end(srv *liveServer) {
 	if c.cfg.State != nil && !srv.ep.done() {
 		c.saveState(srv)
 	}
-	srv.ep.terminate()
+	srv.terminate()
 	c.releaseSlot(srv.slot)
 }
 
@@ -680,7 +683,7 @@ func (c *connection) restoreState(ctx context.Context, srv *liveServer) {
 // stateCall calls tool and reports whether it succeeded.
 func (c *connection) stateCall(ctx context.Context, srv *liveServer, tool string, args json.RawMessage, done string) bool {
 	start := time.Now()
-	raw, err := srv.rpc.callTool(ctx, tool, args, time.Now().Add(stateTimeout))
+	raw, err := srv.rpc.callTool(ctx, tool, args, nil, time.Now().Add(stateTimeout))
 	if err == nil {
 		var res struct {
 			IsError bool `json:"isError"`

@@ -51,10 +51,15 @@ func TestCatalogPassesToolsThrough(t *testing.T) {
 	if got := string(byMCP[fakemcp.ToolNoSchema].InputSchema); got != `{"type":"object"}` {
 		t.Errorf("missing schema became %s", got)
 	}
-	// The rich schema arrives byte for byte, but for the top-level $schema.
+	// The rich schema arrives byte for byte, $schema included; the model
+	// gets it without the top-level $schema.
+	rich := byMCP[fakemcp.ToolRichSchema].InputSchema
+	if got := string(rich); got != fakemcp.RichSchema {
+		t.Errorf("rich schema changed:\n got %s\nwant %s", got, fakemcp.RichSchema)
+	}
 	want := strings.Replace(fakemcp.RichSchema, `"$schema":"https://json-schema.org/draft/2020-12/schema",`, "", 1)
-	if got := string(byMCP[fakemcp.ToolRichSchema].InputSchema); got != want {
-		t.Errorf("rich schema changed:\n got %s\nwant %s", got, want)
+	if got := string(ModelSchema(rich)); got != want {
+		t.Errorf("the model's rich schema:\n got %s\nwant %s", got, want)
 	}
 	if byMCP[fakemcp.ToolEcho].Description == "" {
 		t.Error("echo lost its description")

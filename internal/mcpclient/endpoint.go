@@ -21,6 +21,13 @@ type liveServer struct {
 	restoreFirst atomic.Bool
 }
 
+// terminate ends the server for good: the requests it made and still
+// waits on are answered (cancel), then its endpoint stopped.
+func (s *liveServer) terminate() {
+	s.rpc.peer.close()
+	s.ep.terminate()
+}
+
 // contexts is how many times a shared server asked the connection for its
 // roots: once per context (a browser context) it opened for the chat.
 func (s *liveServer) contexts() int32 {

@@ -32,6 +32,8 @@ import (
 type httpEndpoint struct {
 	tr      *transport.StreamableHTTP
 	version atomic.Value // string: the pinned, then the negotiated protocol version
+	url     string
+	client  *http.Client // the transport's: the configured headers, the size limit
 
 	mu        sync.Mutex
 	err       error // the failure that ended the connection
@@ -45,22 +47,17 @@ var _ endpoint = (*httpEndpoint)(nil)
 var errSessionLost = errors.New("the server no longer knows this connection's session (it may have restarted)")
 
 // dialHTTP connects to sp.URL with sp.Headers. Nothing is sent until the
-// handshake. root, when not empty, is the folder the client answers
-// roots/list with (a shared server's chat workspace).
-func dialHTTP(_ context.Context, sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger, root string) (*httpEndpoint, error) {
-	return dialHTTPWith(sp, cfg, logger, root, nil)
-}
-
-// dialHTTPWith is dialHTTP; rootsAsked, when set, counts the server's
-// roots/list requests.
-func dialHTTPWith(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger, root string, rootsAsked *atomic.Int32) (*httpEndpoint, error) {
-	h := &httpEndpoint{}
+// handshake. p answers the server's requests, on a call's stream or on the
+// standalone GET stream, which the client opens when the server offers it
+// (protocols before 2026-07-28, which has none).
+func dialHTTP(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger, p *peer) (*httpEndpoint, error) {
+	h := &httpEndpoint{url: sp.URL}
 	u, err := url.Parse(sp.URL)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", cfg.Name, cfg.URL, err)
 	}
 	origin := originOf(u)
-	client := &http.Client{
+	h.client = &http.Client{
 		Transport: headerTransport{base: http.DefaultTransport, headers: sp.Headers, origin: origin,
 			lost: h.sessionLost, tooLarge: h.fail},
 		// The configured headers (a token) are for the configured server:
@@ -75,15 +72,10 @@ func dialHTTPWith(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.L
 			return nil
 		},
 	}
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(client),
-		transport.WithHTTPLogger(slog.New(quieter{logger.Handler()}).With("server", cfg.Name))}
-	if root != "" {
-		// A shared server asks for the roots outside any request: on the
-		// standalone GET stream (deprecated for 2026-07-28, which we do
-		// not negotiate with a shared server).
-		//lint:ignore SA1019 the stream of the handshake protocols
-		opts = append(opts, transport.WithContinuousListening())
-	}
+	tlog := slog.New(quietHandler{logger.With("server", cfg.Name).Handler()})
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(h.client), transport.WithHTTPLogger(tlog),
+		//lint:ignore SA1019 the standalone GET stream of the handshake protocols (mcp-go leaves it out on 2026-07-28)
+		transport.WithContinuousListening()}
 	tr, err := transport.NewStreamableHTTP(sp.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
@@ -100,45 +92,65 @@ func dialHTTPWith(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.L
 	tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
 		logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
 	})
-	tr.SetRequestHandler(func(_ context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-		if req.Method == string(mcp.MethodListRoots) && root != "" {
-			if rootsAsked != nil {
-				rootsAsked.Add(1)
-			}
-			return transport.NewJSONRPCResultResponse(req.ID, rootsResult(root)), nil
-		}
-		if req.Method == string(mcp.MethodPing) {
-			return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage("{}")), nil
-		}
-		return transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "method not supported by this client", nil), nil
-	})
+	tr.SetRequestHandler(p.handler(h.reply))
 	h.tr = tr
 	return h, nil
 }
 
-// quieter logs mcp-go's transport at one level lower below warnings: its
-// info lines ("listening to server forever") are the bot's debug ones.
-type quieter struct{ slog.Handler }
-
-func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
-	return q.Handler.Enabled(ctx, lower(l))
+// reply posts the answer to a server's request, as mcp-go's transport
+// does, for the answers that come after its request handling gave up
+// (see peer.replyLater).
+func (h *httpEndpoint) reply(ctx context.Context, r *transport.JSONRPCResponse) error {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if id := h.tr.GetSessionId(); id != "" {
+		req.Header.Set(transport.HeaderKeySessionID, id)
+	}
+	if v, _ := h.version.Load().(string); v != "" {
+		req.Header.Set(transport.HeaderKeyProtocolVersion, v)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return nil
 }
 
-func (q quieter) Handle(ctx context.Context, r slog.Record) error {
-	r.Level = lower(r.Level)
+// quietHandler logs mcp-go's transport at debug: what it reports as errors
+// are ordinary outcomes here (a server without the GET stream, a stream
+// the server closed), and the client reports real failures itself.
+type quietHandler struct{ slog.Handler }
+
+func (q quietHandler) Enabled(ctx context.Context, _ slog.Level) bool {
+	return q.Handler.Enabled(ctx, slog.LevelDebug)
+}
+
+func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
 	return q.Handler.Handle(ctx, r)
 }
 
-func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return quieter{q.Handler.WithAttrs(attrs)}
+func (q quietHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quietHandler{q.Handler.WithAttrs(attrs)}
 }
-func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.WithGroup(name)} }
 
-func lower(l slog.Level) slog.Level {
-	if l == slog.LevelInfo {
-		return slog.LevelDebug
-	}
-	return l
+func (q quietHandler) WithGroup(name string) slog.Handler {
+	return quietHandler{q.Handler.WithGroup(name)}
 }
 
 // rootsResult is the roots/list answer naming dir, the one root.
@@ -175,7 +187,11 @@ func httpOf(ep endpoint) (*httpEndpoint, bool) {
 
 // negotiated sets the protocol version the handshake agreed on, for the
 // headers of every later request.
-func (h *httpEndpoint) negotiated(version string) {
+func (h *httpEndpoint) negotiated(version string) { h.useVersion(version) }
+
+// useVersion is the protocol version the next requests' headers carry
+// (the handshake tries one, then another).
+func (h *httpEndpoint) useVersion(version string) {
 	h.tr.SetProtocolVersion(version)
 	h.version.Store(version)
 }
@@ -197,6 +213,13 @@ func (h *httpEndpoint) standardHeaders(m message) http.Header {
 	header := http.Header{}
 	for k, v := range mcp.StandardHeaders(version, mcp.MCPMethod(m.method), named) {
 		header.Set(k, v)
+	}
+	if len(m.headers) > 0 {
+		args := m.args
+		if r, ok := m.params.(toolRetry); ok {
+			args = r.Arguments
+		}
+		setParamHeaders(header, m.headers, args)
 	}
 	return header
 }

@@ -34,7 +34,7 @@ func (m *memServer) calls() []string {
 }
 
 // dial is a spawner's dial: each start is a new endpoint.
-func (m *memServer) dial(context.Context, mcpconfig.ServerConfig, mcpconfig.Spawn, func()) (endpoint, error) {
+func (m *memServer) dial(context.Context, mcpconfig.ServerConfig, mcpconfig.Spawn, func(), *peer) (endpoint, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.starts++

@@ -1,14 +1,18 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // The protocol layer speaks MCP over an mcp-go transport and keeps results as
@@ -53,6 +57,25 @@ type message struct {
 	tool   string          // tools/call: the server's name of the tool
 	args   json.RawMessage // tools/call: the arguments (non-nil selects the hot path)
 	meta   json.RawMessage // tools/call on the 2026-07-28 protocol: its _meta
+	// headers are the tool's x-mcp-header parameters, mirrored into
+	// Mcp-Param-* headers over HTTP on the 2026-07-28 protocol.
+	headers []ParamHeader
+}
+
+// toolRetry is the params of a tools/call sent again with the answers to
+// the input the server asked for (input_required, 2026-07-28).
+type toolRetry struct {
+	Name           string                     `json:"name"`
+	Arguments      json.RawMessage            `json:"arguments"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   string                     `json:"requestState,omitempty"`
+}
+
+// retryParams is what a request that needs input is sent again with.
+type retryParams struct {
+	params         any
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   string                     `json:"requestState,omitempty"`
 }
 
 // reply is the answer to one request: a result or a JSON-RPC error.
@@ -91,6 +114,13 @@ type wire interface {
 	notifyServer(method string, params any) error
 }
 
+// versionedWire is a wire that carries the protocol version outside the
+// messages (HTTP's MCP-Protocol-Version header): it is told of a change
+// during the handshake.
+type versionedWire interface {
+	useVersion(version string)
+}
+
 // rpc is the MCP protocol over a started endpoint.
 type rpc struct {
 	tr     wire
@@ -99,19 +129,13 @@ type rpc struct {
 	// 2026-07-28 protocol; nil on the handshake protocols.
 	meta json.RawMessage
 	info ServerInfo
-	// roots says whether the client declares the roots capability: it
-	// answers roots/list with the connection's workspace (a shared
-	// server's chat session).
-	roots bool
+	// peer answers the server's requests and says what the client
+	// declares to it.
+	peer *peer
 }
 
 // capabilities is the client's capabilities object.
-func (c *rpc) capabilities() any {
-	if c.roots {
-		return map[string]any{"roots": map[string]bool{"listChanged": false}}
-	}
-	return struct{}{}
-}
+func (c *rpc) capabilities() any { return c.peer.capabilities() }
 
 type clientInfo struct {
 	Name    string `json:"name"`
@@ -158,16 +182,20 @@ func (c *rpc) handshake(ctx context.Context, version string, ci clientInfo) erro
 // discover is the 2026-07-28 start: no handshake, server/discover, and the
 // protocol metadata on every request.
 func (c *rpc) discover(ctx context.Context, version string, ci clientInfo) error {
-	meta, err := json.Marshal(map[string]any{
-		mcp.MetaKeyProtocolVersion:    version,
-		mcp.MetaKeyClientInfo:         ci,
-		mcp.MetaKeyClientCapabilities: c.capabilities(),
-	})
-	if err != nil {
-		return err
+	raw, err := c.discoverAt(ctx, version, ci)
+	if other := unsupportedVersion(err); other != "" {
+		// The server does not speak version: the newest it does that this
+		// client speaks too, once.
+		if !mcp.IsModernProtocol(other) {
+			c.meta = nil
+			if v, ok := c.tr.(versionedWire); ok {
+				v.useVersion("")
+			}
+			return c.handshake(ctx, other, ci)
+		}
+		version = other
+		raw, err = c.discoverAt(ctx, version, ci)
 	}
-	c.meta = meta
-	raw, err := c.request(ctx, string(mcp.MethodServerDiscover), nil)
 	if err != nil {
 		return fmt.Errorf("server/discover (protocol %s): %w", version, err)
 	}
@@ -184,6 +212,55 @@ func (c *rpc) discover(ctx context.Context, version string, ci clientInfo) error
 	}
 	c.info = ServerInfo{Name: si.Name, Version: si.Version, ProtocolVersion: version, Instructions: res.Instructions}
 	return nil
+}
+
+// discoverAt sends server/discover at version.
+func (c *rpc) discoverAt(ctx context.Context, version string, ci clientInfo) (json.RawMessage, error) {
+	meta, err := json.Marshal(map[string]any{
+		mcp.MetaKeyProtocolVersion:    version,
+		mcp.MetaKeyClientInfo:         ci,
+		mcp.MetaKeyClientCapabilities: c.capabilities(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.meta = meta
+	if v, ok := c.tr.(versionedWire); ok {
+		v.useVersion(version)
+	}
+	return c.request(ctx, string(mcp.MethodServerDiscover), nil)
+}
+
+// codeUnsupportedVersion is the JSON-RPC error of a server that does not
+// speak the request's protocol version (2026-07-28's
+// UnsupportedProtocolVersionError); its data lists the ones it does.
+const codeUnsupportedVersion = -32022
+
+// unsupportedVersion is, when err says the server does not speak the
+// version asked, the newest it lists that this client speaks too (the same
+// one again, when the server rejected it once, as servers may); ""
+// otherwise.
+func unsupportedVersion(err error) string {
+	var rpcErr *RPCError
+	if !errors.As(err, &rpcErr) || rpcErr.Code != codeUnsupportedVersion {
+		return ""
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	if json.Unmarshal(rpcErr.Data, &data) != nil {
+		return ""
+	}
+	best := ""
+	for _, v := range data.Supported {
+		if !slices.Contains(mcpconfig.ProtocolVersions, v) {
+			continue
+		}
+		if v > best { // the versions are dates
+			best = v
+		}
+	}
+	return best
 }
 
 // listTools returns the raw tool objects of every page of tools/list.
@@ -222,11 +299,12 @@ func (c *rpc) listTools(ctx context.Context) ([]json.RawMessage, error) {
 // callTool calls a tool and returns the raw result, which is valid JSON.
 // When ctx ends or deadline passes (errCallTimeout; zero means none) before
 // the answer, the server is sent notifications/cancelled for the request.
-func (c *rpc) callTool(ctx context.Context, name string, args json.RawMessage, deadline time.Time) (json.RawMessage, error) {
+// headers are the tool's x-mcp-header parameters (nil: none).
+func (c *rpc) callTool(ctx context.Context, name string, args json.RawMessage, headers []ParamHeader, deadline time.Time) (json.RawMessage, error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	return c.exchange(ctx, message{method: string(mcp.MethodToolsCall), tool: name, args: args}, deadline)
+	return c.exchange(ctx, message{method: string(mcp.MethodToolsCall), tool: name, args: args, headers: headers}, deadline)
 }
 
 // request sends one request and returns the raw result.
@@ -234,7 +312,90 @@ func (c *rpc) request(ctx context.Context, method string, params any) (json.RawM
 	return c.exchange(ctx, message{method: method, params: params}, time.Time{})
 }
 
+// exchange sends m and returns its result. On the 2026-07-28 protocol a
+// result that needs input (input_required) is answered — the peer fulfils
+// each input request — and m sent again, with a new id, until the server
+// completes it.
 func (c *rpc) exchange(ctx context.Context, m message, deadline time.Time) (json.RawMessage, error) {
+	for round := 0; ; round++ {
+		raw, err := c.exchangeOnce(ctx, m, deadline)
+		if err != nil || c.meta == nil { // input_required exists only on 2026-07-28
+			return raw, err
+		}
+		requests, state, ok := inputRequired(raw)
+		if !ok {
+			return raw, nil
+		}
+		if round >= maxInputRounds {
+			return nil, errInputRounds
+		}
+		responses, err := c.peer.fulfil(ctx, requests)
+		if err != nil {
+			return nil, err
+		}
+		m = m.retry(responses, state)
+	}
+}
+
+// inputRequired reads a result that needs input: its input requests by
+// key and its request state.
+func inputRequired(raw json.RawMessage) (map[string]json.RawMessage, string, bool) {
+	if !bytes.Contains(raw, []byte(`"input_required"`)) {
+		return nil, "", false
+	}
+	var r struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.ResultType != "input_required" {
+		return nil, "", false
+	}
+	return r.InputRequests, r.RequestState, true
+}
+
+// retry is m again with the answers to the input its server asked for.
+func (m message) retry(responses map[string]json.RawMessage, state string) message {
+	if m.args != nil {
+		m.params = toolRetry{Name: m.tool, Arguments: m.args, InputResponses: responses, RequestState: state}
+		m.args, m.meta = nil, nil
+		return m
+	}
+	base := m.params
+	if r, ok := base.(retryParams); ok {
+		base = r.params
+	}
+	m.params = retryParams{params: base, InputResponses: responses, RequestState: state}
+	return m
+}
+
+// MarshalJSON is the request's params with the retry's members added.
+func (r retryParams) MarshalJSON() ([]byte, error) {
+	fields := map[string]json.RawMessage{}
+	if r.params != nil {
+		b, err := json.Marshal(r.params)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &fields); err != nil {
+			return nil, fmt.Errorf("params are not an object: %w", err)
+		}
+	}
+	if len(r.InputResponses) > 0 {
+		b, err := json.Marshal(r.InputResponses)
+		if err != nil {
+			return nil, err
+		}
+		fields["inputResponses"] = b
+	}
+	if r.RequestState != "" {
+		b, _ := json.Marshal(r.RequestState)
+		fields["requestState"] = b
+	}
+	return json.Marshal(fields)
+}
+
+func (c *rpc) exchangeOnce(ctx context.Context, m message, deadline time.Time) (json.RawMessage, error) {
 	m.id = c.nextID.Add(1)
 	if c.meta != nil {
 		if m.args != nil {

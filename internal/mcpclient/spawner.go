@@ -33,8 +33,30 @@ type spawner struct {
 	hosts map[string]*host
 
 	// dial opens the endpoint of an expanded configuration; tests replace
-	// it to run servers in memory. onExit is called when a process exits.
-	dial func(ctx context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func()) (endpoint, error)
+	// it to run servers in memory. onExit is called when a process exits;
+	// p answers what the server asks.
+	dial func(ctx context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func(), p *peer) (endpoint, error)
+}
+
+// asked is what a session answers when its servers ask: the user
+// (elicitation) and the model (sampling). The zero value answers nothing
+// (a discovery).
+type asked struct {
+	elicitor Elicitor
+	sampler  Sampler
+}
+
+// newPeer is the peer of one start of cfg in workspace.
+func (s *spawner) newPeer(cfg mcpconfig.ServerConfig, workspace string, a asked) *peer {
+	root := ""
+	if cfg.Shared {
+		root = workspace
+	}
+	var sampler Sampler
+	if cfg.Sampling {
+		sampler = a.sampler
+	}
+	return newPeer(cfg.Name, root, a.elicitor, sampler, cfg.CallTimeout, s.logger)
 }
 
 func newSpawner(o Options) *spawner {
@@ -66,9 +88,11 @@ func newSpawner(o Options) *spawner {
 // start starts cfg for workspace (a chat's, or a discovery's temporary
 // one) and negotiates under ctx (the startup timeout). On failure nothing
 // of it is left running when it returns.
-func (s *spawner) start(ctx context.Context, cfg mcpconfig.ServerConfig, workspace string, onExit func()) (*liveServer, error) {
+// a is what the session answers when the server asks.
+func (s *spawner) start(ctx context.Context, cfg mcpconfig.ServerConfig, workspace string, onExit func(), a asked) (*liveServer, error) {
+	p := s.newPeer(cfg, workspace, a)
 	if h := s.hosts[cfg.Name]; h != nil && cfg.Shared {
-		return s.startShared(ctx, cfg, h, workspace)
+		return s.startShared(ctx, cfg, h, workspace, p)
 	}
 	sp, err := cfg.Expand(workspace, s.env)
 	if err != nil {
@@ -85,21 +109,21 @@ func (s *spawner) start(ctx context.Context, cfg mcpconfig.ServerConfig, workspa
 			return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 		}
 	}
-	ep, err := s.dial(ctx, cfg, sp, onExit)
+	ep, err := s.dial(ctx, cfg, sp, onExit, p)
 	if err != nil {
 		return nil, err
 	}
-	return s.negotiate(ctx, cfg, ep, sp.Dir, false)
+	return s.negotiate(ctx, cfg, ep, sp.Dir, p)
 }
 
 // negotiate performs the handshake on a dialled endpoint; on failure the
-// endpoint is terminated. roots says whether the client declares the
-// roots capability (the workspace dir is the one root).
-func (s *spawner) negotiate(ctx context.Context, cfg mcpconfig.ServerConfig, ep endpoint, dir string, roots bool) (*liveServer, error) {
-	srv := &liveServer{ep: ep, rpc: &rpc{tr: ep, roots: roots}, dir: dir}
+// endpoint is terminated. p answers the server's requests and says what
+// the client declares.
+func (s *spawner) negotiate(ctx context.Context, cfg mcpconfig.ServerConfig, ep endpoint, dir string, p *peer) (*liveServer, error) {
+	srv := &liveServer{ep: ep, rpc: &rpc{tr: ep, peer: p}, dir: dir}
 	if err := srv.rpc.handshake(ctx, cfg.ProtocolVersion, s.client); err != nil {
 		err = s.startError(ctx, srv, err, cfg)
-		ep.terminate()
+		srv.terminate()
 		return nil, err
 	}
 	if h, ok := httpOf(ep); ok {
@@ -110,7 +134,7 @@ func (s *spawner) negotiate(ctx context.Context, cfg mcpconfig.ServerConfig, ep 
 
 // startShared opens a chat's session on the server's shared process,
 // starting the process if none runs; the session's root is workspace.
-func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h *host, workspace string) (*liveServer, error) {
+func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h *host, workspace string, p *peer) (*liveServer, error) {
 	url, err := h.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -118,19 +142,20 @@ func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h
 	sp := mcpconfig.Spawn{URL: url, Dir: workspace}
 	cfg.URL = url // for messages
 	shared := &sharedEndpoint{host: h}
-	ep, err := dialHTTPWith(sp, cfg, s.logger, workspace, &shared.rootsAsked)
+	p.rootsAsked = &shared.rootsAsked
+	ep, err := dialHTTP(sp, cfg, s.logger, p)
 	if err != nil {
 		h.release()
 		return nil, err
 	}
 	shared.httpEndpoint = ep
-	return s.negotiate(ctx, cfg, shared, workspace, true)
+	return s.negotiate(ctx, cfg, shared, workspace, p)
 }
 
 // dialEndpoint starts the process of sp, or connects to its URL.
-func (s *spawner) dialEndpoint(ctx context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func()) (endpoint, error) {
+func (s *spawner) dialEndpoint(_ context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func(), pr *peer) (endpoint, error) {
 	if sp.URL != "" {
-		return dialHTTP(ctx, sp, cfg, s.logger, "")
+		return dialHTTP(sp, cfg, s.logger, pr)
 	}
 	p, err := s.startProcess(cfg, sp, onExit)
 	if err != nil {
@@ -139,6 +164,9 @@ func (s *spawner) dialEndpoint(ctx context.Context, cfg mcpconfig.ServerConfig, 
 	p.Transport().SetNotificationHandler(func(n mcp.JSONRPCNotification) {
 		s.logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
 	})
+	// Each server request runs on a goroutine of the transport's, which
+	// its Close cancels and waits for: all are answered in place.
+	p.Transport().SetRequestHandler(pr.handler(nil))
 	return stdioEndpoint{p}, nil
 }
 

@@ -41,9 +41,12 @@ type Tool struct {
 	Name        string // the exposed, sanitised, prefixed name
 	Description string
 	// InputSchema is the server's inputSchema verbatim (a missing or
-	// non-object schema becomes {"type":"object"}; a top-level $schema is
-	// dropped).
+	// non-object schema becomes {"type":"object"}); the model gets
+	// ModelSchema of it.
 	InputSchema json.RawMessage
+	// ParamHeaders are the parameters the server wants mirrored into HTTP
+	// headers (x-mcp-header, protocol 2026-07-28); nil for most tools.
+	ParamHeaders []ParamHeader
 }
 
 // ContentType is the kind of one part of a tool result.

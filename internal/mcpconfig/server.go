@@ -82,6 +82,9 @@ type ServerConfig struct {
 	StderrLevel     slog.Level
 	PromptSection   string
 	ProtocolVersion string // optional pin; empty = the fast default
+	// Sampling lets the server ask the bot's model for completions
+	// (sampling/createMessage), counted in the chat's usage; off: refused.
+	Sampling bool
 	// MaxLive is the most processes of the server that run at once,
 	// across every chat; 0: no ceiling.
 	MaxLive int

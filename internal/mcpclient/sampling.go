@@ -1,0 +1,152 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sampler answers a server's sampling/createMessage with the bot's own
+// model: the session satisfies it, and counts what it costs in the chat's
+// usage. Only a server whose entry says "sampling": true is offered it.
+type Sampler interface {
+	Sample(ctx context.Context, r SamplingRequest) (SamplingResult, error)
+}
+
+// SamplingRequest is a server's request for one model completion.
+type SamplingRequest struct {
+	Server       string // the server's configured name
+	Messages     []SamplingMessage
+	SystemPrompt string
+	MaxTokens    int
+	Temperature  *float64
+	Stop         []string
+	// ModelHints are the names the server would like (its
+	// modelPreferences.hints), for the log: the bot's model answers.
+	ModelHints []string
+}
+
+// SamplingMessage is one message of a sampling request: the role (user
+// or assistant) and its text and images.
+type SamplingMessage struct {
+	Role    string
+	Content []Content
+}
+
+// SamplingResult is the model's answer.
+type SamplingResult struct {
+	Model      string
+	Text       string
+	StopReason string // endTurn, maxTokens, stopSequence
+}
+
+// maxSamplingMessages bounds a sampling request, which costs the chat's
+// tokens.
+const maxSamplingMessages = 100
+
+// parseSampling reads the params of a sampling/createMessage.
+func parseSampling(server string, raw json.RawMessage) (SamplingRequest, error) {
+	var p struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		SystemPrompt     string   `json:"systemPrompt"`
+		MaxTokens        int      `json:"maxTokens"`
+		Temperature      *float64 `json:"temperature"`
+		StopSequences    []string `json:"stopSequences"`
+		Tools            []any    `json:"tools"`
+		ModelPreferences struct {
+			Hints []struct {
+				Name string `json:"name"`
+			} `json:"hints"`
+		} `json:"modelPreferences"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return SamplingRequest{}, fmt.Errorf("invalid params: %w", err)
+	}
+	if len(p.Tools) > 0 {
+		return SamplingRequest{}, errors.New("tools in sampling are not supported by this client (it declares no sampling.tools)")
+	}
+	if len(p.Messages) == 0 {
+		return SamplingRequest{}, errors.New("messages must not be empty")
+	}
+	if len(p.Messages) > maxSamplingMessages {
+		return SamplingRequest{}, fmt.Errorf("more than %d messages", maxSamplingMessages)
+	}
+	r := SamplingRequest{Server: server, SystemPrompt: p.SystemPrompt, MaxTokens: p.MaxTokens,
+		Temperature: p.Temperature, Stop: p.StopSequences}
+	for _, h := range p.ModelPreferences.Hints {
+		if h.Name != "" {
+			r.ModelHints = append(r.ModelHints, h.Name)
+		}
+	}
+	for i, m := range p.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return SamplingRequest{}, fmt.Errorf("message %d: role %q is neither user nor assistant", i, m.Role)
+		}
+		content, err := samplingContent(m.Content)
+		if err != nil {
+			return SamplingRequest{}, fmt.Errorf("message %d: %w", i, err)
+		}
+		r.Messages = append(r.Messages, SamplingMessage{Role: m.Role, Content: content})
+	}
+	return r, nil
+}
+
+// samplingContent reads one content block or an array of them: text and
+// images; audio and tool blocks are refused.
+func samplingContent(raw json.RawMessage) ([]Content, error) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	var blocks []json.RawMessage
+	if len(raw) > 0 && raw[0] == '[' {
+		if err := json.Unmarshal(raw, &blocks); err != nil {
+			return nil, err
+		}
+	} else {
+		blocks = []json.RawMessage{raw}
+	}
+	var out []Content
+	for _, b := range blocks {
+		var c struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Data     string `json:"data"`
+			MIMEType string `json:"mimeType"`
+		}
+		if err := json.Unmarshal(b, &c); err != nil {
+			return nil, err
+		}
+		switch c.Type {
+		case "text":
+			out = append(out, Content{Type: ContentText, Text: c.Text})
+		case "image":
+			data, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil {
+				return nil, fmt.Errorf("image: %w", err)
+			}
+			out = append(out, Content{Type: ContentImage, Data: data, MIMEType: c.MIMEType})
+		default:
+			return nil, fmt.Errorf("content of type %q is not supported in sampling", c.Type)
+		}
+	}
+	return out, nil
+}
+
+// samplingResult is the createMessage result of r.
+func samplingResult(r SamplingResult) json.RawMessage {
+	stop := r.StopReason
+	if stop == "" {
+		stop = "endTurn"
+	}
+	b, _ := json.Marshal(map[string]any{
+		"role":       "assistant",
+		"content":    map[string]string{"type": "text", "text": r.Text},
+		"model":      r.Model,
+		"stopReason": stop,
+	})
+	return b
+}
