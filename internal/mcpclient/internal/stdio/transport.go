@@ -32,10 +32,13 @@ import (
 // for a response reads stdout itself: whoever holds the read token reads
 // lines and delivers each to its owner; a caller whose answer arrived
 // returns at once, and a caller waiting while another reads takes the token
-// over when it is released. Nobody reads while no request is in flight: a
-// notification the server sends in between waits in the pipe until the next
-// call (the bot ignores notifications, and the process's exit is seen by the
-// exit watcher, not by EOF).
+// over when it is released. When no request has been in flight for
+// idleGrace, the transport's own idle reader takes the token and reads what
+// the server sends between calls — a ping, a roots/list, a notification —
+// so that it is answered now rather than at the next call; it hands the
+// token back after the first response it delivers (the call that came
+// meanwhile pays one hand-off), and back-to-back calls never meet it. An
+// end of stdout it sees is left to the exit watcher and the next call.
 //
 // The hot path allocates only the copy of the result: requests are encoded
 // into a buffer the transport keeps, waiters are reused, and the call
@@ -71,6 +74,14 @@ type Transport struct {
 	handlers       sync.WaitGroup  // the replies to server requests; Add under mu while open
 	handlerCtx     context.Context // ends when the transport closes
 	cancelHandlers context.CancelFunc
+
+	// calls counts the round trips started (the idle reader waits for a
+	// quiet spell); idleParked says it waits for a kick; idleDone is
+	// closed when it has ended.
+	calls      atomic.Int64
+	idleParked atomic.Bool
+	idleKick   chan struct{}
+	idleDone   chan struct{}
 
 	notifyMu sync.RWMutex
 	onNotify func(mcp.JSONRPCNotification)
@@ -144,7 +155,7 @@ func newTransport(stdin, stdout *os.File, logger *slog.Logger, redact func(strin
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
-	return &Transport{
+	t := &Transport{
 		handlerCtx:     ctx,
 		cancelHandlers: cancel,
 		stdin:          stdin,
@@ -156,7 +167,116 @@ func newTransport(stdin, stdout *os.File, logger *slog.Logger, redact func(strin
 		read:           make(chan struct{}, 1),
 		pending:        map[int64]*waiter{},
 		done:           make(chan struct{}),
+		idleKick:       make(chan struct{}, 1),
+		idleDone:       make(chan struct{}),
 	}
+	t.idleParked.Store(true)
+	go t.idleLoop() // Close waits for it
+	return t
+}
+
+// idleGrace is how long the transport waits after the last round trip
+// before its idle reader reads stdout: calls that follow each other
+// closer than that read for themselves.
+const idleGrace = 100 * time.Millisecond
+
+// idleLoop is the idle reader: kicked when a round trip ends with nothing
+// in flight, it waits for a quiet spell of idleGrace, then reads until it
+// delivered a response, stdout ended or the transport closed.
+func (t *Transport) idleLoop() {
+	defer close(t.idleDone)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-t.idleKick:
+		}
+		t.idleParked.Store(false)
+		for gen := t.calls.Load(); ; {
+			timer.Reset(idleGrace)
+			select {
+			case <-t.done:
+				return
+			case <-timer.C:
+			}
+			if now := t.calls.Load(); now != gen { // calls go on: wait again
+				gen = now
+				continue
+			}
+			break
+		}
+		eof := false
+		select {
+		case t.read <- struct{}{}:
+			if t.quiet() {
+				eof = t.readIdle()
+			}
+			<-t.read
+		default: // a caller reads
+		}
+		if eof {
+			return
+		}
+		t.idleParked.Store(true)
+		if t.quiet() { // a round trip that ended meanwhile found it busy
+			t.kickIdle()
+		}
+	}
+}
+
+// quiet reports whether no request is in flight.
+func (t *Transport) quiet() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending) == 0 && !t.closed
+}
+
+// kickIdle wakes the idle reader when it is parked.
+func (t *Transport) kickIdle() {
+	if t.idleParked.Load() {
+		select {
+		case t.idleKick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// readIdle reads and dispatches lines, holding the read token, until it
+// delivered a response to a caller (it then gives the token back), stdout
+// ended (eof: it is left to the exit watcher and the next call) or the
+// transport failed.
+func (t *Transport) readIdle() (eof bool) {
+	t.setReadDeadline(time.Time{}, false)
+	for {
+		line, err := t.readLine()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			t.setReadDeadline(time.Time{}, true) // a late wake-up of a caller's
+			continue
+		case errors.Is(err, io.EOF):
+			return true
+		case err != nil:
+			if !errors.Is(err, ErrTooLarge) {
+				err = fmt.Errorf("read from server: %w", err)
+			}
+			t.fail(err)
+			return false
+		}
+		if t.dispatchIdle(line) {
+			return false
+		}
+	}
+}
+
+// dispatchIdle is dispatch for the idle reader: it reports whether the
+// line was a response it delivered.
+func (t *Transport) dispatchIdle(line []byte) bool {
+	m, ok := jsonscan.ScanEnvelope(bytes.TrimSpace(line))
+	t.dispatch(line, nil)
+	return ok && !m.Method
 }
 
 // RoundTrip writes m and waits for its response until ctx ends, deadline
@@ -181,6 +301,7 @@ func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time
 	}
 	t.pending[m.ID] = w
 	t.mu.Unlock()
+	t.calls.Add(1)
 
 	if ctx.Done() != nil {
 		// One wake-up for the whole call: it ends a blocked write or read
@@ -203,7 +324,11 @@ func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time
 	default:
 	}
 	t.free = append(t.free, w)
+	idle := len(t.pending) == 0
 	t.mu.Unlock()
+	if idle {
+		t.kickIdle()
+	}
 	if got {
 		return r, nil // an answer that arrived with the deadline still counts
 	}
@@ -698,7 +823,8 @@ func (t *Transport) Close() error {
 	t.fail(errClosed)
 	t.cancelHandlers()
 	err := t.stdin.Close()
-	_ = t.stdout.Close()
+	_ = t.stdout.Close() // ends the idle reader's read
 	t.handlers.Wait()
+	<-t.idleDone
 	return err
 }
