@@ -244,6 +244,7 @@ func (m *Main) Run(ctx context.Context) error {
 	sessions := session.NewManager(session.Options{
 		DataDir:       m.cfg.DataDir,
 		Model:         model,
+		ModelName:     m.cfg.LLM.Model,
 		MCP:           m.mcp,
 		Chat:          b.Chat(),
 		Redactor:      m.secrets,

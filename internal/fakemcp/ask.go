@@ -17,6 +17,31 @@ import (
 // covers both eras and both transports.
 const ModeAsk = "ask"
 
+// ModeRootsOnInit asks the client for its roots as soon as it sends
+// notifications/initialized — outside any request, as server-filesystem
+// does — and logs an EventRoots with the answer.
+const ModeRootsOnInit = "roots-on-init"
+
+// askRootsOnInit sets up ModeRootsOnInit on f's server.
+func (f *fake) askRootsOnInit() {
+	f.mcp.AddNotificationHandler("notifications/initialized", func(ctx context.Context, _ mcp.JSONRPCNotification) {
+		go func() { // the answer comes through the loop that called this
+			res, err := f.mcp.RequestRoots(ctx, mcp.ListRootsRequest{})
+			ev := Event{Event: EventRoots}
+			if err != nil {
+				ev.Reason = "error: " + err.Error()
+			} else {
+				uris := make([]string, len(res.Roots))
+				for i, r := range res.Roots {
+					uris[i] = r.URI
+				}
+				ev.Reason = strings.Join(uris, ",")
+			}
+			f.log.add(ev)
+		}()
+	})
+}
+
 // Tools of ModeAsk.
 const (
 	// ToolElicit asks a form: {"message": s, "schema": object} (AskSchema

@@ -126,7 +126,7 @@ var knownModes = []string{
 	ModeNormal, ModeCrashOnStart, ModeHangOnStart, ModeDieAfterFirstCall, ModeEnv,
 	ModeBuiltinClash, ModeCountStarts, ModePaginated, ModeGrandchild, ModeStderrChatter,
 	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeSharedHost, ModeManyTools, ModeDaemon, ModeSetsidOnSIGTERM,
-	ModeClearEnv, ModeAsk, modeSleeper, modeDaemonize,
+	ModeClearEnv, ModeAsk, ModeRootsOnInit, modeSleeper, modeDaemonize,
 }
 
 // Server identity.

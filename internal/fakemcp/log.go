@@ -34,6 +34,10 @@ const (
 	// EventSetsid is logged by setsid-on-sigterm's grandchild when SIGTERM
 	// made it call setsid(); PID is its pid, Parent the fake's.
 	EventSetsid = "setsid"
+	// EventRoots is logged by roots-on-init mode when the client answered
+	// its roots/list: Reason holds the roots' URIs, comma-separated, or
+	// "error: …".
+	EventRoots = "roots"
 )
 
 // Event is one line of the fake's log.

@@ -60,6 +60,9 @@ func newServer(modes map[string]bool, log eventLog, browser bool, outputDir stri
 	}
 	f.mcp = server.NewMCPServer(ServerName, ServerVersion, opts...)
 	f.mcp.AddTools(f.tools()...)
+	if modes[ModeRootsOnInit] {
+		f.askRootsOnInit()
+	}
 	return f
 }
 

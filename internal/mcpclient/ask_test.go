@@ -2,10 +2,12 @@ package mcpclient
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -51,6 +53,7 @@ func (m *scriptedModel) Sample(_ context.Context, r SamplingRequest) (SamplingRe
 func askServers(t *testing.T) map[string]mcpconfig.ServerConfig {
 	t.Helper()
 	stdio, _ := fakeServer(t, "ask", fakemcp.ModeAsk)
+	stdio.Roots = true // as for every command, by default
 	web := httptest.NewServer(fakemcp.HTTPHandler("", fakemcp.ModeAsk))
 	t.Cleanup(web.Close)
 	http := httpConfig("ask", web.URL+"/mcp", nil)
@@ -140,10 +143,46 @@ func TestServersAsk(t *testing.T) {
 			}
 			model.mu.Unlock()
 
+			// roots: a command's is its chat's workspace; a url declares
+			// none unless its entry says so.
+			rootsRes := h.call(s, h.tool("ask", fakemcp.ToolRoots), `{}`)
+			if strings.HasPrefix(name, "stdio") {
+				if want := "roots: file://" + s.Workspace(); rootsRes.Text() != want {
+					t.Errorf("roots: %q, want %q", rootsRes.Text(), want)
+				}
+			} else if !rootsRes.IsError {
+				t.Errorf("roots of a url server: %q", rootsRes.Text())
+			}
+
 			// A session nobody answers for declares no elicitation.
 			bare := h.session("")
 			if res := h.call(bare, elicit, `{}`); !res.IsError {
 				t.Errorf("elicitation with no Elicitor: %q", res.Text())
+			}
+		})
+	}
+}
+
+// A command's roots/list is answered with the chat's workspace, whenever
+// the server asks: here right after the handshake, outside any call (as
+// server-filesystem does), which the idle reader of the stdio transport
+// reads. "roots": false declares none: the server is told it cannot ask.
+func TestRootsAskedOutsideACall(t *testing.T) {
+	for _, roots := range []bool{true, false} {
+		t.Run(fmt.Sprint("roots ", roots), func(t *testing.T) {
+			cfg, log := fakeServer(t, "fs", fakemcp.ModeRootsOnInit)
+			cfg.Roots = roots
+			h := newHarness(t, nil, cfg)
+			ws := t.TempDir()
+			s := h.session(ws)
+			s.Prewarm("fs") // started, and no call follows
+			ev := fakemcp.WaitForEvents(t, log, fakemcp.EventRoots, 1, 10*time.Second)[0]
+			want := "file://" + ws
+			if !roots {
+				want = "error: "
+			}
+			if !strings.HasPrefix(ev.Reason, want) || (roots && ev.Reason != want) {
+				t.Errorf("the server got %q, want %q", ev.Reason, want)
 			}
 		})
 	}

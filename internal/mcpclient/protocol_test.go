@@ -171,7 +171,8 @@ func TestCallNeedingInputIsRetried(t *testing.T) {
 			_ = json.Unmarshal(r.Params["name"], &name)
 			if _, retried := r.Params["inputResponses"]; !retried {
 				res := map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
-					"ok": map[string]any{"method": "elicitation/create", "params": map[string]any{"message": "Sure?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"sure": map[string]any{"type": "boolean", "default": true}}}}},
+					"ok":    map[string]any{"method": "elicitation/create", "params": map[string]any{"message": "Sure?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"sure": map[string]any{"type": "boolean", "default": true}}}}},
+					"where": map[string]any{"method": "roots/list"},
 				}}
 				if name == "with_state" {
 					res["requestState"] = state
@@ -182,8 +183,11 @@ func TestCallNeedingInputIsRetried(t *testing.T) {
 		}
 		return nil, map[string]any{"code": -32601, "message": "no"}, 0
 	})
-	h := newHarness(t, nil, modernConfig(srv.URL))
-	s := h.session("")
+	cfg := modernConfig(srv.URL)
+	cfg.Roots = true
+	h := newHarness(t, nil, cfg)
+	ws := t.TempDir()
+	s := h.session(ws)
 	s.SetElicitor(&scriptedUser{answer: func(Elicitation) ElicitResult { return ElicitResult{Action: ElicitAccept} }})
 	for _, name := range []string{"with_state", "no_state"} {
 		if res := h.call(s, h.tool("script", name), `{"x":1}`); res.IsError || res.Text() != "done "+name {
@@ -208,6 +212,9 @@ func TestCallNeedingInputIsRetried(t *testing.T) {
 		}
 		if responses["ok"]["action"] != "accept" || responses["ok"]["content"].(map[string]any)["sure"] != true {
 			t.Errorf("elicitation answer %v", responses["ok"])
+		}
+		if roots, _ := responses["where"]["roots"].([]any); len(roots) != 1 || roots[0].(map[string]any)["uri"] != "file://"+ws {
+			t.Errorf("roots answer %v", responses["where"])
 		}
 		if _, ok := retry.Params["_meta"]; !ok {
 			t.Error("the retry carries no _meta")

@@ -49,7 +49,7 @@ type asked struct {
 // newPeer is the peer of one start of cfg in workspace.
 func (s *spawner) newPeer(cfg mcpconfig.ServerConfig, workspace string, a asked) *peer {
 	root := ""
-	if cfg.Shared {
+	if cfg.Roots || cfg.Shared {
 		root = workspace
 	}
 	var sampler Sampler

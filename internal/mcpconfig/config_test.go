@@ -23,10 +23,42 @@ func TestServerEntryConfigDefaults(t *testing.T) {
 	want := ServerConfig{
 		Name: "github", Source: SourceSettings, Origin: "settings x", Command: "node",
 		Enabled: true, StartupTimeout: 60 * time.Second, CallTimeout: 120 * time.Second,
-		IdleTimeout: 1800 * time.Second, StderrLevel: slog.LevelDebug,
+		IdleTimeout: 1800 * time.Second, StderrLevel: slog.LevelDebug, Roots: true,
 	}
 	if !equalConfig(c, want) {
 		t.Errorf("got %+v\nwant %+v", c, want)
+	}
+}
+
+// roots is on for a command (it runs in the workspace), off for a url (a
+// server elsewhere cannot see the bot's files); an entry says otherwise.
+// server-filesystem, which serves the roots instead of its args'
+// directories, gets a warning unless its entry chose.
+func TestRootsAndSampling(t *testing.T) {
+	tests := []struct {
+		entry    string
+		roots    bool
+		sampling bool
+		warned   bool
+	}{
+		{`{"command":"node"}`, true, false, false},
+		{`{"url":"https://mcp.example.com/mcp"}`, false, false, false},
+		{`{"command":"node","roots":false,"sampling":true}`, false, true, false},
+		{`{"url":"https://mcp.example.com/mcp","roots":true}`, true, false, false},
+		{`{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/srv/notes"]}`, true, false, true},
+		{`{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/srv/notes"],"roots":false}`, false, false, false},
+		{`{"command":"mcp-server-filesystem","roots":true}`, true, false, false},
+	}
+	for _, tt := range tests {
+		c, err := ParseEntry("s", []byte(tt.entry), SourceSettings, "test")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.entry, err)
+		}
+		warned := slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, `"roots": false`) })
+		if c.Roots != tt.roots || c.Sampling != tt.sampling || warned != tt.warned {
+			t.Errorf("%s: roots %v, sampling %v, warned %v (%q); want %v, %v, %v", tt.entry, c.Roots, c.Sampling, warned, c.Warnings,
+				tt.roots, tt.sampling, tt.warned)
+		}
 	}
 }
 

@@ -48,6 +48,11 @@ type ServerEntry struct {
 	// DeferLoading overrides the tool-search rule for the server: true
 	// defers its tools (but AlwaysLoad), false never does; nil: the rule.
 	DeferLoading *bool
+	// Roots declares the chat's workspace as the client's one root (nil:
+	// for a command yes, for a url no).
+	Roots *bool
+	// Sampling lets the server ask the bot's model (sampling/createMessage).
+	Sampling bool
 
 	warnings []string
 }
@@ -196,10 +201,19 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		AutoApprove:     slices.Clone(e.AutoApprove),
 		DeferLoading:    clonePtr(e.DeferLoading),
 		DisabledTools:   slices.Clone(e.DisabledTools),
+		Sampling:        e.Sampling,
 		Warnings:        slices.Clone(e.warnings),
 	}
 
 	e.checkTransport(refuse)
+	c.Roots = e.URL == "" // a command runs in the workspace; a server elsewhere cannot see it
+	if e.Roots != nil {
+		c.Roots = *e.Roots
+	} else if c.Roots && servesRoots(e.Command, e.Args) {
+		c.Warnings = append(c.Warnings, "server-filesystem serves the roots a client declares instead of the directories "+
+			"in its args: with roots (the default for a command) it sees only the chat's workspace; set \"roots\": false "+
+			"to keep its args' directories, or \"roots\": true to say this is meant")
+	}
 	if e.URL != "" {
 		c.URL = strings.TrimSpace(e.URL)
 		if len(e.Headers) > 0 {
@@ -296,6 +310,18 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		return ServerConfig{}, errors.Join(errs...)
 	}
 	return c, nil
+}
+
+// servesRoots reports whether a command line runs a server known to
+// replace what its args give it with the client's roots
+// (@modelcontextprotocol/server-filesystem since 2025.3).
+func servesRoots(command string, args []string) bool {
+	for _, s := range append([]string{command}, args...) {
+		if strings.Contains(s, "server-filesystem") {
+			return true
+		}
+	}
+	return false
 }
 
 // checkTransport refuses an entry that is neither a command nor a URL,

@@ -85,6 +85,11 @@ type ServerConfig struct {
 	// Sampling lets the server ask the bot's model for completions
 	// (sampling/createMessage), counted in the chat's usage; off: refused.
 	Sampling bool
+	// Roots declares the roots capability: the server's roots/list is
+	// answered with the chat's workspace (a discovery's temporary
+	// folder). On by default for a command, off for a url; a Shared
+	// server always has it.
+	Roots bool
 	// MaxLive is the most processes of the server that run at once,
 	// across every chat; 0: no ceiling.
 	MaxLive int

@@ -228,6 +228,7 @@ type envOptions struct {
 	idleRelease   time.Duration
 	contextTokens int
 	toolSearch    ToolSearch
+	sampling      bool         // the fake's entry says "sampling": true
 	logger        *slog.Logger // default: discard
 }
 
@@ -240,7 +241,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	l := fakemcp.Command(o.modes...).WithLog(logPath)
 	cfg := mcpconfig.ServerConfig{Name: "fake", Source: mcpconfig.SourceConfig, Command: l.Command, Env: l.EnvRefs(),
 		Enabled: true, StartupTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, StderrLevel: slog.LevelDebug,
-		PromptSection: "## Fake\nThe fake tools are for tests."}
+		PromptSection: "## Fake\nThe fake tools are for tests.", Sampling: o.sampling}
 	filter := redact.NewEnvFilter(append(os.Environ(), o.host...))
 	secrets := redact.NewRegistry()
 	secrets.Add(filter.Secrets()...)
@@ -253,7 +254,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 		Redactor: secrets, Logger: logger, Builtins: []string{SendToolName}})
 	chat := newFakeChat()
 	model := &scriptModel{answer: answer}
-	m := NewManager(Options{DataDir: o.dataDir, Model: model, MCP: client, Chat: chat, Redactor: secrets,
+	m := NewManager(Options{DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: chat, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })

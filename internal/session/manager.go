@@ -35,9 +35,12 @@ type Options struct {
 	// DataDir is the root of all state; chat workspaces are
 	// DataDir/chats/<chat id>/.
 	DataDir string
-	Model   llm.Model         // required
-	MCP     *mcpclient.Client // required
-	Chat    Chat              // required
+	Model   llm.Model // required
+	// ModelName is the model's name, as a sampling answer tells the
+	// server.
+	ModelName string
+	MCP       *mcpclient.Client // required
+	Chat      Chat              // required
 	// Redactor replaces known secrets in tool results and answers.
 	Redactor interface{ Redact(string) string }
 	Logger   *slog.Logger

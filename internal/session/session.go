@@ -170,6 +170,7 @@ func (s *session) mcpSession() (*mcpclient.Session, error) {
 			return nil, err
 		}
 		ms.OnQueue(s.queued)
+		ms.SetSampler(sampler{s})
 		s.mcp = ms
 	}
 	return s.mcp, nil
