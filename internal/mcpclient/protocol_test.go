@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -278,5 +279,63 @@ func TestParamHeaders(t *testing.T) {
 		if got := hdr.Get(k); got != v {
 			t.Errorf("%s: %q, want %q", k, got, v)
 		}
+	}
+}
+
+// A server that offers the standalone GET stream (before 2026-07-28) has
+// what it sends there answered: a ping at once, a roots/list with the
+// chat's workspace when the entry declares roots.
+func TestGETStreamRequestsAnswered(t *testing.T) {
+	answers := make(chan map[string]json.RawMessage, 4)
+	ws := t.TempDir()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Mcp-Session-Id", "s-1")
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p-1\",\"method\":\"ping\"}\n\n"+
+				"data: {\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"roots/list\"}\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		case http.MethodDelete:
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(body, &m)
+		w.Header().Set("Mcp-Session-Id", "s-1")
+		switch method := strings.Trim(string(m["method"]), `"`); {
+		case method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m["id"])+`,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"1"},"capabilities":{"tools":{}}}}`)
+		case method == "tools/list":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m["id"])+`,"result":{"tools":[]}}`)
+		case method == "" && m["id"] != nil: // an answer to the server
+			answers <- m
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	cfg := httpConfig("stream", srv.URL, nil)
+	cfg.Roots = true
+	h := newHarness(t, nil, cfg)
+	s := h.session(ws)
+	s.Prewarm("stream")
+	got := map[string]string{}
+	for len(got) < 2 {
+		select {
+		case m := <-answers:
+			got[strings.Trim(string(m["id"]), `"`)] = string(m["result"])
+		case <-time.After(10 * time.Second):
+			t.Fatalf("answers so far: %v", got)
+		}
+	}
+	if got["p-1"] != "{}" || got["r-1"] != `{"roots":[{"name":"workspace","uri":"file://`+ws+`"}]}` {
+		t.Errorf("answers %v", got)
 	}
 }
