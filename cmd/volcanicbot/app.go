@@ -137,17 +137,32 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 }
 
 // serverWarnings are what the operator should know about the configured
-// servers: fields of other clients kept but not applied, and ${env:NAME}
-// references to unset variables. Run logs them; check prints them.
+// servers: fields of other clients kept but not applied, references to
+// unset variables (${NAME}, ${env:NAME}) and secrets put in a command
+// line. Run logs them; check prints them.
 func (m *Main) serverWarnings() []string {
 	var out []string
+	removed := map[string]bool{}
+	for _, name := range m.env.Removed() {
+		removed[name] = true
+	}
 	for _, s := range m.mcp.Servers() {
 		for _, w := range s.Warnings {
 			out = append(out, fmt.Sprintf("server %q: %s", s.Name, w))
 		}
 		if unset := s.UnsetVariables(m.env.Lookup); len(unset) > 0 {
-			out = append(out, fmt.Sprintf("server %q: ${env:…} refers to %s, not set in the bot's environment: the server gets an empty value",
-				s.Name, strings.Join(unset, ", ")))
+			out = append(out, fmt.Sprintf("server %q: ${…} refers to %s, not set in the bot's environment: the server gets an empty value "+
+				"(give a default with ${NAME:-default})", s.Name, strings.Join(unset, ", ")))
+		}
+		var secret []string
+		for _, name := range s.ArgVariables() {
+			if removed[name] {
+				secret = append(secret, name)
+			}
+		}
+		if len(secret) > 0 {
+			out = append(out, fmt.Sprintf("server %q: its command line holds %s, which every user of the host can read in the process list: "+
+				"pass it in env instead", s.Name, strings.Join(secret, ", ")))
 		}
 	}
 	return out

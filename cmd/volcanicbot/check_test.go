@@ -216,3 +216,27 @@ func TestCheckShowsToolSearch(t *testing.T) {
 		}
 	}
 }
+
+// check warns of a ${NAME} no variable sets (and not of one with a
+// default), and of a secret put in a command line.
+func TestCheckWarnsOfVariables(t *testing.T) {
+	dir := t.TempDir()
+	l := fakemcp.Command(fakemcp.ModeNormal)
+	entry := map[string]any{"command": l.Command, "args": []string{"--token=${GITHUB_TOKEN}", "${LOG_DIR:-/tmp}"},
+		"env": l.Env, "startupTimeoutSeconds": 5}
+	entry["env"].(map[string]string)["REGION"] = "${MCP_REGION}"
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"vars": entry}})
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	run(context.Background(), []string{"check"}, &out, &errOut, append(baseEnviron(t, dir), "GITHUB_TOKEN=ghp_0123456789abcdef0123"))
+	for _, want := range []string{`${…} refers to MCP_REGION, not set`, `its command line holds GITHUB_TOKEN`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "LOG_DIR") {
+		t.Errorf("a variable with a default is warned of:\n%s", out.String())
+	}
+}

@@ -42,12 +42,14 @@ type Spawn struct {
 
 // Expand prepares c for a process in workspace (a chat workspace, or the
 // temp directory of a discovery) — or, for an HTTP server, its URL and
-// headers with ${env:NAME} expanded:
+// headers:
 //
-//   - ${workspace} in the command, args, cwd and env values becomes workspace;
-//   - ${env:NAME} in env values becomes the host variable, read through
-//     env.Lookup (unset: empty); it stays literal elsewhere;
-//   - any other ${…} is left as is; an expanded value is not expanded again;
+//   - in the command, args, cwd, env values, url and headers alike,
+//     ${workspace} becomes workspace, ${env:NAME} and ${NAME} the host
+//     variable NAME read through env.Lookup (unset: empty), and
+//     ${NAME:-default} the variable or, unset or empty, default;
+//   - $${ is a literal ${; any other ${…} is left as is; an expanded value
+//     is not expanded again;
 //   - Dir is the expanded cwd, relative to workspace, defaulting to it;
 //   - Env is env.Apply of the expanded explicit entries (nil removes);
 //   - a command without a slash is looked up in the PATH of that child
@@ -56,27 +58,27 @@ func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
 	if env == nil {
 		return Spawn{}, fmt.Errorf("expand %s: no environment", c.Name)
 	}
+	x := func(s string) string { return expandVars(s, workspace, env.Lookup) }
 	if c.URL != "" {
-		sp := Spawn{Dir: workspace, URL: expandVars(c.URL, workspace, env.Lookup)}
+		sp := Spawn{Dir: workspace, URL: x(c.URL)}
 		if len(c.Headers) > 0 {
 			sp.Headers = make(map[string]string, len(c.Headers))
 			for k, v := range c.Headers {
-				sp.Headers[k] = expandVars(v, workspace, env.Lookup)
+				sp.Headers[k] = x(v)
 			}
 		}
 		return sp, nil
 	}
-	ws := func(s string) string { return expandVars(s, workspace, nil) }
 
-	sp := Spawn{Command: ws(c.Command), Dir: workspace}
+	sp := Spawn{Command: x(c.Command), Dir: workspace}
 	if len(c.Args) > 0 {
 		sp.Args = make([]string, len(c.Args))
 		for i, a := range c.Args {
-			sp.Args[i] = ws(a)
+			sp.Args[i] = x(a)
 		}
 	}
 	if c.Cwd != "" {
-		dir := ws(c.Cwd)
+		dir := x(c.Cwd)
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(workspace, dir)
 		}
@@ -89,7 +91,7 @@ func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
 			explicit[k] = nil
 			continue
 		}
-		s := expandVars(*v, workspace, env.Lookup)
+		s := x(*v)
 		explicit[k] = &s
 	}
 	sp.Env = env.Apply(explicit)
@@ -116,79 +118,159 @@ func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
 	return sp, nil
 }
 
-// UnsetVariables returns the host variables that c's ${env:NAME}
-// references name (in env values, the URL and headers) and that are unset
-// or empty in lookup, sorted, each once: the server gets an empty value
-// for them, which is rarely what was meant.
+// UnsetVariables returns the host variables that c refers to (${NAME} or
+// ${env:NAME}, in any field that is expanded) without a default and that
+// are unset or empty in lookup, sorted, each once: the server gets an
+// empty value for them, which is rarely what was meant.
 func (c ServerConfig) UnsetVariables(lookup func(string) (string, bool)) []string {
 	seen := map[string]bool{}
 	var out []string
-	scan := func(s string) {
-		for {
-			i := strings.Index(s, "${env:")
-			if i < 0 {
-				return
-			}
-			j := strings.IndexByte(s[i:], '}')
-			if j < 0 {
-				return
-			}
-			name := s[i+len("${env:") : i+j]
-			s = s[i+j+1:]
-			if name == "" || seen[name] {
+	c.eachValue(func(s string) {
+		for _, r := range varRefs(s) {
+			if r.name == "" || r.hasDefault || seen[r.name] {
 				continue
 			}
-			if v, ok := lookup(name); !ok || v == "" {
-				seen[name] = true
-				out = append(out, name)
+			if v, ok := lookup(r.name); !ok || v == "" {
+				seen[r.name] = true
+				out = append(out, r.name)
 			}
 		}
-	}
-	for _, k := range sortedKeys(c.Env) {
-		if v := c.Env[k]; v != nil {
-			scan(*v)
+	})
+	slices.Sort(out)
+	return out
+}
+
+// ArgVariables returns the host variables c's command and args refer to,
+// sorted, each once. A process's arguments are visible to every user of
+// the host (the process list): a secret belongs in env.
+func (c ServerConfig) ArgVariables() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range append([]string{c.Command}, c.Args...) {
+		for _, r := range varRefs(s) {
+			if r.name != "" && !seen[r.name] {
+				seen[r.name] = true
+				out = append(out, r.name)
+			}
 		}
-	}
-	scan(c.URL)
-	for _, k := range sortedKeys(c.Headers) {
-		scan(c.Headers[k])
 	}
 	slices.Sort(out)
 	return out
 }
 
-// expandVars replaces ${workspace} and, when lookup is not nil,
-// ${env:NAME}, in one pass. Unknown or unterminated references stay as
-// they are.
+// eachValue calls f with every value Expand expands.
+func (c ServerConfig) eachValue(f func(string)) {
+	f(c.Command)
+	for _, a := range c.Args {
+		f(a)
+	}
+	f(c.Cwd)
+	for _, k := range sortedKeys(c.Env) {
+		if v := c.Env[k]; v != nil {
+			f(*v)
+		}
+	}
+	f(c.URL)
+	for _, k := range sortedKeys(c.Headers) {
+		f(c.Headers[k])
+	}
+}
+
+// varRef is one ${…} of a value: a host variable (name), with a default
+// or not, or ${workspace} (name empty, workspace set); start and end are
+// its bytes in the value.
+type varRef struct {
+	start, end int
+	workspace  bool
+	name       string
+	hasDefault bool
+	def        string
+}
+
+// varRefs are the references of s in order, the $${ escapes left out.
+func varRefs(s string) []varRef {
+	var out []varRef
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			break
+		}
+		j += i
+		if j > 0 && s[j-1] == '$' { // $${: a literal ${
+			i = j + 2
+			continue
+		}
+		k := strings.IndexByte(s[j+2:], '}')
+		if k < 0 {
+			break
+		}
+		k += j + 2
+		if r, ok := parseRef(s[j+2 : k]); ok {
+			r.start, r.end = j, k+1
+			out = append(out, r)
+		}
+		i = k + 1
+	}
+	return out
+}
+
+// parseRef reads the inside of a ${…}: workspace, env:NAME, NAME or
+// NAME:-default. ${port} is not one: a Shared server's port, filled in
+// before (see mcpclient's host).
+func parseRef(ref string) (varRef, bool) {
+	switch ref {
+	case "workspace":
+		return varRef{workspace: true}, true
+	case "port":
+		return varRef{}, false
+	}
+	if name, ok := strings.CutPrefix(ref, "env:"); ok {
+		return varRef{name: name}, validVarName(name)
+	}
+	name, def, hasDefault := strings.Cut(ref, ":-")
+	return varRef{name: name, hasDefault: hasDefault, def: def}, validVarName(name)
+}
+
+// validVarName reports whether s is a variable name: [A-Za-z_][A-Za-z0-9_]*.
+func validVarName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// expandVars replaces the references of s (see Expand) in one pass.
+// Unknown or unterminated references stay as they are.
 func expandVars(s, workspace string, lookup func(string) (string, bool)) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
 	var b strings.Builder
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		j := strings.IndexByte(s[i+2:], '}')
-		if j < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		ref := s[i+2 : i+2+j]
-		switch name, isEnv := strings.CutPrefix(ref, "env:"); {
-		case ref == "workspace":
-			b.WriteString(workspace)
-		case isEnv && lookup != nil && name != "":
-			v, _ := lookup(name)
-			b.WriteString(v)
-		default:
-			b.WriteString(s[i : i+3+j])
-		}
-		s = s[i+3+j:]
+	last := 0
+	emit := func(upTo int) { // the text before a reference, escapes undone
+		b.WriteString(strings.ReplaceAll(s[last:upTo], "$${", "${"))
 	}
+	for _, r := range varRefs(s) {
+		emit(r.start)
+		switch {
+		case r.workspace:
+			b.WriteString(workspace)
+		default:
+			v, _ := lookup(r.name)
+			if v == "" && r.hasDefault {
+				v = r.def
+			}
+			b.WriteString(v)
+		}
+		last = r.end
+	}
+	emit(len(s))
+	return b.String()
 }
 
 // envValue returns the last NAME=value entry of env for name.

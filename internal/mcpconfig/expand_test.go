@@ -65,7 +65,7 @@ func TestExpand(t *testing.T) {
 		explicit map[string]*string
 	}{
 		{
-			name: "workspace everywhere, env only in env values",
+			name: "workspace and host variables everywhere",
 			cfg: ServerConfig{
 				Name: "gh", Command: "fake-mcp",
 				Args: []string{"--out", "${workspace}/browser", "${env:GITHUB_TOKEN}", "${foo}", "${workspace"},
@@ -77,10 +77,10 @@ func TestExpand(t *testing.T) {
 			},
 			want: Spawn{
 				Command: exe,
-				Args:    []string{"--out", ws + "/browser", "${env:GITHUB_TOKEN}", "${foo}", "${workspace"},
+				Args:    []string{"--out", ws + "/browser", "ghp_secret", "", "${workspace"},
 				Dir:     ws,
 				Env: []string{"GITHUB_TOKEN=ghp_secret", "HOME=/home/bot",
-					"MIXED=a=ghp_secret;ws=" + ws + ";||${other}|${env:}", "PATH=relative:" + bin},
+					"MIXED=a=ghp_secret;ws=" + ws + ";|||${env:}", "PATH=relative:" + bin},
 			},
 		},
 		{
@@ -94,6 +94,15 @@ func TestExpand(t *testing.T) {
 			cfg:  ServerConfig{Name: "a", Command: "/usr/bin/env", Cwd: "tmp/x"},
 			want: Spawn{Command: "/usr/bin/env", Dir: ws + "/tmp/x",
 				Env: []string{"HOME=/home/bot", "NODE_OPTIONS=--x", "PATH=relative:" + bin}},
+		},
+		{
+			name: "Claude Code's forms, defaults and escapes",
+			cfg: ServerConfig{Name: "cc", Command: "${BIN_DIR:-/nonexistent}/x", Cwd: "${SUB:-sub}",
+				Args: []string{"--token=${GITHUB_TOKEN}", "${EMPTY:-fallback}", "${UNSET:-}", "$${workspace}", "$${GITHUB_TOKEN:-x}", "$$", "a$b"},
+				Env:  map[string]*string{"LEVEL": cfgPtr("${LEVEL:-info}"), "T": cfgPtr("${GITHUB_TOKEN:-none}")}},
+			want: Spawn{Command: "/nonexistent/x", Dir: ws + "/sub",
+				Args: []string{"--token=ghp_secret", "fallback", "", "${workspace}", "${GITHUB_TOKEN:-x}", "$$", "a$b"},
+				Env:  []string{"HOME=/home/bot", "LEVEL=info", "NODE_OPTIONS=--x", "PATH=relative:" + bin, "T=ghp_secret"}},
 		},
 		{
 			name: "a host value is not expanded again",
@@ -182,9 +191,15 @@ func TestExpandVars(t *testing.T) {
 		"x${workspace}y${workspace}": "x/wy/w",
 		"${env:A}${env:B}":           "1",
 		"${":                         "${",
-		"$${workspace}":              "$/w",
-		"${unknown}/${workspace}":    "${unknown}//w",
+		"$${workspace}":              "${workspace}",
+		"$$${workspace}":             "$${workspace}",
+		"${unknown}/${workspace}":    "//w",
 		"${env:A":                    "${env:A",
+		"${A}${A:-x}${B:-y}${B:-}":   "11y",
+		"${A:-${B}}":                 "1}",
+		"${1A}${A-x}${a b}${env:}":   "${1A}${A-x}${a b}${env:}",
+		"$${A} ${A}":                 "${A} 1",
+		"127.0.0.1:${port}":          "127.0.0.1:${port}",
 	} {
 		if got := expandVars(in, "/w", lookup); got != want {
 			t.Errorf("expandVars(%q) = %q, want %q", in, got, want)
@@ -203,5 +218,21 @@ func TestExpandRelativeCommand(t *testing.T) {
 	wd, _ := os.Getwd()
 	if sp.Command != filepath.Join(wd, "tools/bin/server") {
 		t.Errorf("command = %s", sp.Command)
+	}
+}
+
+// An unset variable without a default, anywhere it is expanded, is a
+// warning (the server gets an empty value); one with a default is not; an
+// escaped one is not a reference.
+func TestUnsetAndArgVariables(t *testing.T) {
+	c := ServerConfig{Command: "${TOOLS:-/opt}/srv", Args: []string{"--k=${API_KEY}", "${env:TOKEN}", "$${NOT_A_REF}"},
+		Cwd: "${WORK_DIR}", Env: map[string]*string{"A": cfgPtr("${SET}"), "B": cfgPtr("${EMPTY}"), "C": nil},
+		URL: "https://${HOST}/mcp", Headers: map[string]string{"Authorization": "Bearer ${API_KEY}", "X": "${OPT:-1}"}}
+	lookup := func(n string) (string, bool) { v, ok := map[string]string{"SET": "1", "EMPTY": ""}[n]; return v, ok }
+	if got, want := c.UnsetVariables(lookup), []string{"API_KEY", "EMPTY", "HOST", "TOKEN", "WORK_DIR"}; !slices.Equal(got, want) {
+		t.Errorf("UnsetVariables = %v, want %v", got, want)
+	}
+	if got, want := c.ArgVariables(), []string{"API_KEY", "TOKEN", "TOOLS"}; !slices.Equal(got, want) {
+		t.Errorf("ArgVariables = %v, want %v", got, want)
 	}
 }
