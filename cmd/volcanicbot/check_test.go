@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -238,5 +239,28 @@ func TestCheckWarnsOfVariables(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "LOG_DIR") {
 		t.Errorf("a variable with a default is warned of:\n%s", out.String())
+	}
+}
+
+// includeTools and excludeTools decide what the model is offered; check
+// counts the rest as hidden, and warns of a pattern that matches nothing.
+func TestCheckShowsFilteredTools(t *testing.T) {
+	dir := t.TempDir()
+	l := fakemcp.Command(fakemcp.ModeNormal)
+	entry := map[string]any{"command": l.Command, "env": l.Env, "startupTimeoutSeconds": 5,
+		"includeTools": []string{"e*", "image", "nothing_*"}, "excludeTools": []string{"echo"}}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"picky": entry}})
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check"}, &out, &errOut, baseEnviron(t, dir)); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	hidden := len(fakemcp.ToolNames(fakemcp.ModeNormal)) - 1
+	for _, want := range []string{fmt.Sprintf("1 (+%d hidden)", hidden), `includeTools names "nothing_*", which matches no tool`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -193,43 +193,65 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	if err != nil {
 		return Catalog{}, err
 	}
-	tools, hidden, unknown := hideTools(tools, cfg.DisabledTools)
+	tools, hidden, filtered := filterTools(tools, cfg)
 	tools, warnings := limitTools(tools)
-	warnings = append(refused, warnings...)
-	for _, name := range unknown {
-		warnings = append(warnings, fmt.Sprintf("disabledTools names %q, which the server does not list", name))
-	}
+	warnings = append(append(refused, filtered...), warnings...)
 	redactTools(tools, c.sp.redactor)
 	return Catalog{Server: cfg.Name, ServerInfo: srv.rpc.info, Tools: ExposeTools(cfg.Name, cfg.ToolPrefix, tools),
 		Warnings: warnings, Hidden: hidden}, nil
 }
 
-// hideTools leaves out the tools named in disabled (MCP names), returning
-// what it hid and the names that matched no tool.
-func hideTools(tools []Tool, disabled []string) (kept []Tool, hidden, unknown []string) {
-	if len(disabled) == 0 {
+// filterTools leaves out the tools cfg keeps from the model: those its
+// disabledTools names, those its includeTools (when given) does not
+// match, and those its excludeTools matches. It returns what it hid, in
+// the server's order, and warnings for the names and patterns that match
+// no tool.
+func filterTools(tools []Tool, cfg mcpconfig.ServerConfig) (kept []Tool, hidden, warnings []string) {
+	if len(cfg.DisabledTools) == 0 && len(cfg.IncludeTools) == 0 && len(cfg.ExcludeTools) == 0 {
 		return tools, nil, nil
 	}
-	off := make(map[string]bool, len(disabled))
-	for _, name := range disabled {
-		off[name] = true
+	used := map[string]bool{} // "field\x00pattern" of every name or pattern that matched
+	matches := func(field string, patterns []string, name string, glob bool) bool {
+		hit := false
+		for _, p := range patterns {
+			if (glob && mcpconfig.MatchTool(p, name)) || (!glob && p == name) {
+				used[field+"\x00"+p] = true
+				hit = true
+			}
+		}
+		return hit
 	}
-	kept = tools[:0]
+	kept = make([]Tool, 0, len(tools))
 	for _, t := range tools {
-		if off[t.MCPName] {
+		off := matches("disabledTools", cfg.DisabledTools, t.MCPName, false)
+		if len(cfg.IncludeTools) > 0 && !matches("includeTools", cfg.IncludeTools, t.MCPName, true) {
+			off = true
+		}
+		if matches("excludeTools", cfg.ExcludeTools, t.MCPName, true) {
+			off = true
+		}
+		if off {
 			hidden = append(hidden, t.MCPName)
-			delete(off, t.MCPName)
 			continue
 		}
 		kept = append(kept, t)
 	}
-	for _, name := range disabled {
-		if off[name] {
-			unknown = append(unknown, name)
-			delete(off, name)
+	for _, f := range []struct {
+		name     string
+		patterns []string
+	}{{"disabledTools", cfg.DisabledTools}, {"includeTools", cfg.IncludeTools}, {"excludeTools", cfg.ExcludeTools}} {
+		seen := map[string]bool{}
+		for _, p := range f.patterns {
+			if !used[f.name+"\x00"+p] && !seen[p] {
+				seen[p] = true
+				warnings = append(warnings, fmt.Sprintf("%s names %q, which matches no tool of the server", f.name, p))
+			}
 		}
 	}
-	return kept, hidden, unknown
+	if len(kept) == 0 && len(tools) > 0 {
+		warnings = append(warnings, fmt.Sprintf("disabledTools, includeTools and excludeTools hide every one of the server's %d tools", len(tools)))
+	}
+	return kept, hidden, warnings
 }
 
 // limitTools keeps the tools within the catalogue's limits: the first

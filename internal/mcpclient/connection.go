@@ -462,7 +462,7 @@ func (c *connection) checkCatalog(srv *liveServer, cat Catalog) {
 	if err != nil {
 		return
 	}
-	live, _, _ = hideTools(live, c.cfg.DisabledTools) // as the catalogue has them
+	live, _, _ = filterTools(live, c.cfg) // as the catalogue has them
 	live, _ = limitTools(live)
 	if !sameToolNames(cat.Tools, live) {
 		c.deps.sp.logger.Warn("MCP server's live tools differ from the cached catalogue; calls go by name",

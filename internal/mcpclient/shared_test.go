@@ -151,7 +151,7 @@ func TestDisabledToolsHidden(t *testing.T) {
 		t.Errorf("a false warning:\n%s", h.logs.String())
 	}
 	text, _ := h.session("").ServerText("fake")
-	if !strings.Contains(text, "hidden from the model (disabledTools): 2") {
+	if !strings.Contains(text, "hidden from the model (disabledTools, includeTools, excludeTools): 2: fail, image") {
 		t.Errorf("/mcp fake:\n%s", text)
 	}
 }

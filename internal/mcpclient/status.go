@@ -194,7 +194,8 @@ func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 		fmt.Fprintf(&b, "tools (%d): %s\n", len(offered), strings.Join(offered, ", "))
 	}
 	if len(sc.Catalog.Hidden) > 0 {
-		fmt.Fprintf(&b, "hidden from the model (disabledTools): %d\n", len(sc.Catalog.Hidden))
+		fmt.Fprintf(&b, "hidden from the model (disabledTools, includeTools, excludeTools): %d: %s\n", len(sc.Catalog.Hidden),
+			capMessage(strings.Join(sc.Catalog.Hidden, ", "), 1<<10))
 	}
 	for _, r := range refusals {
 		fmt.Fprintf(&b, "refused: %s\n", r.String())

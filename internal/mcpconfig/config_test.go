@@ -5,12 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func cfgPtr[T any](v T) *T { return &v }
@@ -541,4 +543,57 @@ func TestToolSearchFields(t *testing.T) {
 			t.Errorf("%s: no error", bad)
 		}
 	}
+}
+
+func TestMatchTool(t *testing.T) {
+	tests := []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"browser_*", "browser_click", true},
+		{"browser_*", "browser_", true},
+		{"browser_*", "web_browser_click", false},
+		{"*_file", "read_file", true},
+		{"*_file", "read_files", false},
+		{"*", "", true},
+		{"", "", true},
+		{"", "x", false},
+		{"get_?", "get_a", true},
+		{"get_?", "get_ab", false},
+		{"a*b*c", "axxbyyc", true},
+		{"a*b*c", "axxbyyd", false},
+		{"weird.name/x", "weird.name/x", true},
+		{"weird*/x", "weird.name/x", true},
+		{"Echo", "echo", false},
+		{"*é*", "café_au_lait", true},
+		{"**a", "bba", true},
+	}
+	for _, tt := range tests {
+		if got := MatchTool(tt.pattern, tt.name); got != tt.want {
+			t.Errorf("MatchTool(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
+		}
+	}
+}
+
+func FuzzMatchTool(f *testing.F) {
+	for _, s := range []string{"a*b", "*", "?", "x?y*z"} {
+		f.Add(s, "axyb")
+	}
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		if !utf8.ValidString(pattern) || !utf8.ValidString(name) {
+			return
+		}
+		// Against path.Match with '/' and the class and escape characters
+		// out of the way (they are literal here, special there).
+		if strings.ContainsAny(pattern+name, "/[]\\\\") {
+			return
+		}
+		want, err := path.Match(pattern, name)
+		if err != nil {
+			return
+		}
+		if got := MatchTool(pattern, name); got != want {
+			t.Fatalf("MatchTool(%q, %q) = %v, path.Match says %v", pattern, name, got, want)
+		}
+	})
 }

@@ -48,6 +48,10 @@ type ServerEntry struct {
 	// DeferLoading overrides the tool-search rule for the server: true
 	// defers its tools (but AlwaysLoad), false never does; nil: the rule.
 	DeferLoading *bool
+	// IncludeTools and ExcludeTools are globs over the server's tool names
+	// (* any run, ? one character): only the tools some include matches
+	// (all without one) and no exclude matches are offered.
+	IncludeTools, ExcludeTools []string
 	// Roots declares the chat's workspace as the client's one root (nil:
 	// for a command yes, for a url no).
 	Roots *bool
@@ -201,6 +205,8 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		AutoApprove:     slices.Clone(e.AutoApprove),
 		DeferLoading:    clonePtr(e.DeferLoading),
 		DisabledTools:   slices.Clone(e.DisabledTools),
+		IncludeTools:    slices.Clone(e.IncludeTools),
+		ExcludeTools:    slices.Clone(e.ExcludeTools),
 		Sampling:        e.Sampling,
 		Warnings:        slices.Clone(e.warnings),
 	}
@@ -285,6 +291,17 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		}
 		if !slices.Contains(c.AlwaysLoad, n) {
 			c.AlwaysLoad = append(c.AlwaysLoad, n)
+		}
+	}
+
+	for _, f := range []struct {
+		name     string
+		patterns []string
+	}{{"includeTools", e.IncludeTools}, {"excludeTools", e.ExcludeTools}} {
+		for _, p := range f.patterns {
+			if strings.TrimSpace(p) == "" {
+				refuse(f.name, "%s must hold tool names or patterns (got an empty one)", f.name)
+			}
 		}
 	}
 

@@ -82,6 +82,8 @@ var fields = []field{
 	{name: "maxLive", kind: kindCount, set: func(e *ServerEntry, v any) { n := v.(int); e.MaxLive = &n }},
 	{name: "alwaysLoad", kind: kindStrings, set: func(e *ServerEntry, v any) { e.AlwaysLoad = v.([]string) }},
 	{name: "deferLoading", kind: kindBool, set: func(e *ServerEntry, v any) { b := v.(bool); e.DeferLoading = &b }},
+	{name: "includeTools", kind: kindStrings, set: func(e *ServerEntry, v any) { e.IncludeTools = v.([]string) }},
+	{name: "excludeTools", kind: kindStrings, set: func(e *ServerEntry, v any) { e.ExcludeTools = v.([]string) }},
 	{name: "roots", kind: kindBool, set: func(e *ServerEntry, v any) { b := v.(bool); e.Roots = &b }},
 	{name: "sampling", kind: kindBool, set: func(e *ServerEntry, v any) { e.Sampling = v.(bool) }},
 

@@ -111,6 +111,11 @@ type ServerConfig struct {
 	// offered to the model (Roo Code's and Windsurf's disabledTools; the
 	// browser preset hides the storage tools it calls itself).
 	DisabledTools []string
+	// IncludeTools and ExcludeTools are globs over the server's tool names
+	// (MatchTool): when IncludeTools is given only the tools it matches are
+	// offered, and ExcludeTools hides what it matches (it wins). What they
+	// hide is counted with DisabledTools.
+	IncludeTools, ExcludeTools []string
 
 	// Shared makes the entry one process for every chat instead of one per
 	// chat: Command, Args, Env and Cwd (absolute) start it once, on first
@@ -278,4 +283,32 @@ func ParseStderrLevel(s string) (slog.Level, bool) {
 		return slog.LevelError, true
 	}
 	return 0, false
+}
+
+// MatchTool reports whether the glob pattern matches a tool name: '*'
+// matches any run of characters (none included), '?' any one character,
+// everything else itself (case-sensitively, '/' and '.' included).
+func MatchTool(pattern, name string) bool {
+	p, n := []rune(pattern), []rune(name)
+	i, j := 0, 0
+	star, mark := -1, 0 // the last '*' of p seen, and where in n its run began
+	for j < len(n) {
+		switch {
+		case i < len(p) && p[i] == '*':
+			star, mark = i, j
+			i++
+		case i < len(p) && (p[i] == '?' || p[i] == n[j]):
+			i++
+			j++
+		case star >= 0: // the '*' takes one more character
+			mark++
+			i, j = star+1, mark
+		default:
+			return false
+		}
+	}
+	for i < len(p) && p[i] == '*' {
+		i++
+	}
+	return i == len(p)
 }
