@@ -3,6 +3,7 @@
 package preset
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -232,10 +233,8 @@ func (p Playwright) sharedServer() mcpconfig.ServerConfig {
 		if p.CDPHeader != "" {
 			env["PLAYWRIGHT_MCP_CDP_HEADERS"] = &p.CDPHeader
 		}
-	} else {
-		args = p.launchArgs(args)
 	}
-	args = append(args, p.ExtraArgs...)
+	args = append(p.launchArgs(args), p.ExtraArgs...)
 	cwd := p.StateDir
 	if cwd == "" {
 		cwd = filepath.Join(os.TempDir(), "volcanicbot-browser")
@@ -299,11 +298,13 @@ var leanFeatures = []string{
 // needs has settings of its own, so that the user's extra arguments add to
 // it rather than replace it.
 func (p Playwright) launchArgs(args []string) []string {
-	if p.ExecutablePath != "" {
-		args = append(args, "--executable-path", p.ExecutablePath)
-	}
-	if p.NoSandbox != nil && *p.NoSandbox {
-		args = append(args, "--no-sandbox")
+	if p.CDPEndpoint == "" {
+		if p.ExecutablePath != "" {
+			args = append(args, "--executable-path", p.ExecutablePath)
+		}
+		if p.NoSandbox != nil && *p.NoSandbox {
+			args = append(args, "--no-sandbox")
+		}
 	}
 	if p.StateDir != "" {
 		args = append(args, "--config", p.launchConfigPath())
@@ -315,27 +316,70 @@ func (p Playwright) launchConfigPath() string {
 	return filepath.Join(p.StateDir, "playwright-mcp.json")
 }
 
-// writeLaunchConfig writes the launch configuration @playwright/mcp reads
-// with --config (the lean Chromium flags), when StateDir is set.
+// MaskPasswordsFile is the script, in StateDir, that keeps the values of
+// password fields out of page snapshots (see maskpasswords.cjs).
+const MaskPasswordsFile = "mask-passwords.cjs"
+
+//go:embed maskpasswords.cjs
+var maskPasswords []byte
+
+// masksPasswords reports whether the browser's snapshots hide password
+// values: the script needs the Chrome DevTools Protocol, which Playwright
+// speaks to Chromium-based browsers only.
+func (p Playwright) masksPasswords() bool {
+	if p.CDPEndpoint != "" {
+		return true
+	}
+	switch name := p.BrowserName(); {
+	case name == "chromium", name == "chrome", name == "msedge", strings.HasPrefix(name, "chrome-"), strings.HasPrefix(name, "msedge-"):
+		return true
+	}
+	return false
+}
+
+// writeLaunchConfig writes, when StateDir is set, the configuration
+// @playwright/mcp reads with --config: the lean Chromium flags for a
+// browser it launches, and the script that masks password fields in
+// snapshots, which it runs for every tab.
 func (p Playwright) writeLaunchConfig() error {
 	if p.StateDir == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(map[string]any{"browser": map[string]any{"launchOptions": map[string]any{
-		"args": []string{"--disable-features=" + strings.Join(leanFeatures, ",")}}}}, "", "  ")
+	browser := map[string]any{}
+	if p.CDPEndpoint == "" {
+		browser["launchOptions"] = map[string]any{"args": []string{"--disable-features=" + strings.Join(leanFeatures, ",")}}
+	}
+	if p.masksPasswords() {
+		browser["initPage"] = []string{filepath.Join(p.StateDir, MaskPasswordsFile)}
+	}
+	b, err := json.MarshalIndent(map[string]any{"browser": browser}, "", "  ")
 	if err != nil {
 		return err
-	}
-	path := p.launchConfigPath()
-	if old, err := os.ReadFile(path); err == nil && string(old) == string(b) {
-		return nil
 	}
 	if err := os.MkdirAll(p.StateDir, 0o700); err != nil {
 		return fmt.Errorf("the browser's folder: %w", err)
 	}
-	f, err := os.CreateTemp(p.StateDir, "playwright-mcp-*.json") // chats may start at once
-	if err != nil {
+	if p.masksPasswords() {
+		if err := writeIfChanged(p.StateDir, MaskPasswordsFile, maskPasswords); err != nil {
+			return fmt.Errorf("the browser's password mask: %w", err)
+		}
+	}
+	if err := writeIfChanged(p.StateDir, filepath.Base(p.launchConfigPath()), b); err != nil {
 		return fmt.Errorf("the browser's launch configuration: %w", err)
+	}
+	return nil
+}
+
+// writeIfChanged gives dir/name the content b, atomically (chats may
+// start at once), unless it has it already.
+func writeIfChanged(dir, name string, b []byte) error {
+	path := filepath.Join(dir, name)
+	if old, err := os.ReadFile(path); err == nil && string(old) == string(b) {
+		return nil
+	}
+	f, err := os.CreateTemp(dir, name+"-*")
+	if err != nil {
+		return err
 	}
 	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
@@ -346,9 +390,8 @@ func (p Playwright) writeLaunchConfig() error {
 	}
 	if err != nil {
 		_ = os.Remove(f.Name())
-		return fmt.Errorf("the browser's launch configuration: %w", err)
 	}
-	return nil
+	return err
 }
 
 // isolated reports whether args ask for an in-memory profile: "--isolated",

@@ -138,7 +138,7 @@ func TestPlaywrightShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(dir + "/playwright-mcp.json")
-	if err != nil || !strings.Contains(string(b), "--disable-features=WebUIOmniboxPopup,") {
+	if err != nil || !strings.Contains(string(b), "--disable-features=WebUIOmniboxPopup,") || !strings.Contains(string(b), dir+"/"+MaskPasswordsFile) {
 		t.Errorf("launch configuration %s (%v)", b, err)
 	}
 
@@ -149,10 +149,19 @@ func TestPlaywrightShared(t *testing.T) {
 		t.Errorf("cdp: shared %v env %v", cfg.Shared, cfg.Env)
 	}
 	line := strings.Join(cfg.Args, " ")
-	for _, unwanted := range []string{"s3cret", "t0ken", "--executable-path", "--no-sandbox", "--config"} {
+	for _, unwanted := range []string{"s3cret", "t0ken", "--executable-path", "--no-sandbox"} {
 		if strings.Contains(line, unwanted) {
 			t.Errorf("cdp args hold %q: %s", unwanted, line)
 		}
+	}
+	// The browser elsewhere is not launched here: its configuration holds
+	// the password mask only.
+	if err := cfg.BeforeStart(mcpconfig.Spawn{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(dir + "/playwright-mcp.json"); err != nil || strings.Contains(string(b), "launchOptions") ||
+		!strings.Contains(string(b), MaskPasswordsFile) || !strings.Contains(line, "--config "+dir+"/playwright-mcp.json") {
+		t.Errorf("cdp launch configuration %s (%v), args %s", b, err, line)
 	}
 	if got := cdp.StartupLine(); !strings.Contains(got, "CDP endpoint") {
 		t.Errorf("startup line %q", got)
@@ -170,6 +179,30 @@ func TestPlaywrightUnsafeCodeHidden(t *testing.T) {
 		p.AllowUnsafeCode = true
 		if slices.Contains(p.Server().DisabledTools, UnsafeCodeTool) {
 			t.Errorf("shared %v: %s hidden although allowed", shared, UnsafeCodeTool)
+		}
+	}
+}
+
+// The password mask is written beside the launch configuration for the
+// browsers Playwright drives over CDP; the others run without it (and
+// their configuration names no file that is not there).
+func TestPlaywrightPasswordMask(t *testing.T) {
+	for _, tc := range []struct {
+		browser string
+		mask    bool
+	}{{"", true}, {"chromium", true}, {"chrome", true}, {"msedge-beta", true}, {"firefox", false}, {"webkit", false}} {
+		dir := t.TempDir()
+		cfg := Playwright{Enabled: ptr(true), Browser: tc.browser, StateDir: dir}.Server()
+		if err := cfg.BeforeStart(mcpconfig.Spawn{}); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(dir + "/playwright-mcp.json")
+		script, err := os.ReadFile(dir + "/" + MaskPasswordsFile)
+		if got := strings.Contains(string(b), "initPage"); got != tc.mask || (err == nil) != tc.mask {
+			t.Errorf("%q: initPage %v, script %v, want %v: %s", tc.browser, got, err, tc.mask, b)
+		}
+		if tc.mask && string(script) != string(maskPasswords) {
+			t.Errorf("%q: the script written differs from the embedded one", tc.browser)
 		}
 	}
 }
