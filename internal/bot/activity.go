@@ -138,7 +138,7 @@ func (a *activity) loop() {
 			msgID, shown = m.ID, text
 			return
 		}
-		_, err := call(a.ctx, c.rt, a.chatID, "editMessageText", func(ctx context.Context) (*models.Message, error) {
+		_, err := send(a.ctx, c.out, a.chatID, "editMessageText", paced, func(ctx context.Context) (*models.Message, error) {
 			return c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
 				ChatID: a.chatID, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview,
 			})
@@ -185,7 +185,7 @@ loop:
 	if msgID != 0 {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
 		defer cancel()
-		if _, err := call(ctx, c.rt, a.chatID, "deleteMessage", func(ctx context.Context) (bool, error) {
+		if _, err := send(ctx, c.out, a.chatID, "deleteMessage", unpaced, func(ctx context.Context) (bool, error) {
 			return c.tg.DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: a.chatID, MessageID: msgID})
 		}); err != nil {
 			c.log.Warn("progress message not deleted", "chat", a.chatID, "err", err.Error())
@@ -195,7 +195,7 @@ loop:
 
 // typing sends the typing action once (no retry: the next tick renews it).
 func (a *activity) typing() {
-	err := a.c.rt.doTries(a.ctx, a.chatID, "sendChatAction", 1, func(ctx context.Context) error {
+	err := a.c.out.doOnce(a.ctx, a.chatID, "sendChatAction", unpaced, func(ctx context.Context) error {
 		_, err := a.c.tg.SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: a.chatID, Action: models.ChatActionTyping})
 		return err
 	})

@@ -72,6 +72,9 @@ type Options struct {
 	// Empty: no journal (a message waiting for its chat is lost when the
 	// process dies).
 	InboxDir string
+	// Limits are the flood limits every call to a chat keeps under;
+	// DefaultLimits for zero fields.
+	Limits Limits
 }
 
 // Bot is the Telegram bot: Run polls, and Chat is the session's chat port.
@@ -185,7 +188,7 @@ func New(o Options) (*Bot, error) {
 	}
 	b.albums = newAlbums(o.AlbumWait, b.flushAlbum)
 	rt := &retrier{sleep: o.Sleep, tries: defaultTries, base: defaultBaseDelay, max: defaultMaxDelay, log: logger, scrub: b.scrub}
-	b.chat = newChat(tg, rt, logger, b.scrub)
+	b.chat = newChat(tg, rt, newSender(rt, o.Limits, logger), logger, b.scrub)
 	return b, nil
 }
 
@@ -297,9 +300,17 @@ func (b *Bot) start(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the update journal. Call it after Run returned and the
-// sessions were closed: until then they report the messages they take.
-func (b *Bot) Close() error { return b.inbox.close() }
+// Close waits for the calls still queued for the chats (each ends with
+// its context) and releases the update journal. Call it after Run
+// returned and the sessions were closed: until then they report the
+// messages they take.
+func (b *Bot) Close() error {
+	b.chat.out.close()
+	return b.inbox.close()
+}
+
+// SendStats counts the calls made to the chats so far.
+func (b *Bot) SendStats() SendStats { return b.chat.out.Stats() }
 
 // onUpdate runs on the poller: it only queues the message on its chat's
 // worker. An update the inbox has handed out already (Telegram sent it

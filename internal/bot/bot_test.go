@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
@@ -156,6 +157,10 @@ func TestRunWithoutSessions(t *testing.T) {
 }
 
 func TestTokenNeverLogged(t *testing.T) {
+	synctest.Test(t, testTokenNeverLogged) // the chat's retries back off on the bubble's clock
+}
+
+func testTokenNeverLogged(t *testing.T) {
 	const token = "555:AASecretPartOfTheTokenQQQ"
 	for _, apiURL := range []string{"http://127.0.0.1:1"} {
 		logs := &logBuffer{}

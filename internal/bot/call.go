@@ -12,17 +12,20 @@ import (
 	tgbot "github.com/go-telegram/bot"
 )
 
-// Retry policy of every Bot API call.
+// Retry policy of every Bot API call. Calls to a chat go through the
+// sender, which applies the same backoff and holds the chat on a 429.
 const (
 	defaultTries     = 5
 	defaultBaseDelay = 500 * time.Millisecond
 	defaultMaxDelay  = 8 * time.Second
 )
 
-// retrier runs Bot API calls: a 429 waits for its retry_after, a 5xx or a
-// network error backs off exponentially, up to tries attempts in all;
-// other errors (400, 401, 403, 404, 409) are final at once. It is the one
-// place where Telegram calls are retried.
+// retrier is the retry policy: a 429 waits for its retry_after, a 5xx or
+// a network error backs off exponentially, up to tries attempts in all;
+// other errors (400, 401, 403, 404, 409) are final at once. do runs the
+// calls to no chat (getMe, setWebhook, …) and file downloads with it; the
+// sender applies backoff to the calls of a chat, and holds the whole chat
+// on a 429.
 type retrier struct {
 	sleep func(ctx context.Context, d time.Duration) error
 	tries int
@@ -36,10 +39,7 @@ type retrier struct {
 // error wrapped with method. The caller logs a final failure (with the chat
 // id): nothing is dropped silently.
 func (r *retrier) do(ctx context.Context, chatID int64, method string, fn func(context.Context) error) error {
-	return r.doTries(ctx, chatID, method, r.tries, fn)
-}
-
-func (r *retrier) doTries(ctx context.Context, chatID int64, method string, tries int, fn func(context.Context) error) error {
+	tries := r.tries
 	for try := 1; ; try++ {
 		err := fn(ctx)
 		if err == nil {

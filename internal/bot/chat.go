@@ -24,7 +24,8 @@ const maxPhotoBytes = 10 << 20
 // Its methods are safe for concurrent use.
 type Chat struct {
 	tg    *tgbot.Bot
-	rt    *retrier
+	rt    *retrier // calls to no chat
+	out   *sender  // every call to a chat
 	log   *slog.Logger
 	scrub func(string) string
 
@@ -33,9 +34,9 @@ type Chat struct {
 	doneTimeout   time.Duration // bounds deleting the progress message
 }
 
-func newChat(tg *tgbot.Bot, rt *retrier, log *slog.Logger, scrub func(string) string) *Chat {
+func newChat(tg *tgbot.Bot, rt *retrier, out *sender, log *slog.Logger, scrub func(string) string) *Chat {
 	return &Chat{
-		tg: tg, rt: rt, log: log, scrub: scrub,
+		tg: tg, rt: rt, out: out, log: log, scrub: scrub,
 		typingEvery:   4 * time.Second,
 		progressEvery: time.Second,
 		doneTimeout:   10 * time.Second,
@@ -96,7 +97,7 @@ func (c *Chat) sendPre(ctx context.Context, chatID int64, text string) error {
 }
 
 func (c *Chat) sendMessage(ctx context.Context, chatID int64, text string, mode models.ParseMode) (*models.Message, error) {
-	return call(ctx, c.rt, chatID, "sendMessage", func(ctx context.Context) (*models.Message, error) {
+	return send(ctx, c.out, chatID, "sendMessage", paced, func(ctx context.Context) (*models.Message, error) {
 		return c.tg.SendMessage(ctx, &tgbot.SendMessageParams{
 			ChatID: chatID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 		})
@@ -131,7 +132,7 @@ func (c *Chat) sendFile(ctx context.Context, chatID int64, file session.Outgoing
 	}
 	sent := false
 	if isPhoto(head[:n]) && file.Size <= maxPhotoBytes {
-		err := c.rt.do(ctx, chatID, "sendPhoto", func(ctx context.Context) error {
+		err := c.out.do(ctx, chatID, "sendPhoto", paced, func(ctx context.Context) error {
 			_, err := c.tg.SendPhoto(ctx, &tgbot.SendPhotoParams{
 				ChatID: chatID, Caption: short,
 				Photo: &models.InputFileUpload{Filename: file.Name, Data: content()},
@@ -148,7 +149,7 @@ func (c *Chat) sendFile(ctx context.Context, chatID int64, file session.Outgoing
 		}
 	}
 	if !sent {
-		if err := c.rt.do(ctx, chatID, "sendDocument", func(ctx context.Context) error {
+		if err := c.out.do(ctx, chatID, "sendDocument", paced, func(ctx context.Context) error {
 			_, err := c.tg.SendDocument(ctx, &tgbot.SendDocumentParams{
 				ChatID: chatID, Caption: short,
 				Document: &models.InputFileUpload{Filename: file.Name, Data: content()},

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -61,39 +62,49 @@ func TestSendTextFallsBackToPlain(t *testing.T) {
 	}
 }
 
+// A chat's calls are retried by the sender: a 429 holds the chat for its
+// retry_after, a 5xx backs off (never closer than the chat's pace), five
+// tries in all; a 403 is final. The bubble's clock times the requests.
 func TestRetry(t *testing.T) {
 	tests := []struct {
-		name   string
-		fail   [][2]int // status, retry_after
-		sleeps []time.Duration
-		ok     bool
+		name string
+		fail [][2]int        // status, retry_after
+		gaps []time.Duration // between the tries
+		ok   bool
 	}{
 		{"429 honours retry_after", [][2]int{{429, 1}}, []time.Duration{time.Second}, true},
 		{"429 twice", [][2]int{{429, 3}, {429, 1}}, []time.Duration{3 * time.Second, time.Second}, true},
-		{"5xx backs off", [][2]int{{500, 0}, {502, 0}, {503, 0}}, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}, true},
+		{"5xx backs off", [][2]int{{500, 0}, {502, 0}, {503, 0}}, []time.Duration{time.Second, time.Second, 2 * time.Second}, true},
 		{"gives up after 5 tries", [][2]int{{500, 0}, {500, 0}, {500, 0}, {500, 0}, {500, 0}},
-			[]time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}, false},
+			[]time.Duration{time.Second, time.Second, 2 * time.Second, 4 * time.Second}, false},
 		{"403 is final", [][2]int{{403, 0}}, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newBot(t, nil)
-			for _, f := range tt.fail {
-				h.fake.FailNext("sendMessage", f[0], "", f[1])
-			}
-			err := h.bot.Chat().SendText(context.Background(), alice, "hello")
-			if (err == nil) != tt.ok {
-				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
-			}
-			if got := h.sleeps.all(); !slices.Equal(got, tt.sleeps) {
-				t.Errorf("sleeps %v, want %v", got, tt.sleeps)
-			}
-			if got := len(h.fake.Texts(alice)); got != map[bool]int{true: 1, false: 0}[tt.ok] {
-				t.Errorf("%d messages sent", got)
-			}
-			if !tt.ok && !strings.Contains(h.logs.String(), "message not delivered") || !tt.ok && !strings.Contains(h.logs.String(), "chat=1001") {
-				t.Errorf("final failure not logged with the chat id:\n%s", h.logs)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				h := newBubbleBot(t, nil)
+				for _, f := range tt.fail {
+					h.fake.FailNext("sendMessage", f[0], "", f[1])
+				}
+				err := h.bot.Chat().SendText(context.Background(), alice, "hello")
+				if (err == nil) != tt.ok {
+					t.Fatalf("err = %v, want ok=%v", err, tt.ok)
+				}
+				reqs := h.fake.RequestsFor("sendMessage")
+				var gaps []time.Duration
+				for i := 1; i < len(reqs); i++ {
+					gaps = append(gaps, reqs[i].Time.Sub(reqs[i-1].Time))
+				}
+				if !slices.Equal(gaps, tt.gaps) {
+					t.Errorf("gaps between tries %v, want %v", gaps, tt.gaps)
+				}
+				if got := len(h.fake.Texts(alice)); got != map[bool]int{true: 1, false: 0}[tt.ok] {
+					t.Errorf("%d messages sent", got)
+				}
+				if !tt.ok && !strings.Contains(h.logs.String(), "message not delivered") || !tt.ok && !strings.Contains(h.logs.String(), "chat=1001") {
+					t.Errorf("final failure not logged with the chat id:\n%s", h.logs)
+				}
+			})
 		})
 	}
 }
@@ -242,19 +253,21 @@ func TestSendFileSendsWhatWasOpened(t *testing.T) {
 }
 
 func TestSendFileRetriesUpload(t *testing.T) {
-	h := newBot(t, nil)
-	shot, data := writePNG(t, t.TempDir(), "page.png", 10, 10)
-	h.fake.FailNext("sendPhoto", http.StatusTooManyRequests, "", 2)
-	if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, shot), ""); err != nil {
-		t.Fatal(err)
-	}
-	reqs := h.fake.RequestsFor("sendPhoto")
-	if len(reqs) != 2 || !bytes.Equal(reqs[1].Files["photo"].Data, data) {
-		t.Errorf("the retried upload lost its body: %d requests", len(reqs))
-	}
-	if got := h.sleeps.all(); !slices.Equal(got, []time.Duration{2 * time.Second}) {
-		t.Errorf("sleeps %v", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newBubbleBot(t, nil)
+		shot, data := writePNG(t, t.TempDir(), "page.png", 10, 10)
+		h.fake.FailNext("sendPhoto", http.StatusTooManyRequests, "", 2)
+		if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, shot), ""); err != nil {
+			t.Fatal(err)
+		}
+		reqs := h.fake.RequestsFor("sendPhoto")
+		if len(reqs) != 2 || !bytes.Equal(reqs[1].Files["photo"].Data, data) {
+			t.Fatalf("the retried upload lost its body: %d requests", len(reqs))
+		}
+		if gap := reqs[1].Time.Sub(reqs[0].Time); gap != 2*time.Second {
+			t.Errorf("retried after %v, want the 429's 2s", gap)
+		}
+	})
 }
 
 func TestSendFileLongCaption(t *testing.T) {

@@ -65,12 +65,23 @@
 // progress message listing the calls, edited at most once a second and
 // deleted when the turn ends (activity.go).
 //
-// # Retries
+// # One sender for each chat
 //
-// Every Bot API call goes through one retrier (call.go): a 429 waits for
-// its retry_after, a 5xx or a network error backs off exponentially (0.5 s
-// doubling up to 8 s), five tries in all; any other 4xx is final at once.
-// A final failure is logged with the chat id and returned. Error texts are
-// scrubbed of the bot token, the webhook secret and the redactor's secrets
-// before they reach a log line or a reply.
+// Every Bot API call addressed to a chat goes through the sender
+// (sender.go): one queue per chat, run in order by a worker of its own.
+// Calls that send or change a message are paced under Telegram's limits
+// (Limits: one a second in a chat, twenty a minute in a group, thirty a
+// second in all, the last handed out in the order the chats asked), each
+// holding its slot from its start until a period after its answer, so
+// they never reach Telegram closer together than that. A 429 holds every
+// call of that chat until its retry_after has passed, and only that
+// chat; a 5xx or a network error backs off exponentially (0.5 s doubling
+// up to 8 s), five tries in all; any other 4xx is final at once. Typing,
+// deletions and answers to button presses are not paced, and may go ahead
+// of a message waiting for its second. A queued update of a live message
+// is replaced by a newer one (the newest text wins). Calls to no chat
+// (getMe, setWebhook, …) use the same retry policy without the queue. A
+// final failure is logged with the chat id and returned. Error texts are
+// scrubbed of the bot token, the webhook secret and the redactor's
+// secrets before they reach a log line or a reply.
 package bot

@@ -67,7 +67,7 @@ var errTooBig = fmt.Errorf("file over %d MB", maxDownload>>20)
 // download fetches a file by id: getFile for its path, then the file from
 // the Bot API's file endpoint, both retried like every call.
 func (b *Bot) download(ctx context.Context, chatID int64, fileID string) ([]byte, error) {
-	f, err := call(ctx, b.chat.rt, chatID, "getFile", func(ctx context.Context) (*models.File, error) {
+	f, err := send(ctx, b.chat.out, chatID, "getFile", unpaced, func(ctx context.Context) (*models.File, error) {
 		return b.tg.GetFile(ctx, &tgbot.GetFileParams{FileID: fileID})
 	})
 	if err != nil {

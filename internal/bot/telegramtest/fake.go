@@ -3,8 +3,8 @@
 // so for package bot and the whole daemon). It queues updates for long
 // polling — or posts them to the webhook once setWebhook named one —,
 // answers the send, edit and delete methods with realistic JSON,
-// keeps what the bot sent per chat, records every request, and can be
-// scripted to fail.
+// keeps what the bot sent per chat, records every request, enforces
+// Telegram's flood limits with 429s (Limits), and can be scripted to fail.
 //
 //	f := telegramtest.New(t)
 //	// point the bot at f.URL() with token f.Token()
@@ -54,6 +54,9 @@ type Options struct {
 	// on a socket is not durably blocked and would keep the bubble's clock
 	// from advancing. (Webhook posts still go over the network.)
 	InProcess bool
+	// Limits are the flood limits enforced; nil: TelegramLimits. Give
+	// &NoLimits to enforce none.
+	Limits *Limits
 }
 
 // Fake is a fake Bot API server. Its methods are safe for concurrent use.
@@ -74,6 +77,7 @@ type Fake struct {
 	messages  []*Message
 	failures  map[string][]failure
 	commands  []models.BotCommand
+	limiter   *limiter
 
 	files   map[string]storedFile // by file id: what users sent
 	fileSeq int
@@ -161,7 +165,12 @@ func Start(o Options) *Fake {
 		o.Username = DefaultUsername
 	}
 	id, _ := strconv.ParseInt(strings.SplitN(o.Token, ":", 2)[0], 10, 64)
+	limits := TelegramLimits
+	if o.Limits != nil {
+		limits = *o.Limits
+	}
 	f := &Fake{
+		limiter:  newLimiter(limits),
 		token:    o.Token,
 		me:       models.User{ID: id, IsBot: true, FirstName: "Volcanic Test", Username: o.Username},
 		closed:   make(chan struct{}),

@@ -32,6 +32,15 @@ func client(t *testing.T, f *Fake) *tgbot.Bot {
 	return b
 }
 
+// unlimited is a Fake that enforces no flood limits, for tests that call
+// it faster than Telegram allows.
+func unlimited(t *testing.T) *Fake {
+	t.Helper()
+	f := Start(Options{Limits: &NoLimits})
+	t.Cleanup(f.Close)
+	return f
+}
+
 func pngBytes(t *testing.T, w, h int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -58,7 +67,7 @@ func TestGetMeAndToken(t *testing.T) {
 }
 
 func TestSendEditDelete(t *testing.T) {
-	f := New(t)
+	f := unlimited(t)
 	b := client(t, f)
 	ctx := context.Background()
 	m1, err := b.SendMessage(ctx, &tgbot.SendMessageParams{ChatID: 5, Text: "<b>hi</b> &amp; bye", ParseMode: models.ParseModeHTML,
@@ -139,7 +148,7 @@ func TestValidateHTML(t *testing.T) {
 }
 
 func TestMessageTooLong(t *testing.T) {
-	f := New(t)
+	f := unlimited(t)
 	b := client(t, f)
 	ctx := context.Background()
 	if _, err := b.SendMessage(ctx, &tgbot.SendMessageParams{ChatID: 1, Text: strings.Repeat("a", 4096)}); err != nil {
@@ -152,7 +161,7 @@ func TestMessageTooLong(t *testing.T) {
 }
 
 func TestUploads(t *testing.T) {
-	f := New(t)
+	f := unlimited(t)
 	b := client(t, f)
 	ctx := context.Background()
 	img := pngBytes(t, 40, 30)

@@ -68,6 +68,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		if fail, ok := f.takeFailure(method); ok {
 			err = &apiError{status: fail.status, description: fail.description, retryAfter: fail.retryAfter}
+		} else if tooMany := f.checkLimits(method, chatIDOf(params), req.Time); tooMany != nil {
+			err = tooMany
 		} else if strings.EqualFold(method, "getUpdates") && f.WebhookURL() != "" {
 			err = &apiError{status: http.StatusConflict,
 				description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"}
@@ -296,6 +298,12 @@ func (f *Fake) call(method string, p map[string]string, files map[string]File) (
 		return f.sendFile("sendDocument", "document", p, files)
 	}
 	return nil, &apiError{status: http.StatusNotFound, description: "Not Found: method not found"}
+}
+
+// chatIDOf is the request's numeric chat_id, 0 when it has none.
+func chatIDOf(p map[string]string) int64 {
+	id, _ := strconv.ParseInt(p["chat_id"], 10, 64)
+	return id
 }
 
 func chatID(p map[string]string) (int64, error) {
