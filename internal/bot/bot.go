@@ -27,6 +27,10 @@ const (
 	DefaultHTTPTimeout = 90 * time.Second
 )
 
+// allowedUpdates are the kinds of update the bot asks Telegram for:
+// messages and button presses.
+var allowedUpdates = []string{models.AllowedUpdateMessage, models.AllowedUpdateCallbackQuery}
+
 // pollTimeout is what go-telegram/bot derives getUpdates' timeout from
 // (pollTimeout - 1 s = 59 s).
 const pollTimeout = 60 * time.Second
@@ -169,7 +173,7 @@ func New(o Options) (*Bot, error) {
 		tgbot.WithServerURL(o.APIURL),
 		tgbot.WithHTTPClient(pollTimeout, &pollWatcher{client: client, onPoll: b.polled, inbox: b.inbox}),
 		tgbot.WithNotAsyncHandlers(),
-		tgbot.WithAllowedUpdates(tgbot.AllowedUpdates{models.AllowedUpdateMessage}),
+		tgbot.WithAllowedUpdates(tgbot.AllowedUpdates(allowedUpdates)),
 		tgbot.WithDefaultHandler(b.onUpdate),
 		tgbot.WithMiddlewares(b.recoverMiddleware),
 		tgbot.WithErrorsHandler(func(err error) {
@@ -281,7 +285,7 @@ func (b *Bot) start(ctx context.Context) error {
 			return b.tg.SetWebhook(ctx, &tgbot.SetWebhookParams{
 				URL:            b.o.WebhookURL,
 				SecretToken:    b.secret,
-				AllowedUpdates: []string{models.AllowedUpdateMessage},
+				AllowedUpdates: allowedUpdates,
 			})
 		}); err != nil {
 			return fmt.Errorf("start: %w", err)
@@ -329,6 +333,13 @@ func (b *Bot) onUpdate(_ context.Context, _ *tgbot.Bot, u *models.Update) {
 // kept from the last run.
 func (b *Bot) dispatch(u *models.Update, replayed bool) {
 	m, id := u.Message, u.ID
+	if cq := u.CallbackQuery; cq != nil {
+		// A button press: settled here, at once (a replayed one has
+		// expired with the run that asked).
+		b.onCallback(b.disp.ctx, cq)
+		b.inbox.done(id)
+		return
+	}
 	if m == nil {
 		b.inbox.done(id)
 		return

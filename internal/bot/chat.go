@@ -26,6 +26,7 @@ type Chat struct {
 	tg    *tgbot.Bot
 	rt    *retrier // calls to no chat
 	out   *sender  // every call to a chat
+	asks  *questions
 	log   *slog.Logger
 	scrub func(string) string
 
@@ -36,7 +37,7 @@ type Chat struct {
 
 func newChat(tg *tgbot.Bot, rt *retrier, out *sender, log *slog.Logger, scrub func(string) string) *Chat {
 	return &Chat{
-		tg: tg, rt: rt, out: out, log: log, scrub: scrub,
+		tg: tg, rt: rt, out: out, log: log, scrub: scrub, asks: newQuestions(),
 		typingEvery:   4 * time.Second,
 		progressEvery: time.Second,
 		doneTimeout:   10 * time.Second,

@@ -65,6 +65,29 @@
 // progress message listing the calls, edited at most once a second and
 // deleted when the turn ends (activity.go).
 //
+// # Questions with buttons
+//
+// Chat.Ask (ask.go) is the one way to ask a chat something with inline
+// buttons and wait for the answer — tool approvals use it, and so can an
+// MCP server's questions (elicitation):
+//
+//	a, err := chat.Ask(ctx, chatID, bot.Question{
+//		Text:    "Delete 3 files?",
+//		Buttons: [][]bot.Button{{{Label: "Delete", Choice: "yes"}, {Label: "Keep", Choice: "no"}}},
+//		MayAnswer: func(user int64) bool { return user == asker }, // nil: any allowed user
+//		Timeout: 5 * time.Minute,                                   // 0: until ctx ends
+//	})
+//	// a.Choice, a.UserID — or err: bot.ErrNoAnswer, ctx.Err(), a send error
+//
+// The bot asks Telegram for callback_query updates and settles each press
+// on the poller: a press of a question still open, in its chat and on its
+// message, by an allowed user whom MayAnswer accepts, answers it; any other
+// press (a stranger, another user, a closed question, a restarted bot,
+// another chat's button, data the bot never made) is answered — as an
+// alert for people, "This button has expired." otherwise — and changes
+// nothing. When Ask returns, the message's buttons give way to an outcome
+// line.
+//
 // # One sender for each chat
 //
 // Every Bot API call addressed to a chat goes through the sender

@@ -3,8 +3,10 @@
 // so for package bot and the whole daemon). It queues updates for long
 // polling — or posts them to the webhook once setWebhook named one —,
 // answers the send, edit and delete methods with realistic JSON,
-// keeps what the bot sent per chat, records every request, enforces
-// Telegram's flood limits with 429s (Limits), and can be scripted to fail.
+// keeps what the bot sent per chat (inline keyboards too), delivers button
+// presses as callback_query updates (Press, Callback) and records their
+// answers, records every request, enforces Telegram's flood limits with
+// 429s (Limits), and can be scripted to fail.
 //
 //	f := telegramtest.New(t)
 //	// point the bot at f.URL() with token f.Token()
@@ -79,6 +81,10 @@ type Fake struct {
 	commands  []models.BotCommand
 	limiter   *limiter
 
+	callbacks   map[string]*CallbackAnswer // pressed: nil until answered
+	callbackSeq int
+	allowed     []string // the last allowed_updates the bot gave
+
 	files   map[string]storedFile // by file id: what users sent
 	fileSeq int
 
@@ -128,6 +134,8 @@ type Message struct {
 	// History holds every text the message had, the current one last.
 	History []string
 	Deleted bool
+	// Keyboard is the message's inline keyboard, nil when it has none.
+	Keyboard [][]Button
 }
 
 // Edits is how many times the message was edited.
@@ -170,13 +178,14 @@ func Start(o Options) *Fake {
 		limits = *o.Limits
 	}
 	f := &Fake{
-		limiter:  newLimiter(limits),
-		token:    o.Token,
-		me:       models.User{ID: id, IsBot: true, FirstName: "Volcanic Test", Username: o.Username},
-		closed:   make(chan struct{}),
-		changed:  make(chan struct{}),
-		failures: map[string][]failure{},
-		counts:   map[string]int{},
+		limiter:   newLimiter(limits),
+		token:     o.Token,
+		me:        models.User{ID: id, IsBot: true, FirstName: "Volcanic Test", Username: o.Username},
+		closed:    make(chan struct{}),
+		changed:   make(chan struct{}),
+		failures:  map[string][]failure{},
+		counts:    map[string]int{},
+		callbacks: map[string]*CallbackAnswer{},
 	}
 	if !o.InProcess {
 		f.srv = httptest.NewServer(http.HandlerFunc(f.serve))

@@ -217,8 +217,20 @@ func (f *Fake) getUpdates(w http.ResponseWriter, r *http.Request, p map[string]s
 	timeout, _ := strconv.Atoi(p["timeout"])
 	deadline := time.NewTimer(time.Duration(timeout) * time.Second)
 	defer deadline.Stop()
+	if raw := p["allowed_updates"]; raw != "" {
+		var allowed []string
+		if err := json.Unmarshal([]byte(raw), &allowed); err == nil {
+			f.mu.Lock()
+			f.allowed = allowed // it persists, as Telegram's does
+			f.mu.Unlock()
+		}
+	}
 	for {
 		f.mu.Lock()
+		if kept := filterAllowed(f.updates, f.allowed); len(kept) != len(f.updates) {
+			f.updates = kept // Telegram never keeps what the bot did not ask for
+			f.notifyLocked()
+		}
 		if offset > 0 {
 			// Updates below offset are confirmed: forget them.
 			i := 0
@@ -281,11 +293,15 @@ func (f *Fake) call(method string, p map[string]string, files map[string]File) (
 		f.commands = nil
 		f.mu.Unlock()
 		return true, nil
-	case "sendchataction", "answercallbackquery", "setmessagereaction":
-		if _, err := chatID(p); err != nil && !strings.EqualFold(method, "answerCallbackQuery") {
+	case "sendchataction", "setmessagereaction":
+		if _, err := chatID(p); err != nil {
 			return nil, err
 		}
 		return true, nil
+	case "answercallbackquery":
+		return f.answerCallbackQuery(p)
+	case "editmessagereplymarkup":
+		return f.editMessageReplyMarkup(p)
 	case "sendmessage":
 		return f.sendMessage(p)
 	case "editmessagetext":
@@ -361,7 +377,11 @@ func (f *Fake) sendMessage(p map[string]string) (any, error) {
 	if err := checkText(text, p["parse_mode"], tgformat.MaxMessageUTF16, "message"); err != nil {
 		return nil, err
 	}
-	m := f.store(&Message{ChatID: chat, Method: "sendMessage", Text: text, ParseMode: p["parse_mode"], NoPreview: noPreview(p)})
+	kb, err := parseKeyboard(p["reply_markup"])
+	if err != nil {
+		return nil, err
+	}
+	m := f.store(&Message{ChatID: chat, Method: "sendMessage", Text: text, ParseMode: p["parse_mode"], NoPreview: noPreview(p), Keyboard: kb})
 	return f.wire(m), nil
 }
 
@@ -378,18 +398,23 @@ func (f *Fake) editMessageText(p map[string]string) (any, error) {
 	if err := checkText(text, p["parse_mode"], tgformat.MaxMessageUTF16, "message"); err != nil {
 		return nil, err
 	}
+	// Without reply_markup the edit removes the inline keyboard.
+	kb, err := parseKeyboard(p["reply_markup"])
+	if err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m := f.findLocked(chat, id)
 	switch {
-	case m == nil:
+	case m == nil || m.Deleted:
 		return nil, badRequest("message to edit not found")
 	case m.Method != "sendMessage":
 		return nil, badRequest("there is no text in the message to edit")
-	case m.Text == text && m.ParseMode == p["parse_mode"]:
+	case m.Text == text && m.ParseMode == p["parse_mode"] && keyboardsEqual(m.Keyboard, kb):
 		return nil, badRequest("message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
 	}
-	m.Text, m.ParseMode, m.NoPreview = text, p["parse_mode"], noPreview(p)
+	m.Text, m.ParseMode, m.NoPreview, m.Keyboard = text, p["parse_mode"], noPreview(p), kb
 	m.History = append(m.History, text)
 	f.notifyLocked()
 	w := f.wireLocked(m)

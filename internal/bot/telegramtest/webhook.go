@@ -26,6 +26,12 @@ func (f *Fake) setWebhook(p map[string]string) (any, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.webhookURL, f.webhookSecret = url, p["secret_token"]
+	if raw := p["allowed_updates"]; raw != "" {
+		var allowed []string
+		if json.Unmarshal([]byte(raw), &allowed) == nil {
+			f.allowed = allowed
+		}
+	}
 	if !f.delivering {
 		f.delivering = true
 		go f.deliver()
@@ -64,6 +70,7 @@ func (f *Fake) deliver() {
 		f.mu.Lock()
 		url, secret := f.webhookURL, f.webhookSecret
 		var next *models.Update
+		f.updates = filterAllowed(f.updates, f.allowed)
 		if url != "" && len(f.updates) > 0 {
 			u := f.updates[0]
 			next = &u

@@ -1,0 +1,344 @@
+package bot
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"html"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
+)
+
+// Question is what Ask puts to a chat: a message with inline buttons, of
+// which one press is the answer.
+type Question struct {
+	// Text is the message: plain text, or Telegram HTML when HTML is set.
+	// It must fit one message (tgformat.MaxMessageUTF16 after markup):
+	// send what is longer as a document first.
+	Text string
+	HTML bool
+	// Buttons are the choices, row by row; at least one. A button's
+	// Choice is what Ask returns when it is pressed.
+	Buttons [][]Button
+	// MayAnswer, when set, says whether a user of the bot may press
+	// (strangers never may); one it refuses gets Refusal as an alert.
+	MayAnswer func(userID int64) bool
+	// Refusal is the alert for a press MayAnswer refuses;
+	// DefaultRefusal when empty.
+	Refusal string
+	// Timeout ends the wait with ErrNoAnswer; 0: until ctx ends.
+	Timeout time.Duration
+	// Outcome is the line that replaces the buttons once the question is
+	// over (plain text): given the answer, or the error Ask returns.
+	// DefaultOutcome when nil.
+	Outcome func(a Answer, err error) string
+}
+
+// Button is one choice of a Question.
+type Button struct {
+	Label  string
+	Choice string
+}
+
+// Answer is the press that answered a Question.
+type Answer struct {
+	Choice string // the Button's Choice
+	Label  string // the Button's Label
+	UserID int64  // who pressed
+	Name   string // their first name, or @username
+}
+
+// ErrNoAnswer is what Ask returns when nobody answered within the
+// question's Timeout: treat it as a refusal or a cancel.
+var ErrNoAnswer = errors.New("no answer in time")
+
+// DefaultRefusal is the alert for a press by a user the question is not
+// for.
+const DefaultRefusal = "This question is not yours to answer."
+
+// Texts of the answers to presses.
+const (
+	expiredPress  = "This button has expired."
+	strangerPress = "Sorry, you are not allowed to use this bot."
+)
+
+// DefaultOutcome is the line a question ends with: who chose what, that
+// nobody answered in time, or that it was cancelled.
+func DefaultOutcome(a Answer, err error) string {
+	switch {
+	case err == nil:
+		return fmt.Sprintf("→ %s (%s)", a.Label, a.Name)
+	case errors.Is(err, ErrNoAnswer):
+		return "→ No answer in time."
+	default:
+		return "→ Cancelled."
+	}
+}
+
+// Ask sends q to chat and waits for a press of one of its buttons by a
+// user allowed to answer. It returns the answer; ErrNoAnswer after
+// q.Timeout; ctx's error when ctx ends first (/stop, the turn ended); or
+// the error that kept the question from being sent. Either way, once it
+// returns, the message shows q.Outcome in place of the buttons, and a
+// later press of them is answered "This button has expired." and changes
+// nothing — as is a press of a button of a bot restarted since, one in
+// another chat, or one with data the bot never made.
+//
+// Ask is safe for concurrent use: a chat may have several questions open.
+func (c *Chat) Ask(ctx context.Context, chatID int64, q Question) (Answer, error) {
+	if err := q.check(); err != nil {
+		return Answer{}, err
+	}
+	p := c.asks.open(chatID, q)
+	defer c.asks.close(p)
+	mode := models.ParseMode("")
+	if q.HTML {
+		mode = models.ParseModeHTML
+	}
+	m, err := send(ctx, c.out, chatID, "sendMessage", paced, func(ctx context.Context) (*models.Message, error) {
+		return c.tg.SendMessage(ctx, &tgbot.SendMessageParams{
+			ChatID: chatID, Text: q.Text, ParseMode: mode, LinkPreviewOptions: noPreview,
+			ReplyMarkup: p.keyboard(q.Buttons),
+		})
+	})
+	if err != nil {
+		c.log.Error("question not delivered", "chat", chatID, "err", err.Error())
+		return Answer{}, err
+	}
+	c.asks.sent(p, m.ID)
+
+	var timeout <-chan time.Time
+	if q.Timeout > 0 {
+		t := time.NewTimer(q.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var a Answer
+	select {
+	case a = <-p.answer:
+	case <-timeout:
+		err = ErrNoAnswer
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if late, ok := c.asks.close(p); ok && errors.Is(err, ErrNoAnswer) {
+		a, err = late, nil // pressed as the time ran out
+	}
+
+	outcome := DefaultOutcome
+	if q.Outcome != nil {
+		outcome = q.Outcome
+	}
+	line := outcome(a, err)
+	text := q.Text + "\n\n" + line
+	if q.HTML {
+		text = q.Text + "\n\n<i>" + html.EscapeString(line) + "</i>"
+	}
+	// The turn may be over (that is why Ask returns): the buttons go anyway.
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.doneTimeout)
+	defer cancel()
+	if _, eerr := send(ectx, c.out, chatID, "editMessageText", paced, func(ctx context.Context) (*models.Message, error) {
+		return c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
+			ChatID: chatID, MessageID: m.ID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
+		})
+	}); eerr != nil {
+		c.log.Warn("question not closed", "chat", chatID, "err", eerr.Error())
+	}
+	return a, err
+}
+
+func (q Question) check() error {
+	if strings.TrimSpace(q.Text) == "" {
+		return errors.New("ask: the question has no text")
+	}
+	n := 0
+	for _, row := range q.Buttons {
+		for _, b := range row {
+			if strings.TrimSpace(b.Label) == "" {
+				return errors.New("ask: a button has no label")
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return errors.New("ask: the question has no buttons")
+	}
+	if n > maxButtons {
+		return fmt.Errorf("ask: %d buttons, at most %d", n, maxButtons)
+	}
+	plain := q.Text
+	if q.HTML {
+		plain = htmlText(q.Text)
+	}
+	if tgformat.UTF16Len(plain) > tgformat.MaxMessageUTF16-maxOutcome {
+		return errors.New("ask: the question is too long for one message")
+	}
+	return nil
+}
+
+// htmlText is s, Telegram HTML, without its tags and with its entities
+// decoded: what Telegram counts.
+func htmlText(s string) string {
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		switch {
+		case r == '<':
+			in = true
+		case r == '>' && in:
+			in = false
+		case !in:
+			b.WriteRune(r)
+		}
+	}
+	return html.UnescapeString(b.String())
+}
+
+// Limits of a question: Telegram takes 100 buttons; the outcome line is
+// kept room for.
+const (
+	maxButtons = 100
+	maxOutcome = 200
+)
+
+// questions are the open questions of every chat, by id. A button's
+// callback data names its question and its place: "q:<id>:<n>", the id
+// 128 random bits, so a press cannot be forged for a question nobody was
+// shown.
+type questions struct {
+	mu   sync.Mutex
+	byID map[string]*openQuestion
+}
+
+type openQuestion struct {
+	id      string
+	chatID  int64
+	msgID   int // 0 until the message is sent
+	buttons []Button
+	may     func(int64) bool
+	refusal string
+	answer  chan Answer // gets the one answer
+}
+
+func newQuestions() *questions { return &questions{byID: map[string]*openQuestion{}} }
+
+func (qs *questions) open(chatID int64, q Question) *openQuestion {
+	p := &openQuestion{id: rand.Text(), chatID: chatID, may: q.MayAnswer, refusal: q.Refusal, answer: make(chan Answer, 1)}
+	if p.refusal == "" {
+		p.refusal = DefaultRefusal
+	}
+	for _, row := range q.Buttons {
+		p.buttons = append(p.buttons, row...)
+	}
+	qs.mu.Lock()
+	qs.byID[p.id] = p
+	qs.mu.Unlock()
+	return p
+}
+
+// keyboard is the question's inline keyboard, q's rows with their data.
+func (p *openQuestion) keyboard(rows [][]Button) *models.InlineKeyboardMarkup {
+	kb := &models.InlineKeyboardMarkup{}
+	n := 0
+	for _, row := range rows {
+		var out []models.InlineKeyboardButton
+		for _, b := range row {
+			out = append(out, models.InlineKeyboardButton{Text: b.Label, CallbackData: "q:" + p.id + ":" + strconv.Itoa(n)})
+			n++
+		}
+		kb.InlineKeyboard = append(kb.InlineKeyboard, out)
+	}
+	return kb
+}
+
+func (qs *questions) sent(p *openQuestion, msgID int) {
+	qs.mu.Lock()
+	p.msgID = msgID
+	qs.mu.Unlock()
+}
+
+// close ends p: presses of its buttons are expired from now on. It
+// returns an answer that arrived and was not taken.
+func (qs *questions) close(p *openQuestion) (Answer, bool) {
+	qs.mu.Lock()
+	delete(qs.byID, p.id)
+	qs.mu.Unlock()
+	select {
+	case a := <-p.answer:
+		return a, true
+	default:
+		return Answer{}, false
+	}
+}
+
+// press settles a button press: it returns the text to answer it with
+// and whether as an alert. allowed is the bot's allowlist. A press that
+// answers its question closes it.
+func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (text string, alert bool) {
+	rest, ok := strings.CutPrefix(cq.Data, "q:")
+	id, num, ok2 := strings.Cut(rest, ":")
+	n, err := strconv.Atoi(num)
+	if !ok || !ok2 || err != nil {
+		return expiredPress, false
+	}
+	chatID, msgID := pressedIn(cq)
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	p := qs.byID[id]
+	switch {
+	case p == nil, p.chatID != chatID, p.msgID != 0 && p.msgID != msgID, n < 0 || n >= len(p.buttons):
+		return expiredPress, false
+	case !allowed(cq.From.ID):
+		return strangerPress, true
+	case p.may != nil && !p.may(cq.From.ID):
+		return p.refusal, true
+	}
+	delete(qs.byID, id)
+	b := p.buttons[n]
+	p.answer <- Answer{Choice: b.Choice, Label: b.Label, UserID: cq.From.ID, Name: displayName(cq.From)}
+	return b.Label, false
+}
+
+// pressedIn is the chat and message of the pressed button.
+func pressedIn(cq *models.CallbackQuery) (int64, int) {
+	switch m := cq.Message; {
+	case m.Message != nil:
+		return m.Message.Chat.ID, m.Message.ID
+	case m.InaccessibleMessage != nil:
+		return m.InaccessibleMessage.Chat.ID, m.InaccessibleMessage.MessageID
+	}
+	return cq.From.ID, 0
+}
+
+func displayName(u models.User) string {
+	if u.FirstName != "" {
+		return u.FirstName
+	}
+	if u.Username != "" {
+		return "@" + u.Username
+	}
+	return strconv.FormatInt(u.ID, 10)
+}
+
+// onCallback answers a button press, from the poller: settling it takes a
+// lock, and the answer is queued on the chat's sender without waiting.
+func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
+	text, alert := b.chat.asks.press(cq, b.access.allows)
+	chatID, _ := pressedIn(cq)
+	b.log.Debug("button pressed", "chat", chatID, "user", cq.From.ID, "answer", text)
+	id := cq.ID
+	b.chat.out.submit(ctx, chatID, "answerCallbackQuery", unpaced, "", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, b.chat.doneTimeout)
+		defer cancel()
+		_, err := b.tg.AnswerCallbackQuery(ctx, &tgbot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert})
+		return err
+	})
+}
