@@ -245,6 +245,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Token:        m.cfg.Telegram.Token,
 		APIURL:       m.cfg.Telegram.APIURL,
 		AllowedUsers: m.cfg.Telegram.AllowedUsers,
+		Admins:       m.cfg.Telegram.Admins,
 		Logger:       m.logger,
 		Redactor:     m.secrets,
 		HTTPClient:   m.HTTPClient,
@@ -269,6 +270,8 @@ func (m *Main) Run(ctx context.Context) error {
 		ContextTokens: m.cfg.LLM.ContextTokens,
 		ToolSearch:    m.cfg.LLM.ToolSearch,
 		CountTokens:   m.tokens.Count,
+
+		ApprovalTimeout: m.cfg.Agent.ApprovalTimeout,
 	})
 	b.SetSessions(sessions)
 	// Before the bot hands in again what the last run left in its inbox:

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -51,6 +52,9 @@ type TelegramConfig struct {
 	Token string
 	// AllowedUsers are Telegram user ids; empty means nobody.
 	AllowedUsers []int64
+	// Admins are Telegram user ids allowed too, who decide in groups and
+	// pair new users.
+	Admins []int64
 	// APIURL is the Bot API base URL without a trailing slash.
 	APIURL string
 	// WebhookURL switches from long polling to a webhook served on
@@ -90,6 +94,9 @@ type AgentConfig struct {
 	SystemPrompt string
 	// MaxSteps caps model calls per turn.
 	MaxSteps int
+	// ApprovalTimeout is how long a tool call waits for a user's
+	// approval before it is denied.
+	ApprovalTimeout time.Duration
 }
 
 // LogConfig is LOG_LEVEL and LOG_FORMAT, lower-cased; validated by Validate
@@ -108,6 +115,7 @@ const (
 	defaultLogFormat      = logFormatText
 	defaultContextTokens  = 100_000
 	defaultMaxSteps       = 40
+	defaultApprovalSecs   = 300
 )
 
 // configKey binds a config-file key (viper's dotted, case-insensitive path)
@@ -122,6 +130,7 @@ type configKey struct {
 //	config file key               environment variable       default
 //	telegram.bot_token            TELEGRAM_BOT_TOKEN         (required by run)
 //	telegram.allowed_users        TELEGRAM_ALLOWED_USERS     none (nobody); a list of ids, or "1,2"
+//	telegram.admins               TELEGRAM_ADMINS            none; a list of ids, or "1,2"
 //	telegram.api_url              TELEGRAM_API_URL           https://api.telegram.org
 //	telegram.webhook_url          TELEGRAM_WEBHOOK_URL       none (long polling)
 //	telegram.webhook_secret       TELEGRAM_WEBHOOK_SECRET    random per start
@@ -141,6 +150,7 @@ type configKey struct {
 //	agent.system_prompt           SYSTEM_PROMPT              the built-in prompt
 //	agent.system_prompt_file      SYSTEM_PROMPT_FILE         (read at start; SYSTEM_PROMPT wins)
 //	agent.max_steps               AGENT_MAX_STEPS            40
+//	approval.timeout_seconds      APPROVAL_TIMEOUT_SECONDS   300
 //	http_addr                     HTTP_ADDR                  none (no health listener)
 //	log.level                     LOG_LEVEL                  info
 //	log.format                    LOG_FORMAT                 text
@@ -167,6 +177,7 @@ type configKey struct {
 var configKeys = []configKey{
 	{"telegram.bot_token", "TELEGRAM_BOT_TOKEN"},
 	{"telegram.allowed_users", "TELEGRAM_ALLOWED_USERS"},
+	{"telegram.admins", "TELEGRAM_ADMINS"},
 	{"telegram.api_url", "TELEGRAM_API_URL"},
 	{"telegram.webhook_url", "TELEGRAM_WEBHOOK_URL"},
 	{"telegram.webhook_secret", "TELEGRAM_WEBHOOK_SECRET"},
@@ -186,6 +197,7 @@ var configKeys = []configKey{
 	{"agent.system_prompt", "SYSTEM_PROMPT"},
 	{"agent.system_prompt_file", "SYSTEM_PROMPT_FILE"},
 	{"agent.max_steps", "AGENT_MAX_STEPS"},
+	{"approval.timeout_seconds", "APPROVAL_TIMEOUT_SECONDS"},
 	{"http_addr", "HTTP_ADDR"},
 	{"log.level", "LOG_LEVEL"},
 	{"log.format", "LOG_FORMAT"},

@@ -72,7 +72,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		DataDir:  mustAbs(t, "data"),
 		AgentDir: "/home/u/.volcanic/agent",
 		LLM:      LLMConfig{ContextTokens: 100_000, ToolSearch: session.ToolSearchAuto},
-		Agent:    AgentConfig{MaxSteps: 40},
+		Agent:    AgentConfig{MaxSteps: 40, ApprovalTimeout: 5 * time.Minute},
 		Log:      LogConfig{Level: "info", Format: "text"},
 
 		MaxResultTokens: 25_000,
@@ -127,7 +127,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		LLM: LLMConfig{Provider: "anthropic", Model: "claude", OpenAIKey: "sk-o", OpenAIBaseURL: "http://ollama:11434/v1",
 			AnthropicKey: "sk-a", AnthropicBaseURL: "https://api.anthropic.com", AnthropicAuthHeader: "bearer",
 			AnthropicVersion: "2023-06-01", MaxTokens: 4096, ContextTokens: 32000, ToolSearch: session.ToolSearchOn},
-		Agent:    AgentConfig{SystemPrompt: "be brief", MaxSteps: 12},
+		Agent:    AgentConfig{SystemPrompt: "be brief", MaxSteps: 12, ApprovalTimeout: 5 * time.Minute},
 		HTTPAddr: ":8080",
 		Log:      LogConfig{Level: "debug", Format: "json"},
 		Playwright: preset.Playwright{Enabled: new(true), Headless: new(false), Browser: "firefox",

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/viper"
 
@@ -56,6 +57,7 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 	c := &Config{ConfigFile: l.file}
 	c.Telegram.Token = l.str("telegram.bot_token")
 	c.Telegram.AllowedUsers = l.userIDs("telegram.allowed_users")
+	c.Telegram.Admins = l.userIDs("telegram.admins")
 	c.Telegram.APIURL = l.apiURL("telegram.api_url")
 	c.Telegram.WebhookURL = l.str("telegram.webhook_url")
 	c.Telegram.WebhookSecret = l.str("telegram.webhook_secret")
@@ -77,6 +79,8 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 	c.Agent = AgentConfig{
 		SystemPrompt: l.systemPrompt("agent.system_prompt", "agent.system_prompt_file"),
 		MaxSteps:     l.positiveInt("agent.max_steps", defaultMaxSteps),
+
+		ApprovalTimeout: time.Duration(l.positiveInt("approval.timeout_seconds", defaultApprovalSecs)) * time.Second,
 	}
 	c.HTTPAddr = l.str("http_addr")
 	c.Log = LogConfig{

@@ -13,22 +13,30 @@ const refusalEvery = 10 * time.Minute
 // refusals sent to strangers.
 type access struct {
 	allowed map[int64]bool
+	admins  map[int64]bool // allowed too
 
 	mu      sync.Mutex
 	refused map[int64]time.Time // stranger → last refusal
 }
 
-func newAccess(users []int64) *access {
-	a := &access{allowed: map[int64]bool{}, refused: map[int64]time.Time{}}
+func newAccess(users, admins []int64) *access {
+	a := &access{allowed: map[int64]bool{}, admins: map[int64]bool{}, refused: map[int64]time.Time{}}
 	for _, id := range users {
 		a.allowed[id] = true
+	}
+	for _, id := range admins {
+		a.allowed[id] = true
+		a.admins[id] = true
 	}
 	return a
 }
 
 func (a *access) allows(userID int64) bool { return a.allowed[userID] }
-func (a *access) empty() bool              { return len(a.allowed) == 0 }
-func (a *access) count() int               { return len(a.allowed) }
+
+// isAdmin reports whether userID is one of TELEGRAM_ADMINS.
+func (a *access) isAdmin(userID int64) bool { return a.admins[userID] }
+func (a *access) empty() bool               { return len(a.allowed) == 0 }
+func (a *access) count() int                { return len(a.allowed) }
 
 // shouldRefuse reports whether the stranger is due a refusal (at most one
 // every refusalEvery), and records it.

@@ -49,7 +49,7 @@ func TestStrangerIsRefusedOncePerTenMinutes(t *testing.T) {
 
 func TestRefusalLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a := newAccess([]int64{alice})
+		a := newAccess([]int64{alice}, nil)
 		steps := []struct {
 			advance time.Duration
 			user    int64
@@ -68,7 +68,7 @@ func TestRefusalLimit(t *testing.T) {
 				t.Errorf("step %d: shouldRefuse(%d) = %v, want %v", i, s.user, got, s.want)
 			}
 		}
-		if !a.allows(alice) || a.allows(stranger) || newAccess(nil).allows(0) {
+		if !a.allows(alice) || a.allows(stranger) || newAccess(nil, nil).allows(0) {
 			t.Error("allows is wrong")
 		}
 	})

@@ -16,6 +16,7 @@ const DefaultAlbumWait = 1500 * time.Millisecond
 // album is the parts of one media group received so far in a chat.
 type album struct {
 	group string
+	from  int64  // who sent the first part
 	text  string // the caption; Telegram clients put it on one part
 	files []session.Attachment
 	ids   []int64 // the updates of its parts, done in the inbox with it
@@ -42,7 +43,7 @@ func newAlbums(wait time.Duration, flush func(chatID int64, group string)) *albu
 // add appends a part to chat's album for group and restarts its timer.
 // An album of another group still pending is returned to be delivered
 // first.
-func (a *albums) add(chatID int64, group, text string, files []session.Attachment, ids []int64) (previous *album) {
+func (a *albums) add(chatID, from int64, group, text string, files []session.Attachment, ids []int64) (previous *album) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cur := a.pending[chatID]
@@ -51,7 +52,7 @@ func (a *albums) add(chatID int64, group, text string, files []session.Attachmen
 		previous, cur = cur, nil
 	}
 	if cur == nil {
-		cur = &album{group: group}
+		cur = &album{group: group, from: from}
 		a.pending[chatID] = cur
 	} else {
 		cur.timer.Stop()
@@ -94,7 +95,7 @@ func (b *Bot) deliverAlbum(ctx context.Context, chatID int64, al *album) {
 	if al == nil {
 		return
 	}
-	if len(al.files) == 0 || !b.deliver(ctx, chatID, al.text, al.files, al.ids) {
+	if len(al.files) == 0 || !b.deliver(ctx, chatID, al.from, al.text, al.files, al.ids) {
 		b.inbox.done(al.ids...)
 	}
 }

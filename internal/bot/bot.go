@@ -46,6 +46,9 @@ type Options struct {
 	// AllowedUsers are the Telegram user ids that may use the bot; empty
 	// means nobody (default deny).
 	AllowedUsers []int64
+	// Admins may use the bot too, and decide what only admins may
+	// (TELEGRAM_ADMINS): approvals in groups.
+	Admins []int64
 	// Sessions receives messages and commands; it may instead be set with
 	// SetSessions before Run.
 	Sessions Sessions
@@ -160,7 +163,7 @@ func New(o Options) (*Bot, error) {
 		o:        o,
 		log:      logger,
 		scrub:    newScrubber(o.Token, o.Redactor, o.WebhookSecret),
-		access:   newAccess(o.AllowedUsers),
+		access:   newAccess(o.AllowedUsers, o.Admins),
 		inbox:    newInbox(o.InboxDir, logger),
 		client:   client,
 		sessions: o.Sessions,
@@ -193,6 +196,7 @@ func New(o Options) (*Bot, error) {
 	b.albums = newAlbums(o.AlbumWait, b.flushAlbum)
 	rt := &retrier{sleep: o.Sleep, tries: defaultTries, base: defaultBaseDelay, max: defaultMaxDelay, log: logger, scrub: b.scrub}
 	b.chat = newChat(tg, rt, newSender(rt, o.Limits, logger), logger, b.scrub)
+	b.chat.isAdmin = b.access.isAdmin
 	return b, nil
 }
 

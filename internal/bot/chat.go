@@ -23,12 +23,14 @@ const maxPhotoBytes = 10 << 20
 // answers, uploads files, and shows typing and progress while a turn runs.
 // Its methods are safe for concurrent use.
 type Chat struct {
-	tg    *tgbot.Bot
-	rt    *retrier // calls to no chat
-	out   *sender  // every call to a chat
-	asks  *questions
-	log   *slog.Logger
-	scrub func(string) string
+	tg   *tgbot.Bot
+	rt   *retrier // calls to no chat
+	out  *sender  // every call to a chat
+	asks *questions
+	// isAdmin says whether a user is one of the bot's admins.
+	isAdmin func(int64) bool
+	log     *slog.Logger
+	scrub   func(string) string
 
 	typingEvery   time.Duration // the typing action lasts ~5 s
 	progressEvery time.Duration // at most one progress edit per this

@@ -66,7 +66,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 	case routeEmpty:
 		b.reply(ctx, chatID, emptyReply)
 	case routeText:
-		return b.deliver(ctx, chatID, withReplyContext(m, b.me, r.text), nil, ids)
+		return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), nil, ids)
 	case routeFiles:
 		files, err := b.attachments(ctx, m)
 		switch {
@@ -78,10 +78,10 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 		case m.MediaGroupID != "":
 			// Photos sent together arrive one by one: collect them and
 			// deliver the album as one message when it is complete.
-			b.deliverAlbum(ctx, chatID, b.albums.add(chatID, m.MediaGroupID, r.text, files, ids))
+			b.deliverAlbum(ctx, chatID, b.albums.add(chatID, userID, m.MediaGroupID, r.text, files, ids))
 			return true
 		default:
-			return b.deliver(ctx, chatID, withReplyContext(m, b.me, r.text), files, ids)
+			return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), files, ids)
 		}
 	}
 	return false
@@ -91,8 +91,8 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 // the session then marks its updates done in the inbox when it no longer
 // needs them. When the sessions are closing the message stays in the inbox
 // for the next start, without a word to the chat.
-func (b *Bot) deliver(ctx context.Context, chatID int64, text string, files []session.Attachment, ids []int64) bool {
-	err := b.sessions.Deliver(chatID, session.Message{Text: text, Files: files, Taken: func() { b.inbox.done(ids...) }})
+func (b *Bot) deliver(ctx context.Context, chatID, userID int64, text string, files []session.Attachment, ids []int64) bool {
+	err := b.sessions.Deliver(chatID, session.Message{Text: text, Files: files, From: userID, Taken: func() { b.inbox.done(ids...) }})
 	switch {
 	case err == nil:
 		return true

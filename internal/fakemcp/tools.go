@@ -18,7 +18,7 @@ import (
 
 // Tool names. The normal set is always offered by the mcp-go server.
 const (
-	ToolEcho           = "echo"            // {"text": string} → the text
+	ToolEcho           = "echo"            // {"text": string} → the text; the only tool annotated read-only
 	ToolImage          = "image"           // → a 1×1 PNG (PNG1x1)
 	ToolFail           = "fail"            // → isError with text FailText
 	ToolSlow           = "slow"            // blocks until cancelled or 60 s
@@ -92,6 +92,7 @@ func (f *fake) tools() []server.ServerTool {
 		{
 			Tool: mcp.NewTool(ToolEcho,
 				mcp.WithDescription("Echoes the text back."),
+				mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 				mcp.WithString("text", mcp.Required(), mcp.Description("The text to echo."))),
 			Handler: func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return mcp.NewToolResultText(req.GetString("text", "")), nil

@@ -305,7 +305,11 @@ func decodeTools(server string, raws []json.RawMessage, protocol string) (tools 
 			Description string          `json:"description"`
 			InputSchema json.RawMessage `json:"inputSchema"`
 			Annotations struct {
-				Title string `json:"title"`
+				Title           string `json:"title"`
+				ReadOnlyHint    *bool  `json:"readOnlyHint"`
+				DestructiveHint *bool  `json:"destructiveHint"`
+				IdempotentHint  *bool  `json:"idempotentHint"`
+				OpenWorldHint   *bool  `json:"openWorldHint"`
 			} `json:"annotations"`
 		}
 		if err := json.Unmarshal(raw, &t); err != nil {
@@ -323,6 +327,10 @@ func decodeTools(server string, raws []json.RawMessage, protocol string) (tools 
 			MCPName:     t.Name,
 			Description: desc,
 			InputSchema: NormalizeSchema(t.InputSchema),
+			Annotations: ToolAnnotations{
+				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint,
+				IdempotentHint: t.Annotations.IdempotentHint, OpenWorldHint: t.Annotations.OpenWorldHint,
+			},
 		}
 		if modern {
 			headers, err := paramHeaders(t.Name, tool.InputSchema)

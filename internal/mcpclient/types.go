@@ -47,6 +47,8 @@ type Tool struct {
 	// ParamHeaders are the parameters the server wants mirrored into HTTP
 	// headers (x-mcp-header, protocol 2026-07-28); nil for most tools.
 	ParamHeaders []ParamHeader
+	// Annotations are the hints the server gave in tools/list.
+	Annotations ToolAnnotations
 }
 
 // ContentType is the kind of one part of a tool result.

@@ -21,7 +21,7 @@ func TestOtherClientsSnippets(t *testing.T) {
 				if !c.Enabled || c.CallTimeout != 60*time.Second || !slices.Equal(c.AutoApprove, []string{"read_file"}) {
 					t.Errorf("enabled %v call timeout %v autoApprove %v", c.Enabled, c.CallTimeout, c.AutoApprove)
 				}
-			}, []string{"autoApprove is kept but not applied yet"}},
+			}, nil},
 		{"Cline disabled", `{"mcpServers": {"x": {"command": "/bin/cat", "disabled": true}}}`,
 			func(t *testing.T, c ServerConfig) {
 				if c.Enabled {
@@ -45,7 +45,7 @@ func TestOtherClientsSnippets(t *testing.T) {
 				if !slices.Equal(c.AutoApprove, []string{"a", "b"}) || !slices.Equal(c.DisabledTools, []string{"c"}) || c.CallTimeout != 30*time.Second {
 					t.Errorf("autoApprove %v disabledTools %v timeout %v", c.AutoApprove, c.DisabledTools, c.CallTimeout)
 				}
-			}, []string{"alwaysAllow is kept but not applied yet"}},
+			}, nil},
 		{"Windsurf", `{"mcpServers": {"x": {"serverUrl": "https://mcp.example.test/mcp"}}}`,
 			func(t *testing.T, c ServerConfig) {
 				if c.URL != "https://mcp.example.test/mcp" || c.Command != "" {

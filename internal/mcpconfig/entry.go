@@ -37,8 +37,10 @@ type ServerEntry struct {
 	IdleTimeoutSeconds    *float64 // default 1800; 0 = never
 	StderrLevel           string   // debug, info, warn(ing), error; default debug
 	PromptSection         string
-	ProtocolVersion       string // optional pin, one of ProtocolVersions
-	AutoApprove           []string
+	ProtocolVersion       string   // optional pin, one of ProtocolVersions
+	Approval              string   // never (default), writes or always
+	AutoApprove           []string // tool globs that run without asking (Cline's autoApprove, Roo Code's alwaysAllow)
+	AlwaysAsk             []string // tool globs asked about every time
 	DisabledTools         []string
 	MaxLive               *int // default none
 	// AlwaysLoad names tools offered with their schemas even when tool
@@ -202,7 +204,6 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		StderrLevel:     DefaultStderrLevel,
 		PromptSection:   e.PromptSection,
 		ProtocolVersion: e.ProtocolVersion,
-		AutoApprove:     slices.Clone(e.AutoApprove),
 		DeferLoading:    clonePtr(e.DeferLoading),
 		DisabledTools:   slices.Clone(e.DisabledTools),
 		IncludeTools:    slices.Clone(e.IncludeTools),
@@ -304,6 +305,8 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 			}
 		}
 	}
+
+	c.Approval, c.AutoApprove, c.AlwaysAsk = e.approval(refuse)
 
 	if !validToolPrefix(e.ToolPrefix) {
 		refuse("toolPrefix", "toolPrefix %q may contain only A-Z, a-z, 0-9, '_' and '-'", e.ToolPrefix)

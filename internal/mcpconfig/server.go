@@ -103,10 +103,18 @@ type ServerConfig struct {
 	// false offers them all in every request; nil follows the rule.
 	DeferLoading *bool
 
-	// AutoApprove and AlwaysAllow are the tool names other clients
-	// (Cline's autoApprove, Roo Code's alwaysAllow) approve without asking;
-	// kept for the approvals to come, applied by nothing yet (see Warnings).
+	// Approval is which of the server's tool calls wait for a user's
+	// approval in the chat: ApprovalNever, ApprovalWrites or
+	// ApprovalAlways (see ApprovalFor).
+	Approval Approval
+	// AutoApprove are the tools (globs over the server's names and the
+	// exposed ones) that run without asking; Cline's autoApprove and Roo
+	// Code's alwaysAllow are this field.
 	AutoApprove []string
+	// AlwaysAsk are the tools (globs) asked about at every call, whatever
+	// Approval says; it wins over AutoApprove, and "always in this chat"
+	// is not offered for them.
+	AlwaysAsk []string
 	// DisabledTools are the server's tools (by their MCP names) never
 	// offered to the model (Roo Code's and Windsurf's disabledTools; the
 	// browser preset hides the storage tools it calls itself).

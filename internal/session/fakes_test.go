@@ -141,6 +141,16 @@ func (c *fakeChat) awaitTexts(chatID int64, n int) ([]string, error) {
 	}
 }
 
+// approvingChat is a fakeChat that asks approve about tool calls.
+type approvingChat struct {
+	*fakeChat
+	approve func(ctx context.Context, req ApprovalRequest) (Approval, error)
+}
+
+func (c approvingChat) Approve(ctx context.Context, _ int64, req ApprovalRequest) (Approval, error) {
+	return c.approve(ctx, req)
+}
+
 // scriptModel answers with a function of the request and records requests.
 type scriptModel struct {
 	mu       sync.Mutex
@@ -230,6 +240,11 @@ type envOptions struct {
 	toolSearch    ToolSearch
 	sampling      bool         // the fake's entry says "sampling": true
 	logger        *slog.Logger // default: discard
+	// server edits the fake server's configuration.
+	server func(*mcpconfig.ServerConfig)
+	// approve, when set, makes the chat an Approver that decides so.
+	approve         func(ctx context.Context, req ApprovalRequest) (Approval, error)
+	approvalTimeout time.Duration
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -242,6 +257,9 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	cfg := mcpconfig.ServerConfig{Name: "fake", Source: mcpconfig.SourceConfig, Command: l.Command, Env: l.EnvRefs(),
 		Enabled: true, StartupTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, StderrLevel: slog.LevelDebug,
 		PromptSection: "## Fake\nThe fake tools are for tests.", Sampling: o.sampling}
+	if o.server != nil {
+		o.server(&cfg)
+	}
 	filter := redact.NewEnvFilter(append(os.Environ(), o.host...))
 	secrets := redact.NewRegistry()
 	secrets.Add(filter.Secrets()...)
@@ -253,9 +271,14 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	client := mcpclient.New(mcpclient.Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: filter,
 		Redactor: secrets, Logger: logger, Builtins: []string{SendToolName}})
 	chat := newFakeChat()
+	var port Chat = chat
+	if o.approve != nil {
+		port = approvingChat{chat, o.approve}
+	}
 	model := &scriptModel{answer: answer}
-	m := NewManager(Options{DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: chat, Redactor: secrets,
-		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch})
+	m := NewManager(Options{DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: port, Redactor: secrets,
+		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
+		ApprovalTimeout: o.approvalTimeout})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

@@ -25,6 +25,8 @@ const (
 	DefaultContextTokens = 100_000
 	DefaultIdleRelease   = 10 * time.Minute
 	DefaultModelTimeout  = 5 * time.Minute
+	// DefaultApprovalTimeout is APPROVAL_TIMEOUT_SECONDS unset.
+	DefaultApprovalTimeout = 5 * time.Minute
 )
 
 // ErrClosed is returned once the manager is shutting down.
@@ -63,6 +65,9 @@ type Options struct {
 	// CountTokens counts the tokens of a text as the model does (tool
 	// search's threshold); about four bytes a token when nil.
 	CountTokens func(string) int
+	// ApprovalTimeout is how long a tool call waits for a user's
+	// approval before it is denied (DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
 }
@@ -115,6 +120,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.ApprovalTimeout <= 0 {
+		o.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	if o.SystemPrompt == "" {
 		o.SystemPrompt = DefaultSystemPrompt
@@ -184,6 +192,9 @@ type Message struct {
 	// it. A message still waiting when the manager closes, or whose turn the
 	// close cut off before the transcript held it, is never taken.
 	Taken func()
+	// From is the user who sent it (0: unknown): the one whose approval
+	// the turn's tool calls ask for.
+	From int64
 }
 
 // Deliver queues a user's message for chat. It never blocks on a turn:
@@ -193,7 +204,7 @@ func (m *Manager) Deliver(chatID int64, msg Message) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.enqueue(input{kind: inputMessage, text: msg.Text, files: msg.Files, taken: msg.Taken})
+	_, err = s.enqueue(input{kind: inputMessage, text: msg.Text, files: msg.Files, taken: msg.Taken, from: msg.From})
 	return err
 }
 

@@ -3,6 +3,10 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // Chat is what a session needs from the chat it serves. The bot implements
@@ -28,3 +32,49 @@ type Activity interface {
 	// Done ends the activity (removes or finalises the progress message).
 	Done()
 }
+
+// Approver is what a Chat offers when it can ask its users whether a tool
+// call may run (the bot does, with buttons). A call that needs approval in
+// a chat without it is not run.
+type Approver interface {
+	// Approve asks chat about req and returns the decision: Approved,
+	// ApprovedAlways or Denied. An error means nobody decided: wrapping
+	// ErrNoApproval when nobody answered within req.Timeout, the
+	// context's error when the turn ended, anything else when the
+	// question could not be asked. The call is then not run.
+	Approve(ctx context.Context, chatID int64, req ApprovalRequest) (Approval, error)
+}
+
+// ApprovalRequest is a tool call waiting for a user's yes.
+type ApprovalRequest struct {
+	// UserID sent the message that started the turn (0: unknown): in a
+	// group, the one (with the admins) who may decide.
+	UserID int64
+	Server string
+	// Tool is the tool's MCP name; Exposed the name the model called.
+	Tool, Exposed string
+	// Annotations are the tool's hints: what it says of itself.
+	Annotations mcpclient.ToolAnnotations
+	// Arguments are the call's arguments, redacted: a JSON object.
+	Arguments json.RawMessage
+	// OfferAlways is whether "always in this chat" may be granted (not
+	// for an alwaysAsk tool).
+	OfferAlways bool
+	// Timeout is how long to wait for an answer.
+	Timeout time.Duration
+}
+
+// Approval is a user's decision on a tool call.
+type Approval int
+
+const (
+	Denied Approval = iota
+	Approved
+	// ApprovedAlways approves this call and every later call of the same
+	// tool in this chat.
+	ApprovedAlways
+)
+
+// ErrNoApproval is what an Approver's error wraps when nobody answered in
+// time: the call is denied.
+var ErrNoApproval = errors.New("nobody answered")

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -26,6 +27,7 @@ type input struct {
 	text  string
 	files []Attachment // inputMessage: files sent with the text
 	taken func()       // inputMessage: Message.Taken, or nil
+	from  int64        // inputMessage: who sent it
 	done  chan error   // inputReset: the outcome
 }
 
@@ -58,6 +60,8 @@ type session struct {
 	// owned by the goroutine
 	history []llm.Message
 	tr      *transcript
+
+	grants grants // "always in this chat", for the tool calls' goroutines
 }
 
 // enqueue queues in and starts the chat's goroutine unless it runs. A
@@ -413,7 +417,7 @@ func (s *session) runTurn(in *input) {
 	activity := m.o.Chat.StartActivity(ctx, s.id)
 	defer activity.Done()
 
-	err := s.agent(ctx, in.text, in.files, in.take, activity)
+	err := s.agent(ctx, in, activity)
 	// The turn is over before its last words: once the user reads
 	// "Stopped." or an error, /stop finds nothing to stop, and the message
 	// is taken (the transcript may not hold it, but the user was told).
@@ -452,17 +456,18 @@ func (s *session) reply(ctx context.Context, text string) {
 // agent runs model calls and tool calls until the model answers without
 // tools, the step cap is reached, or ctx ends.
 //
-// saved is called once the transcript holds the user's message.
-func (s *session) agent(ctx context.Context, text string, files []Attachment, saved func(), activity Activity) error {
+// in is taken once the transcript holds the user's message.
+func (s *session) agent(ctx context.Context, in *input, activity Activity) error {
 	m := s.m
-	user, err := s.userMessage(text, files)
+	text := in.text
+	user, err := s.userMessage(text, in.files)
 	if err != nil {
 		return err
 	}
 	if err := s.appendMessage(user); err != nil {
 		return err
 	}
-	saved()
+	in.take()
 	current := len(s.history) - 1
 	tools := m.toolset(ctx)
 	mcpSess, err := s.mcpSession()
@@ -474,7 +479,10 @@ func (s *session) agent(ctx context.Context, text string, files []Attachment, sa
 		mcpSess.Prewarm(name)
 	}
 	system := buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, tools.section, m.o.Now())
-	runner := &toolRunner{tools: tools, mcp: mcpSess, send: s.sendFile, read: s.readFile, redact: m.o.Redactor.Redact, activity: activity}
+	runner := &toolRunner{tools: tools, mcp: mcpSess, send: s.sendFile, read: s.readFile, redact: m.o.Redactor.Redact, activity: activity,
+		approve: func(ctx context.Context, t mcpclient.Tool, args json.RawMessage) (bool, string) {
+			return s.approve(ctx, t, args, in.from)
+		}}
 
 	for step := 0; step < m.o.MaxSteps; step++ {
 		loaded := tools.loaded(s.history)

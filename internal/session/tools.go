@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -128,6 +129,9 @@ type toolRunner struct {
 	read     func(args readArgs) (string, error)
 	redact   func(string) string
 	activity Activity
+	// approve says whether an MCP call may run, asking the chat when its
+	// server wants that; when not, why (the call's result).
+	approve func(ctx context.Context, t mcpclient.Tool, args json.RawMessage) (bool, string)
 	// loaded are the deferred tools loaded when the calls were made.
 	loaded map[string]bool
 }
@@ -253,6 +257,11 @@ func (r *toolRunner) one(ctx context.Context, call llm.ToolCall) llm.ToolResult 
 	args, problem := callArguments(call.Name, call.Arguments)
 	if problem != "" {
 		return errorResult(res, problem)
+	}
+	if r.approve != nil {
+		if ok, why := r.approve(ctx, t, args); !ok {
+			return errorResult(res, why)
+		}
 	}
 	r.started(call)
 	out, err := r.mcp.Call(ctx, t, args)
