@@ -79,6 +79,8 @@ type daemonOptions struct {
 	webhook bool
 	// servers are more mcpServers entries for settings.json.
 	servers map[string]any
+	// fake are more fields of the fake server's entry.
+	fake map[string]any
 	// main, when set, adjusts the Main before it runs.
 	main func(*Main)
 }
@@ -109,7 +111,9 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 	agentDir := t.TempDir()
 	mcpLog := filepath.Join(t.TempDir(), "fake.log")
 	l := fakemcp.Command(append(o.modes, fakemcp.ModeCountStarts)...).WithLog(mcpLog)
-	servers := map[string]any{"fake": map[string]any{"command": l.Command, "env": l.Env, "startupTimeoutSeconds": 10}}
+	fake := map[string]any{"command": l.Command, "env": l.Env, "startupTimeoutSeconds": 10}
+	maps.Copy(fake, o.fake)
+	servers := map[string]any{"fake": fake}
 	maps.Copy(servers, o.servers)
 	settings, _ := json.Marshal(map[string]any{"mcpServers": servers})
 	if err := os.WriteFile(filepath.Join(agentDir, "settings.json"), settings, 0o600); err != nil {

@@ -87,7 +87,8 @@ func DefaultOutcome(a Answer, err error) string {
 // user allowed to answer. It returns the answer; ErrNoAnswer after
 // q.Timeout; ctx's error when ctx ends first (/stop, the turn ended); or
 // the error that kept the question from being sent. Either way, once it
-// returns, the message shows q.Outcome in place of the buttons, and a
+// returns, the message is being edited to show q.Outcome in place of the
+// buttons (queued behind the chat's pace, not waited for), and a
 // later press of them is answered "This button has expired." and changes
 // nothing — as is a press of a button of a bot restarted since, one in
 // another chat, or one with data the bot never made.
@@ -142,16 +143,21 @@ func (c *Chat) Ask(ctx context.Context, chatID int64, q Question) (Answer, error
 	if q.HTML {
 		text = q.Text + "\n\n<i>" + html.EscapeString(line) + "</i>"
 	}
-	// The turn may be over (that is why Ask returns): the buttons go anyway.
-	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.doneTimeout)
-	defer cancel()
-	if _, eerr := send(ectx, c.out, chatID, "editMessageText", paced, func(ctx context.Context) (*models.Message, error) {
-		return c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
+	// The turn may be over (that is why Ask returns): the buttons go
+	// anyway. The edit is queued on the chat's sender, not waited for: the
+	// chat's pace may hold it for a second, and what was decided goes on
+	// meanwhile (what the chat is sent next comes after it).
+	c.out.submit(context.WithoutCancel(ctx), chatID, "editMessageText", paced, "", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, c.doneTimeout)
+		defer cancel()
+		_, err := c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
 			ChatID: chatID, MessageID: m.ID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 		})
-	}); eerr != nil {
-		c.log.Warn("question not closed", "chat", chatID, "err", eerr.Error())
-	}
+		if err != nil {
+			c.log.Warn("question not closed", "chat", chatID, "err", c.scrub(err.Error()))
+		}
+		return err
+	})
 	return a, err
 }
 
@@ -286,7 +292,7 @@ func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (
 	rest, ok := strings.CutPrefix(cq.Data, "q:")
 	id, num, ok2 := strings.Cut(rest, ":")
 	n, err := strconv.Atoi(num)
-	if !ok || !ok2 || err != nil {
+	if !ok || !ok2 || err != nil || strconv.Itoa(n) != num { // the data as made, not "00" or "+0"
 		return expiredPress, false
 	}
 	chatID, msgID := pressedIn(cq)

@@ -98,6 +98,8 @@ func TestAsk(t *testing.T) {
 				if r.a.Choice != tt.choice || !errors.Is(r.err, tt.err) {
 					t.Errorf("Ask = %+v, %v; want %q, %v", r.a, r.err, tt.choice, tt.err)
 				}
+				// The closing edit is queued behind the chat's pace.
+				time.Sleep(DefaultLimits.ChatEvery)
 				synctest.Wait()
 				final := h.fake.Sent(tt.chat)[0]
 				if final.Keyboard != nil || final.Text != "Go on?\n\n"+tt.outcome {
@@ -123,9 +125,11 @@ func (h *harness) pressAs(t *testing.T, p press, q telegramtest.Message) string 
 	t.Helper()
 	data := p.data
 	if p.label != "" {
-		for _, b := range q.Keyboard[0] {
-			if b.Text == p.label {
-				data = b.Data
+		for _, row := range q.Keyboard {
+			for _, b := range row {
+				if b.Text == p.label {
+					data = b.Data
+				}
 			}
 		}
 	}

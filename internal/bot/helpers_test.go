@@ -292,6 +292,11 @@ func (h *harness) run(t *testing.T) (stop func()) {
 		case <-time.After(waitLong):
 			t.Error("Run did not return after cancel")
 		}
+		// The calls still queued for the chats (a question's closing
+		// edit) end before the test does.
+		if err := h.bot.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
 	}
 	t.Cleanup(stop)
 	return stop

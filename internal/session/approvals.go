@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -36,7 +37,7 @@ func (s *session) approve(ctx context.Context, t mcpclient.Tool, args json.RawMe
 	switch {
 	case rule == mcpconfig.RunFreely:
 		return true, ""
-	case rule == mcpconfig.AskFirst && s.grants.has(s.workspace, t.Server, t.MCPName, m.logger):
+	case rule == mcpconfig.AskFirst && s.grants.has(m.grantsPath(s.id), t.Server, t.MCPName, m.logger):
 		return true, ""
 	}
 	ap, ok := m.o.Chat.(Approver)
@@ -52,7 +53,7 @@ func (s *session) approve(ctx context.Context, t mcpclient.Tool, args json.RawMe
 	decision, err := ap.Approve(ctx, s.id, req)
 	switch {
 	case err == nil && decision == ApprovedAlways:
-		if err := s.grants.add(s.workspace, t.Server, t.MCPName, user, m.o.Now()); err != nil {
+		if err := s.grants.add(m.grantsPath(s.id), t.Server, t.MCPName, user, m.o.Now()); err != nil {
 			m.logger.Warn("\"always in this chat\" not saved: it holds until the conversation is released", "chat", s.id, "err", err)
 		}
 		m.logger.Info("tool approved for this chat", "chat", s.id, "server", t.Server, "tool", t.MCPName, "user", user)
@@ -73,13 +74,19 @@ func (s *session) approve(ctx context.Context, t mcpclient.Tool, args json.RawMe
 	return false, cannotAskResult
 }
 
-// approvalsFile keeps a chat's "always in this chat" grants, in its
-// workspace.
-const approvalsFile = "approvals.json"
+// approvalsDir holds the chats' "always in this chat" grants, one file a
+// chat, under the data directory: outside the chat's workspace, which the
+// agent's own servers may write to, so that it cannot approve itself.
+const approvalsDir = "approvals"
 
-// grants are a chat's "always in this chat" approvals, read from its
-// workspace on first use and written there when one is added. The tool
-// calls of a turn use them concurrently.
+// grantsPath is chat's file of grants.
+func (m *Manager) grantsPath(chatID int64) string {
+	return filepath.Join(m.o.DataDir, approvalsDir, strconv.FormatInt(chatID, 10)+".json")
+}
+
+// grants are a chat's "always in this chat" approvals, read from its file
+// on first use and written there when one is added. They outlive /new
+// and restarts. The tool calls of a turn use them concurrently.
 type grants struct {
 	mu     sync.Mutex
 	loaded bool
@@ -93,17 +100,13 @@ type grant struct {
 	At     time.Time `json:"at"`
 }
 
-func grantsPath(workspace string) string {
-	return filepath.Join(workspace, stateDir, approvalsFile)
-}
-
 // loadLocked reads the file once; a missing or unreadable one is no grants.
-func (g *grants) loadLocked(workspace string, log interface{ Warn(string, ...any) }) {
+func (g *grants) loadLocked(path string, log interface{ Warn(string, ...any) }) {
 	if g.loaded {
 		return
 	}
 	g.loaded = true
-	data, err := os.ReadFile(grantsPath(workspace))
+	data, err := os.ReadFile(path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			log.Warn("approvals of the chat not read", "err", err)
@@ -120,18 +123,18 @@ func (g *grants) loadLocked(workspace string, log interface{ Warn(string, ...any
 	g.list = f.Always
 }
 
-func (g *grants) has(workspace, server, tool string, log interface{ Warn(string, ...any) }) bool {
+func (g *grants) has(path, server, tool string, log interface{ Warn(string, ...any) }) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.loadLocked(workspace, log)
+	g.loadLocked(path, log)
 	return slices.ContainsFunc(g.list, func(x grant) bool { return x.Server == server && x.Tool == tool })
 }
 
 // add grants server's tool in the chat and saves the grants.
-func (g *grants) add(workspace, server, tool string, by int64, at time.Time) error {
+func (g *grants) add(path, server, tool string, by int64, at time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.loadLocked(workspace, nopWarn{})
+	g.loadLocked(path, nopWarn{})
 	if !slices.ContainsFunc(g.list, func(x grant) bool { return x.Server == server && x.Tool == tool }) {
 		g.list = append(g.list, grant{Server: server, Tool: tool, By: by, At: at.UTC()})
 	}
@@ -141,7 +144,7 @@ func (g *grants) add(workspace, server, tool string, by int64, at time.Time) err
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(grantsPath(workspace), append(data, '\n'))
+	return writeFileAtomic(path, append(data, '\n'))
 }
 
 type nopWarn struct{}

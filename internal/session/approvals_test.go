@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -131,6 +133,11 @@ func TestApprovedAlways(t *testing.T) {
 	}
 	if n := len(a.all()); n != 1 {
 		t.Fatalf("asked %d times, want once", n)
+	}
+	// Kept in the data directory, out of reach of the chat's own servers,
+	// which may write to its workspace.
+	if fi, err := os.Stat(filepath.Join(dir, "approvals", "7.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the grants' file: %v, %v", fi, err)
 	}
 	e.close()
 
