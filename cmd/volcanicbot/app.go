@@ -21,6 +21,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/pairing"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 	"github.com/volcanicbot/volcanicbot/internal/session"
@@ -32,6 +33,10 @@ var builtinTools = []string{session.SendToolName, session.ReadToolName, session.
 
 // inboxDir is the bot's update journal, under the data dir.
 const inboxDir = "inbox"
+
+// accessDir is the folder, under the data directory, of the users admins
+// added and the codes strangers were refused with (internal/pairing).
+const accessDir = "access"
 
 // shutdownTimeout bounds the graceful shutdown: turns cancelled, MCP
 // processes stopped, transcripts closed.
@@ -253,6 +258,7 @@ func (m *Main) Run(ctx context.Context) error {
 		WebhookURL:    m.cfg.Telegram.WebhookURL,
 		WebhookSecret: m.cfg.Telegram.WebhookSecret,
 		InboxDir:      filepath.Join(m.cfg.DataDir, inboxDir),
+		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
 	})
 	if err != nil {
 		return err

@@ -28,12 +28,15 @@ func main() {
 // errUsage marks a command-line mistake: exit code 2.
 var errUsage = errors.New("usage")
 
-const usage = `usage: volcanicbot [run|check|health|version]
+const usage = `usage: volcanicbot [run|check|health|allow <code>|revoke <user id>|users|version]
 
   run      run the bot (the default)
   check    validate the configuration, discover every MCP server's tools and
            print them; exits 1 when the configuration is invalid or a server fails
   health   ask the running bot's /healthz (HTTP_ADDR); exits 0 when polling is alive
+  allow    add the user who was refused with this code (works beside a running bot)
+  revoke   remove a user added with a code
+  users    list who may use the bot
   version  print the version
 
 Configuration comes from environment variables and an optional config file
@@ -46,7 +49,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 	if len(args) > 0 {
 		cmd = args[0]
 	}
-	if len(args) > 1 {
+	want := 0 // arguments after the command
+	if cmd == "allow" || cmd == "revoke" {
+		want = 1
+	}
+	if len(args) > 0 && len(args)-1 != want {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
@@ -58,6 +65,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		err = runCheck(ctx, stdout, stderr, environ)
 	case "health":
 		err = runHealth(ctx, stdout, environ)
+	case "allow":
+		err = runAllow(stdout, environ, args[1])
+	case "revoke":
+		err = runRevoke(stdout, environ, args[1])
+	case "users":
+		err = runUsers(stdout, environ)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "volcanicbot", version)
 	case "help", "--help", "-h":

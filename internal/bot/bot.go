@@ -17,6 +17,8 @@ import (
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/pairing"
 )
 
 // Defaults for Options.
@@ -47,8 +49,12 @@ type Options struct {
 	// means nobody (default deny).
 	AllowedUsers []int64
 	// Admins may use the bot too, and decide what only admins may
-	// (TELEGRAM_ADMINS): approvals in groups.
+	// (TELEGRAM_ADMINS): approvals in groups, adding users (/allow).
 	Admins []int64
+	// Pairing keeps the users admins added and the codes strangers are
+	// refused with (internal/pairing); nil: only the lists above, and a
+	// refusal names TELEGRAM_ALLOWED_USERS.
+	Pairing *pairing.Store
 	// Sessions receives messages and commands; it may instead be set with
 	// SetSessions before Run.
 	Sessions Sessions
@@ -197,6 +203,7 @@ func New(o Options) (*Bot, error) {
 	rt := &retrier{sleep: o.Sleep, tries: defaultTries, base: defaultBaseDelay, max: defaultMaxDelay, log: logger, scrub: b.scrub}
 	b.chat = newChat(tg, rt, newSender(rt, o.Limits, logger), logger, b.scrub)
 	b.chat.isAdmin = b.access.isAdmin
+	b.access.added, b.access.log, b.access.scrub = o.Pairing, logger, b.scrub
 	return b, nil
 }
 
@@ -269,9 +276,16 @@ func (b *Bot) start(ctx context.Context) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	b.me = *me
-	if b.access.empty() {
+	switch {
+	case b.access.empty():
 		b.log.Warn("TELEGRAM_ALLOWED_USERS is empty: nobody can use the bot; every user gets their id to add")
-	} else {
+	case b.o.Pairing != nil:
+		added, err := b.o.Pairing.Users()
+		if err != nil {
+			b.log.Error("the users added by admins cannot be read: only the listed users are allowed", "err", errText(b.scrub, err))
+		}
+		b.log.Info("allowlist", "users", b.access.count(), "admins", len(b.o.Admins), "added", len(added))
+	default:
 		b.log.Info("allowlist", "users", b.access.count())
 	}
 	// What the last run took from Telegram but its chats had not taken

@@ -8,11 +8,12 @@ import (
 
 // cmdHelp is /start and /help: what the bot does, its MCP servers and its
 // commands.
-func (b *Bot) cmdHelp(ctx context.Context, chatID int64, group bool) {
-	b.reply(ctx, chatID, helpText(b.sessions.ServerNames(), b.me.Username, group))
+// An admin sees the admin commands too.
+func (b *Bot) cmdHelp(ctx context.Context, chatID int64, group, admin bool) {
+	b.reply(ctx, chatID, helpText(b.sessions.ServerNames(), b.me.Username, group, admin))
 }
 
-func helpText(servers []string, username string, group bool) string {
+func helpText(servers []string, username string, group, admin bool) string {
 	var s strings.Builder
 	s.WriteString("Hi! I'm an AI assistant. Send me a message and I'll answer, using tools when they help")
 	if len(servers) > 0 {
@@ -26,7 +27,9 @@ func helpText(servers []string, username string, group bool) string {
 	}
 	s.WriteString("Commands:\n")
 	for _, c := range commandList {
-		fmt.Fprintf(&s, "%s – %s\n", c.usage, c.desc)
+		if !c.admin || admin {
+			fmt.Fprintf(&s, "%s – %s\n", c.usage, c.desc)
+		}
 	}
 	return strings.TrimRight(s.String(), "\n")
 }

@@ -54,21 +54,28 @@ func isNameRune(r rune) bool {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// The bot's commands, for setMyCommands and /help.
-var commandList = []struct{ name, usage, desc string }{
-	{"new", "/new", "start a new conversation (forget this chat's history, restart its tools)"},
-	{"stop", "/stop", "stop the answer in progress"},
-	{"mcp", "/mcp", "the MCP servers and their state"},
-	{"", "/mcp <name>", "one server: command, tools, last error"},
-	{"", "/mcp restart <name>", "restart a server: the next call starts a fresh process"},
-	{"help", "/help", "what I can do"},
-	{"start", "/start", "the same as /help"},
+// The bot's commands, for setMyCommands and /help. Admin commands are
+// shown to admins only, in /help (setMyCommands lists them to nobody).
+var commandList = []struct {
+	name, usage, desc string
+	admin             bool
+}{
+	{"new", "/new", "start a new conversation (forget this chat's history, restart its tools)", false},
+	{"stop", "/stop", "stop the answer in progress", false},
+	{"mcp", "/mcp", "the MCP servers and their state", false},
+	{"", "/mcp <name>", "one server: command, tools, last error", false},
+	{"", "/mcp restart <name>", "restart a server: the next call starts a fresh process", false},
+	{"allow", "/allow <code>", "add the user who got this code when I refused them (admins)", true},
+	{"revoke", "/revoke <user id>", "remove a user an admin added (admins)", true},
+	{"users", "/users", "who may use me, who added them and when (admins)", true},
+	{"help", "/help", "what I can do", false},
+	{"start", "/start", "the same as /help", false},
 }
 
 func botCommands() []models.BotCommand {
 	var out []models.BotCommand
 	for _, c := range commandList {
-		if c.name != "" {
+		if c.name != "" && !c.admin {
 			out = append(out, models.BotCommand{Command: c.name, Description: c.desc})
 		}
 	}

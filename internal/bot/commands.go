@@ -11,18 +11,24 @@ const commandTimeout = 2 * time.Minute
 
 // command runs a command from an allowed user on the chat's worker. No
 // command calls the model.
-func (b *Bot) command(ctx context.Context, chatID int64, group bool, cmd command) {
+func (b *Bot) command(ctx context.Context, chatID, from int64, group bool, cmd command) {
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
 	switch cmd.Name {
 	case "start", "help":
-		b.cmdHelp(ctx, chatID, group)
+		b.cmdHelp(ctx, chatID, group, b.o.Pairing != nil && b.access.isAdmin(from))
 	case "new":
 		b.cmdNew(ctx, chatID)
 	case "stop":
 		b.cmdStop(ctx, chatID)
 	case "mcp":
 		b.cmdMCP(ctx, chatID, cmd.Args)
+	case "allow":
+		b.cmdAllow(ctx, chatID, from, cmd.Args)
+	case "revoke":
+		b.cmdRevoke(ctx, chatID, from, cmd.Args)
+	case "users":
+		b.cmdUsers(ctx, chatID, from)
 	default:
 		b.reply(ctx, chatID, "Unknown command /"+cmd.Name+". Send /help to see what I can do.")
 	}

@@ -45,8 +45,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 	chatID, userID := m.Chat.ID, m.From.ID
 	if !b.access.allows(userID) {
 		if b.access.shouldRefuse(userID) {
-			b.log.Info("refused a stranger", "user", userID, "chat", chatID)
-			b.reply(ctx, chatID, refusalText(userID))
+			b.refuse(ctx, chatID, m.From)
 		}
 		return false
 	}
@@ -60,7 +59,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 			b.log.Info("a command sent before the restart is not run again", "chat", chatID, "command", r.cmd.Name)
 			return false
 		}
-		b.command(ctx, chatID, m.Chat.Type != models.ChatTypePrivate, r.cmd)
+		b.command(ctx, chatID, userID, m.Chat.Type != models.ChatTypePrivate, r.cmd)
 	case routeMedia:
 		b.reply(ctx, chatID, mediaReply)
 	case routeEmpty:
