@@ -68,7 +68,12 @@ const DefaultRefusal = "This question is not yours to answer."
 const (
 	expiredPress  = "This button has expired."
 	strangerPress = "Sorry, you are not allowed to use this bot."
+	busyPress     = "One moment, please."
 )
+
+// keptPresses is how many presses of a kept question may wait to be
+// taken.
+const keptPresses = 4
 
 // DefaultOutcome is the line a question ends with: who chose what, that
 // nobody answered in time, or that it was cancelled.
@@ -98,23 +103,12 @@ func (c *Chat) Ask(ctx context.Context, chatID int64, q Question) (Answer, error
 	if err := q.check(); err != nil {
 		return Answer{}, err
 	}
-	p := c.asks.open(chatID, q)
-	defer c.asks.close(p)
-	mode := models.ParseMode("")
-	if q.HTML {
-		mode = models.ParseModeHTML
-	}
-	m, err := send(ctx, c.out, chatID, "sendMessage", paced, func(ctx context.Context) (*models.Message, error) {
-		return c.tg.SendMessage(ctx, &tgbot.SendMessageParams{
-			ChatID: chatID, Text: q.Text, ParseMode: mode, LinkPreviewOptions: noPreview,
-			ReplyMarkup: p.keyboard(q.Buttons),
-		})
-	})
+	ps, err := c.pose(ctx, chatID, q, false)
 	if err != nil {
-		c.log.Error("question not delivered", "chat", chatID, "err", err.Error())
 		return Answer{}, err
 	}
-	c.asks.sent(p, m.ID)
+	p := ps.p
+	defer c.asks.close(p)
 
 	var timeout <-chan time.Time
 	if q.Timeout > 0 {
@@ -138,11 +132,51 @@ func (c *Chat) Ask(ctx context.Context, chatID int64, q Question) (Answer, error
 	if q.Outcome != nil {
 		outcome = q.Outcome
 	}
-	line := outcome(a, err)
-	text := q.Text + "\n\n" + line
+	c.closeWith(ctx, ps, outcome(a, err))
+	return a, err
+}
+
+// posed is a question sent, whose buttons are open.
+type posed struct {
+	p      *openQuestion
+	chatID int64
+	msgID  int
+	text   string
+	mode   models.ParseMode
+}
+
+// pose opens q and sends it. keep: a press does not close the question
+// (each press is an answer on p.answer; see questions.press); the caller
+// closes it.
+func (c *Chat) pose(ctx context.Context, chatID int64, q Question, keep bool) (*posed, error) {
+	p := c.asks.open(chatID, q, keep)
+	mode := models.ParseMode("")
 	if q.HTML {
-		text = q.Text + "\n\n<i>" + html.EscapeString(line) + "</i>"
+		mode = models.ParseModeHTML
 	}
+	m, err := send(ctx, c.out, chatID, "sendMessage", paced, func(ctx context.Context) (*models.Message, error) {
+		return c.tg.SendMessage(ctx, &tgbot.SendMessageParams{
+			ChatID: chatID, Text: q.Text, ParseMode: mode, LinkPreviewOptions: noPreview,
+			ReplyMarkup: p.keyboard(q.Buttons),
+		})
+	})
+	if err != nil {
+		c.asks.close(p)
+		c.log.Error("question not delivered", "chat", chatID, "err", err.Error())
+		return nil, err
+	}
+	c.asks.sent(p, m.ID)
+	return &posed{p: p, chatID: chatID, msgID: m.ID, text: q.Text, mode: mode}, nil
+}
+
+// closeWith edits a posed question to show line (plain text) in place of
+// its buttons. The question should be closed (questions.close) first.
+func (c *Chat) closeWith(ctx context.Context, ps *posed, line string) {
+	text := ps.text + "\n\n" + line
+	if ps.mode == models.ParseModeHTML {
+		text = ps.text + "\n\n<i>" + html.EscapeString(line) + "</i>"
+	}
+	chatID, msgID, mode := ps.chatID, ps.msgID, ps.mode
 	// The turn may be over (that is why Ask returns): the buttons go
 	// anyway. The edit is queued on the chat's sender, not waited for: the
 	// chat's pace may hold it for a second, and what was decided goes on
@@ -151,14 +185,13 @@ func (c *Chat) Ask(ctx context.Context, chatID int64, q Question) (Answer, error
 		ctx, cancel := context.WithTimeout(ctx, c.doneTimeout)
 		defer cancel()
 		_, err := c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: chatID, MessageID: m.ID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
+			ChatID: chatID, MessageID: msgID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 		})
 		if err != nil {
 			c.log.Warn("question not closed", "chat", chatID, "err", c.scrub(err.Error()))
 		}
 		return err
 	})
-	return a, err
 }
 
 func (q Question) check() error {
@@ -231,13 +264,17 @@ type openQuestion struct {
 	buttons []Button
 	may     func(int64) bool
 	refusal string
-	answer  chan Answer // gets the one answer
+	answer  chan Answer // gets the one answer (keep: each press)
+	// keep: a press answers without closing the question (a form's
+	// toggles); presses beyond answer's room are told to wait.
+	keep bool
 }
 
 func newQuestions() *questions { return &questions{byID: map[string]*openQuestion{}} }
 
-func (qs *questions) open(chatID int64, q Question) *openQuestion {
-	p := &openQuestion{id: rand.Text(), chatID: chatID, may: q.MayAnswer, refusal: q.Refusal, answer: make(chan Answer, 1)}
+func (qs *questions) open(chatID int64, q Question, keep bool) *openQuestion {
+	p := &openQuestion{id: rand.Text(), chatID: chatID, may: q.MayAnswer, refusal: q.Refusal, keep: keep,
+		answer: make(chan Answer, keptPresses)}
 	if p.refusal == "" {
 		p.refusal = DefaultRefusal
 	}
@@ -307,9 +344,18 @@ func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (
 	case p.may != nil && !p.may(cq.From.ID):
 		return p.refusal, true
 	}
-	delete(qs.byID, id)
 	b := p.buttons[n]
-	p.answer <- Answer{Choice: b.Choice, Label: b.Label, UserID: cq.From.ID, Name: displayName(cq.From)}
+	a := Answer{Choice: b.Choice, Label: b.Label, UserID: cq.From.ID, Name: displayName(cq.From)}
+	if p.keep {
+		select {
+		case p.answer <- a:
+			return b.Label, false
+		default:
+			return busyPress, false
+		}
+	}
+	delete(qs.byID, id)
+	p.answer <- a
 	return b.Label, false
 }
 

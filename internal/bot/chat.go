@@ -27,6 +27,8 @@ type Chat struct {
 	rt   *retrier // calls to no chat
 	out  *sender  // every call to a chat
 	asks *questions
+	// forms are the servers' questions open in the chats (Elicit).
+	forms *forms
 	// isAdmin says whether a user is one of the bot's admins.
 	isAdmin func(int64) bool
 	log     *slog.Logger
@@ -39,7 +41,7 @@ type Chat struct {
 
 func newChat(tg *tgbot.Bot, rt *retrier, out *sender, log *slog.Logger, scrub func(string) string) *Chat {
 	return &Chat{
-		tg: tg, rt: rt, out: out, log: log, scrub: scrub, asks: newQuestions(),
+		tg: tg, rt: rt, out: out, log: log, scrub: scrub, asks: newQuestions(), forms: newForms(),
 		typingEvery:   4 * time.Second,
 		progressEvery: time.Second,
 		doneTimeout:   10 * time.Second,

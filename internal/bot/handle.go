@@ -65,6 +65,10 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 	case routeEmpty:
 		b.reply(ctx, chatID, emptyReply)
 	case routeText:
+		if b.chat.forms.offer(chatID, userID, displayName(*m.From), r.text) {
+			// An answer to a server's question, for the server alone.
+			return false
+		}
 		return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), nil, ids)
 	case routeFiles:
 		files, err := b.attachments(ctx, m)

@@ -78,3 +78,23 @@ const (
 // ErrNoApproval is what an Approver's error wraps when nobody answered in
 // time: the call is denied.
 var ErrNoApproval = errors.New("nobody answered")
+
+// Elicitor is what a Chat offers when it can put a server's questions
+// (MCP elicitation) to its users. Only the MCP sessions of a chat that
+// offers it declare the elicitation capability to their servers.
+type Elicitor interface {
+	// Elicit asks chat what req's server wants to know and returns the
+	// answer: accept with the content (each answer checked against its
+	// field), decline or cancel. It returns cancel when ctx ends (the
+	// call's timeout, /stop, the turn's end). What the user answers goes
+	// to the server only: never to the model, the transcript or the log.
+	Elicit(ctx context.Context, chatID int64, req ElicitRequest) (mcpclient.ElicitResult, error)
+}
+
+// ElicitRequest is a server's question to the chat, asked during a turn.
+type ElicitRequest struct {
+	// UserID sent the message that started the turn (0: unknown): in a
+	// group, the one (with the admins) who may answer.
+	UserID int64
+	mcpclient.Elicitation
+}

@@ -55,7 +55,11 @@ type session struct {
 	running bool // a goroutine runs loop, counted in m.wg
 	closed  bool // the manager is closing: nothing more is queued
 	turn    context.CancelFunc
-	mcp     *mcpclient.Session
+	// turnCtx and turnUser are the running turn's context and the user
+	// who started it (for the servers' questions); nil and 0 between turns.
+	turnCtx  context.Context
+	turnUser int64
+	mcp      *mcpclient.Session
 
 	// owned by the goroutine
 	history []llm.Message
@@ -162,6 +166,17 @@ func (s *session) cancelTurnLocked() bool {
 func (s *session) setTurn(cancel context.CancelFunc) {
 	s.mu.Lock()
 	s.turn = cancel
+	if cancel == nil {
+		s.turnCtx, s.turnUser = nil, 0
+	}
+	s.mu.Unlock()
+}
+
+// setTurnAsker records the running turn's context and its user, whom the
+// servers' questions are put to.
+func (s *session) setTurnAsker(ctx context.Context, user int64) {
+	s.mu.Lock()
+	s.turnCtx, s.turnUser = ctx, user
 	s.mu.Unlock()
 }
 
@@ -175,6 +190,9 @@ func (s *session) mcpSession() (*mcpclient.Session, error) {
 		}
 		ms.OnQueue(s.queued)
 		ms.SetSampler(sampler{s})
+		if ask, ok := s.m.o.Chat.(Elicitor); ok {
+			ms.SetElicitor(elicitor{s: s, ask: ask})
+		}
 		s.mcp = ms
 	}
 	return s.mcp, nil
@@ -393,6 +411,7 @@ func (s *session) runTurn(in *input) {
 	m := s.m
 	ctx, cancel := context.WithCancel(m.ctx)
 	s.setTurn(cancel)
+	s.setTurnAsker(ctx, in.from)
 	defer func() {
 		s.setTurn(nil)
 		cancel()

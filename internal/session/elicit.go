@@ -1,0 +1,53 @@
+package session
+
+import (
+	"context"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+)
+
+// elicitor puts the elicitations of the chat's servers to the chat
+// (Elicitor), during a turn: the question ends with the turn (/stop, the
+// turn's end) as well as with the call's timeout. An elicitation that
+// arrives while no turn runs (a server asking between calls) has nobody
+// to answer it and is cancelled.
+type elicitor struct {
+	s   *session
+	ask Elicitor
+}
+
+var _ mcpclient.Elicitor = elicitor{}
+
+func (e elicitor) Elicit(ctx context.Context, el mcpclient.Elicitation) (mcpclient.ElicitResult, error) {
+	s, m := e.s, e.s.m
+	turn, user, ok := s.currentTurn()
+	if !ok {
+		m.logger.Info("MCP elicitation cancelled: no turn is running to ask in", "chat", s.id, "server", el.Server)
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(turn, cancel)
+	defer stop()
+	m.logger.Info("MCP elicitation asked", "chat", s.id, "server", el.Server, "mode", el.Mode, "fields", len(el.Form.Fields))
+	res, err := e.ask.Elicit(ctx, s.id, ElicitRequest{UserID: user, Elicitation: el})
+	if err != nil {
+		if ctx.Err() == nil {
+			m.logger.Warn("MCP elicitation not asked", "chat", s.id, "server", el.Server, "err", err)
+		}
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+	}
+	// The answers themselves are never logged.
+	m.logger.Info("MCP elicitation answered", "chat", s.id, "server", el.Server, "action", res.Action, "fields", len(res.Content))
+	return res, nil
+}
+
+// currentTurn is the running turn's context and the user who started it.
+func (s *session) currentTurn() (context.Context, int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn == nil || s.turnCtx == nil {
+		return nil, 0, false
+	}
+	return s.turnCtx, s.turnUser, true
+}
