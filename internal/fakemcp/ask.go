@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -45,7 +46,10 @@ func (f *fake) askRootsOnInit() {
 // Tools of ModeAsk.
 const (
 	// ToolElicit asks a form: {"message": s, "schema": object} (AskSchema
-	// when left out) → "accept {…content…}", "decline" or "cancel".
+	// when left out) → "accept {…content…}", "decline" or "cancel"; with
+	// "quiet": true, "accept (fields: a, b)" — the answers are then only in
+	// the log (an EventElicited with the content as Arguments), never in
+	// what the model reads.
 	ToolElicit = "elicit"
 	// ToolElicitURL asks the user to open {"url": s} → the action.
 	ToolElicitURL = "elicit_url"
@@ -66,9 +70,15 @@ func (f *fake) askTools() []server.ServerTool {
 		{
 			Tool: mcp.NewTool(ToolElicit, mcp.WithDescription("Asks the user to fill in a form."),
 				mcp.WithString("message", mcp.Description("The question.")),
-				mcp.WithObject("schema", mcp.Description("The form's requestedSchema."))),
+				mcp.WithObject("schema", mcp.Description("The form's requestedSchema.")),
+				mcp.WithBoolean("quiet", mcp.Description("Say only which fields were answered."))),
 			Handler: func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if r := server.ElicitationResponse(req.Params.InputResponses, "answer"); r != nil {
+					content, _ := json.Marshal(r.Content)
+					f.log.add(Event{Event: EventElicited, Tool: ToolElicit, Reason: string(r.Action), Arguments: content})
+					if req.GetBool("quiet", false) {
+						return mcp.NewToolResultText(quietText(r)), nil
+					}
 					return mcp.NewToolResultText(elicitText(r)), nil
 				}
 				schema := json.RawMessage(AskSchema)
@@ -140,4 +150,20 @@ func elicitText(r *mcp.ElicitationResult) string {
 	}
 	b, _ := json.Marshal(r.Content)
 	return "accept " + string(b)
+}
+
+// quietText is the action and, when accepted, the names of the fields
+// answered.
+func quietText(r *mcp.ElicitationResult) string {
+	if r.Action != mcp.ElicitationResponseActionAccept {
+		return string(r.Action)
+	}
+	var names []string
+	if m, ok := r.Content.(map[string]any); ok {
+		for k := range m {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	return "accept (fields: " + strings.Join(names, ", ") + ")"
 }

@@ -38,6 +38,9 @@ const (
 	// its roots/list: Reason holds the roots' URIs, comma-separated, or
 	// "error: …".
 	EventRoots = "roots"
+	// EventElicited is an answer to elicit (mode ask): Reason is the
+	// action, Arguments the content.
+	EventElicited = "elicited"
 )
 
 // Event is one line of the fake's log.
