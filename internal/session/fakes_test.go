@@ -151,6 +151,17 @@ func (c approvingChat) Approve(ctx context.Context, _ int64, req ApprovalRequest
 	return c.approve(ctx, req)
 }
 
+// elicitingChat is a fakeChat that answers the servers' questions with
+// elicit.
+type elicitingChat struct {
+	*fakeChat
+	elicit func(ctx context.Context, req ElicitRequest) (mcpclient.ElicitResult, error)
+}
+
+func (c elicitingChat) Elicit(ctx context.Context, _ int64, req ElicitRequest) (mcpclient.ElicitResult, error) {
+	return c.elicit(ctx, req)
+}
+
 // scriptModel answers with a function of the request and records requests.
 type scriptModel struct {
 	mu       sync.Mutex
@@ -245,6 +256,8 @@ type envOptions struct {
 	// approve, when set, makes the chat an Approver that decides so.
 	approve         func(ctx context.Context, req ApprovalRequest) (Approval, error)
 	approvalTimeout time.Duration
+	// elicit, when set, makes the chat an Elicitor that answers so.
+	elicit func(ctx context.Context, req ElicitRequest) (mcpclient.ElicitResult, error)
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -274,6 +287,9 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	var port Chat = chat
 	if o.approve != nil {
 		port = approvingChat{chat, o.approve}
+	}
+	if o.elicit != nil {
+		port = elicitingChat{chat, o.elicit}
 	}
 	model := &scriptModel{answer: answer}
 	m := NewManager(Options{DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: port, Redactor: secrets,
