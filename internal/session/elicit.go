@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
@@ -31,10 +32,16 @@ func (e elicitor) Elicit(ctx context.Context, el mcpclient.Elicitation) (mcpclie
 	defer stop()
 	m.logger.Info("MCP elicitation asked", "chat", s.id, "server", el.Server, "mode", el.Mode, "fields", len(el.Form.Fields))
 	res, err := e.ask.Elicit(ctx, s.id, ElicitRequest{UserID: user, Elicitation: el})
-	if err != nil {
-		if ctx.Err() == nil {
-			m.logger.Warn("MCP elicitation not asked", "chat", s.id, "server", el.Server, "err", err)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		why := "the turn ended"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = "no answer in time"
 		}
+		m.logger.Info("MCP elicitation cancelled: "+why, "chat", s.id, "server", el.Server)
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+	case err != nil:
+		m.logger.Warn("MCP elicitation not asked", "chat", s.id, "server", el.Server, "err", err)
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
 	}
 	// The answers themselves are never logged.
