@@ -38,6 +38,52 @@ type fake struct {
 	// serve records it before mcp-go sees the notification.
 	cancelled sync.Map
 	dieOnce   sync.Once
+
+	// changes counts the notifications/tools/list_changed written to
+	// stdout (nil over HTTP): changing mode's tools answer only once
+	// theirs are out, so the client reads them before the result.
+	changes *lineCounter
+}
+
+// lineCounter counts written lines of one kind; wait blocks until a count
+// is reached.
+type lineCounter struct {
+	mu      sync.Mutex
+	n       int
+	reached chan struct{} // closed and replaced at each count
+}
+
+func newLineCounter() *lineCounter { return &lineCounter{reached: make(chan struct{})} }
+
+func (l *lineCounter) add() {
+	l.mu.Lock()
+	l.n++
+	close(l.reached)
+	l.reached = make(chan struct{})
+	l.mu.Unlock()
+}
+
+func (l *lineCounter) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+// wait returns once n lines were counted, or ctx ended.
+func (l *lineCounter) wait(ctx context.Context, n int) {
+	for {
+		l.mu.Lock()
+		got, ch := l.n, l.reached
+		l.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func newServer(modes map[string]bool, log eventLog, browser bool, outputDir string) *fake {
@@ -50,8 +96,13 @@ func newServer(modes map[string]bool, log eventLog, browser bool, outputDir stri
 		}
 		req.Header.Set(requestIDHeader, idText(id))
 	})
+	if modes[ModeChanging] {
+		hooks.AddAfterListTools(func(context.Context, any, *mcp.ListToolsRequest, *mcp.ListToolsResult) {
+			f.log.add(Event{Event: EventList})
+		})
+	}
 	opts := []server.ServerOption{
-		server.WithToolCapabilities(false),
+		server.WithToolCapabilities(modes[ModeChanging]),
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(f.middleware),
 	}
@@ -72,6 +123,9 @@ func newServer(modes map[string]bool, log eventLog, browser bool, outputDir stri
 // tell a cancellation from a closed connection); behind it an
 // outputRewriter edits what mcp-go cannot express.
 func (f *fake) serve(in io.Reader, out io.Writer) error {
+	if f.modes[ModeChanging] {
+		f.changes = newLineCounter()
+	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(f.watchInput(in, pw)) }()
 
@@ -80,7 +134,7 @@ func (f *fake) serve(in io.Reader, out io.Writer) error {
 	// Calls run on this pool; enough that parallel slow calls don't queue.
 	server.WithWorkerPoolSize(64)(stdio)
 
-	w := &outputRewriter{w: out}
+	w := &outputRewriter{w: out, changes: f.changes}
 	err := stdio.Listen(context.Background(), pr, w)
 	if errors.Is(err, context.Canceled) {
 		err = nil
@@ -175,10 +229,13 @@ func (f *fake) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 // under the race detector). mcp-go writes one whole message per Write; it
 // buffers anyway.
 type outputRewriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte
+	mu      sync.Mutex
+	w       io.Writer
+	buf     []byte
+	changes *lineCounter // told of each notifications/tools/list_changed written; may be nil
 }
+
+var toolsChangedMarker = []byte(`"method":"` + string(mcp.MethodNotificationToolsListChanged) + `"`)
 
 const bigImagePlaceholder = "fakemcp:big-image-placeholder:8c1f0e"
 
@@ -202,6 +259,9 @@ func (o *outputRewriter) Write(p []byte) (int, error) {
 		}
 		if _, err := o.w.Write(line); err != nil {
 			return 0, err
+		}
+		if o.changes != nil && bytes.Contains(line, toolsChangedMarker) {
+			o.changes.add()
 		}
 		o.buf = o.buf[i+1:]
 		if len(o.buf) == 0 {

@@ -194,6 +194,9 @@ func (f *fake) tools() []server.ServerTool {
 			},
 		})
 	}
+	if f.modes[ModeChanging] {
+		tools = append(tools, f.changingTools()...)
+	}
 	if f.modes[ModeAsk] {
 		tools = append(tools, f.askTools()...)
 	}

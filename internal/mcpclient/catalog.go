@@ -36,10 +36,11 @@ type catalogCache struct {
 	ctx      context.Context // ends with Close: discoveries give up
 	cancel   context.CancelFunc
 
-	mu      sync.Mutex
-	entries map[string]*catalogEntry
-	closed  bool
-	wg      sync.WaitGroup // discoveries and their clean-ups
+	mu         sync.Mutex
+	entries    map[string]*catalogEntry
+	refreshers map[string]*refresher // by key, once a server said its tools changed
+	closed     bool
+	wg         sync.WaitGroup // discoveries, their clean-ups, and refreshes
 }
 
 type catalogEntry struct {
@@ -60,7 +61,8 @@ func newCatalogCache(sp *spawner, cooldown time.Duration, now func() time.Time) 
 		now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &catalogCache{sp: sp, cooldown: cooldown, now: now, ctx: ctx, cancel: cancel, entries: map[string]*catalogEntry{}}
+	return &catalogCache{sp: sp, cooldown: cooldown, now: now, ctx: ctx, cancel: cancel, entries: map[string]*catalogEntry{},
+		refreshers: map[string]*refresher{}}
 }
 
 // get returns cfg's catalogue, discovering it if no fresh entry exists and
@@ -189,7 +191,13 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	if err != nil {
 		return Catalog{}, c.sp.startError(ctx, srv, err, cfg)
 	}
-	tools, refused, err := decodeTools(cfg.Name, raws, srv.rpc.info.ProtocolVersion)
+	return c.build(cfg, srv.rpc.info, raws)
+}
+
+// build is the catalogue of cfg's raw tools/list entries: decoded,
+// filtered by the configuration, bounded, redacted and exposed.
+func (c *catalogCache) build(cfg mcpconfig.ServerConfig, info ServerInfo, raws []json.RawMessage) (Catalog, error) {
+	tools, refused, err := decodeTools(cfg.Name, raws, info.ProtocolVersion)
 	if err != nil {
 		return Catalog{}, err
 	}
@@ -197,8 +205,120 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	tools, warnings := limitTools(tools)
 	warnings = append(append(refused, filtered...), warnings...)
 	redactTools(tools, c.sp.redactor)
-	return Catalog{Server: cfg.Name, ServerInfo: srv.rpc.info, Tools: ExposeTools(cfg.Name, cfg.ToolPrefix, tools),
+	return Catalog{Server: cfg.Name, ServerInfo: info, Tools: ExposeTools(cfg.Name, cfg.ToolPrefix, tools),
 		Warnings: warnings, Hidden: hidden}, nil
+}
+
+// refreshPause is the least time between two refreshes of one server's
+// catalogue: a server that floods notifications/tools/list_changed gets one
+// refresh right away and at most one more per pause, whatever it sends.
+const refreshPause = time.Second
+
+// refresher is the refreshing of one server's catalogue after its
+// notifications/tools/list_changed. Its fields are guarded by the cache's
+// mu.
+type refresher struct {
+	running bool
+	next    chan struct{} // closed when the refresh the next notifications wait for has ended
+	list    lister        // the live server that sent the last notification
+}
+
+// lister lists a live server's tools: its ServerInfo and the raw tools.
+type lister func(ctx context.Context) (ServerInfo, []json.RawMessage, error)
+
+// changed records that a live server of cfg said its tools changed; list
+// lists them on that server. The catalogue is refreshed at once, or after
+// the refresh under way and a pause; the channel returned is closed once a
+// refresh that started after the notification has ended (whatever its
+// outcome).
+func (c *catalogCache) changed(cfg mcpconfig.ServerConfig, list lister) <-chan struct{} {
+	key := cfg.Name + "\x00" + cfg.Digest()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	r := c.refreshers[key]
+	if r == nil {
+		r = &refresher{}
+		c.refreshers[key] = r
+	}
+	r.list = list
+	if r.next == nil {
+		r.next = make(chan struct{})
+	}
+	done := r.next
+	if !r.running {
+		r.running = true
+		c.wg.Go(func() { c.refreshLoop(cfg, key, r) })
+	}
+	return done
+}
+
+// refreshLoop refreshes cfg's catalogue while notifications come, with a
+// pause between refreshes.
+func (c *catalogCache) refreshLoop(cfg mcpconfig.ServerConfig, key string, r *refresher) {
+	pause := time.NewTimer(refreshPause)
+	pause.Stop()
+	defer pause.Stop()
+	for {
+		c.mu.Lock()
+		done, list := r.next, r.list
+		r.next = nil
+		c.mu.Unlock()
+		c.refresh(cfg, key, list)
+		close(done)
+
+		pause.Reset(refreshPause)
+		select {
+		case <-pause.C:
+		case <-c.ctx.Done():
+		}
+		c.mu.Lock()
+		if r.next == nil || c.closed {
+			if r.next != nil {
+				close(r.next) // shutting down: nobody waits for a refresh that will not come
+				r.next = nil
+			}
+			r.running = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+	}
+}
+
+// refresh lists cfg's tools on a live server and replaces the catalogue;
+// a failure keeps the one there is.
+func (c *catalogCache) refresh(cfg mcpconfig.ServerConfig, key string, list lister) {
+	ctx, cancel := context.WithTimeout(c.ctx, cfg.StartupTimeout)
+	defer cancel()
+	logger := c.sp.logger
+	info, raws, err := list(ctx)
+	var cat Catalog
+	if err == nil {
+		cat, err = c.build(cfg, info, raws)
+	}
+	if err != nil {
+		logger.Warn("MCP server's tools changed, but listing them failed: the catalogue stays as it was", "server", cfg.Name,
+			"err", capMessage(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))
+		return
+	}
+	done := make(chan struct{})
+	close(done)
+	c.mu.Lock()
+	before := -1
+	if old, ok := c.entries[key]; ok && isClosed(old.done) && old.err == nil {
+		before = len(old.catalog.Tools)
+	}
+	c.entries[key] = &catalogEntry{done: done, catalog: cat}
+	c.mu.Unlock()
+	for _, w := range cat.Warnings {
+		logger.Warn("MCP server catalogue: "+w, "server", cfg.Name)
+	}
+	logger.Info("MCP server's tools changed: catalogue refreshed", "server", cfg.Name, "tools_before", before, "tools", len(cat.Tools))
 }
 
 // filterTools leaves out the tools cfg keeps from the model: those its

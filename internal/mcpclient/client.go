@@ -232,6 +232,39 @@ type Session struct {
 	queueNotice atomic.Pointer[func(server string, ahead int)]
 	elicitor    atomic.Pointer[Elicitor]
 	sampler     atomic.Pointer[Sampler]
+
+	changedMu sync.Mutex
+	changed   []<-chan struct{} // refreshes after its servers said their tools changed
+}
+
+// toolsChanged records that one of the session's servers said its tools
+// changed; done is closed when the catalogue has been refreshed.
+func (s *Session) toolsChanged(done <-chan struct{}) {
+	s.changedMu.Lock()
+	if n := len(s.changed); n == 0 || s.changed[n-1] != done { // a flood waits for one refresh
+		s.changed = append(s.changed, done)
+	}
+	s.changedMu.Unlock()
+}
+
+// ToolsChanged reports whether one of the session's servers said its tools
+// changed (notifications/tools/list_changed) since the last call, and
+// waits until ctx ends for the catalogue to be refreshed: the chat's next
+// step then offers the new list (Client.Tools). Other chats get it with
+// their next turn.
+func (s *Session) ToolsChanged(ctx context.Context) bool {
+	s.changedMu.Lock()
+	pending := s.changed
+	s.changed = nil
+	s.changedMu.Unlock()
+	for _, done := range pending {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return true
+		}
+	}
+	return len(pending) > 0
 }
 
 // SetElicitor sets who answers the elicitations of the session's servers

@@ -191,7 +191,11 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	var inErr *inputError
 	switch {
 	case errors.As(err, &rpcErr):
-		return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %s", tool.Name, rpcErr.Error()))), nil
+		msg := fmt.Sprintf("%s: %s", tool.Name, rpcErr.Error())
+		if c.vanished(tool) {
+			msg += fmt.Sprintf(". The %s MCP server no longer offers %s: its tool list changed", c.cfg.Name, tool.MCPName)
+		}
+		return ErrorResult(c.cfg.Name, tool.Name, c.redact(msg)), nil
 	case errors.As(err, &inErr):
 		return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %s", tool.Name, inErr.reason))), nil
 	case errors.Is(err, errCallTimeout) && ctx.Err() == nil:
@@ -220,6 +224,21 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 		return ErrorResult(c.cfg.Name, tool.Name, c.exitMessage(srv)), nil
 	}
 	return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %v", tool.Name, err))), nil
+}
+
+// vanished reports whether the catalogue, refreshed since tool was
+// offered, no longer has it.
+func (c *connection) vanished(tool Tool) bool {
+	cat, ok := c.deps.cache.peek(c.cfg)
+	if !ok {
+		return false
+	}
+	for _, t := range cat.Tools {
+		if t.MCPName == tool.MCPName {
+			return false
+		}
+	}
+	return true
 }
 
 // exitMessage is the error a call gets when its process died.
@@ -429,7 +448,9 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 		c.mu.Unlock()
 	})
 	defer stop()
-	srv, err := c.deps.sp.start(startCtx, c.cfg, c.workspace, c.onExit, c.session.asked())
+	a := c.session.asked()
+	a.toolsChanged = c.toolsChanged
+	srv, err := c.deps.sp.start(startCtx, c.cfg, c.workspace, c.onExit, a)
 	if err != nil {
 		return nil, err
 	}
@@ -445,6 +466,25 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 		c.wg.Go(func() { c.checkCatalog(srv, cat) })
 	}
 	return srv, nil
+}
+
+// toolsChanged handles the live server's notifications/tools/list_changed:
+// the catalogue is refreshed from it (debounced), and the session told, so
+// that the chat's next step offers the new list. It runs in the transport's
+// reader: it does not block.
+func (c *connection) toolsChanged() {
+	c.mu.Lock()
+	srv := c.srv
+	c.mu.Unlock()
+	if srv == nil {
+		return
+	}
+	c.deps.sp.logger.Debug("MCP server says its tools changed", "server", c.cfg.Name, "workspace", c.workspace)
+	done := c.deps.cache.changed(c.cfg, func(ctx context.Context) (ServerInfo, []json.RawMessage, error) {
+		raws, err := srv.rpc.listTools(ctx)
+		return srv.rpc.info, raws, err
+	})
+	c.session.toolsChanged(done)
 }
 
 // checkCatalog warns when the live server's tools differ from the cached

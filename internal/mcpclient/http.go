@@ -89,9 +89,7 @@ func dialHTTP(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logge
 		tr.SetProtocolVersion(cfg.ProtocolVersion)
 		h.version.Store(cfg.ProtocolVersion)
 	}
-	tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
-		logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
-	})
+	tr.SetNotificationHandler(p.notified)
 	tr.SetRequestHandler(p.handler(h.reply))
 	h.tr = tr
 	return h, nil

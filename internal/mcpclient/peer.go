@@ -33,6 +33,8 @@ type peer struct {
 	// rootsAsked, when set, counts the server's roots/list requests (a
 	// shared server asks once per context it opens).
 	rootsAsked *atomic.Int32
+	// toolsChanged, when set, is told of notifications/tools/list_changed.
+	toolsChanged func()
 
 	// life ends the requests still waiting when the server stops.
 	life context.Context
@@ -75,6 +77,16 @@ func (p *peer) capabilities() any {
 		caps["elicitation"] = map[string]any{"form": struct{}{}, "url": struct{}{}}
 	}
 	return caps
+}
+
+// notified handles a server's notification: a change of its tools is
+// passed on; the rest is only logged.
+func (p *peer) notified(n mcp.JSONRPCNotification) {
+	if n.Method == string(mcp.MethodNotificationToolsListChanged) && p.toolsChanged != nil {
+		p.toolsChanged()
+		return
+	}
+	p.logger.Debug("MCP notification ignored", "server", p.server, "method", n.Method)
 }
 
 // slow reports whether method waits for a person or a model: it is

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/stdio"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -44,6 +42,8 @@ type spawner struct {
 type asked struct {
 	elicitor Elicitor
 	sampler  Sampler
+	// toolsChanged is told of the server's notifications/tools/list_changed.
+	toolsChanged func()
 }
 
 // newPeer is the peer of one start of cfg in workspace.
@@ -56,7 +56,9 @@ func (s *spawner) newPeer(cfg mcpconfig.ServerConfig, workspace string, a asked)
 	if cfg.Sampling {
 		sampler = a.sampler
 	}
-	return newPeer(cfg.Name, root, a.elicitor, sampler, cfg.CallTimeout, s.logger)
+	p := newPeer(cfg.Name, root, a.elicitor, sampler, cfg.CallTimeout, s.logger)
+	p.toolsChanged = a.toolsChanged
+	return p
 }
 
 func newSpawner(o Options) *spawner {
@@ -161,9 +163,7 @@ func (s *spawner) dialEndpoint(_ context.Context, cfg mcpconfig.ServerConfig, sp
 	if err != nil {
 		return nil, err
 	}
-	p.Transport().SetNotificationHandler(func(n mcp.JSONRPCNotification) {
-		s.logger.Debug("MCP notification ignored", "server", cfg.Name, "method", n.Method)
-	})
+	p.Transport().SetNotificationHandler(pr.notified)
 	// Each server request runs on a goroutine of the transport's, which
 	// its Close cancels and waits for: all are answered in place.
 	p.Transport().SetRequestHandler(pr.handler(nil))

@@ -65,7 +65,33 @@ type session struct {
 	history []llm.Message
 	tr      *transcript
 
+	tools *toolset          // the last one offered, to tell what vanished
+	gone  map[string]string // tools offered before that vanished: see toolset.gone
+
 	grants grants // "always in this chat", for the tool calls' goroutines
+}
+
+// toolsFor resolves the chat's toolset (Manager.toolset) and notes which
+// tools it offered before are gone.
+func (s *session) toolsFor(ctx context.Context) *toolset {
+	ts := s.m.toolset(ctx)
+	if s.tools != nil {
+		gone := map[string]string{}
+		for name, server := range s.gone {
+			if _, back := ts.mcp[name]; !back {
+				gone[name] = server
+			}
+		}
+		for name, t := range s.tools.mcp {
+			if _, ok := ts.mcp[name]; !ok {
+				gone[name] = t.Server
+			}
+		}
+		s.gone = gone
+	}
+	ts.gone = s.gone
+	s.tools = ts
+	return ts
 }
 
 // enqueue queues in and starts the chat's goroutine unless it runs. A
@@ -488,11 +514,14 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 	}
 	in.take()
 	current := len(s.history) - 1
-	tools := m.toolset(ctx)
 	mcpSess, err := s.mcpSession()
 	if err != nil {
 		return err
 	}
+	// A server that said its tools changed since the last turn: its
+	// refresh is waited for, so that this turn offers the new list.
+	mcpSess.ToolsChanged(ctx)
+	tools := s.toolsFor(ctx)
 	// What the chat will likely call starts while the model thinks.
 	for _, name := range prewarmServers(s.history[:current], text, tools, m.o.MCP.Servers()) {
 		mcpSess.Prewarm(name)
@@ -504,6 +533,15 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 		}}
 
 	for step := 0; step < m.o.MaxSteps; step++ {
+		if step > 0 && mcpSess.ToolsChanged(ctx) {
+			// A server's tools changed during the last step's calls
+			// (notifications/tools/list_changed): this step offers the
+			// refreshed list.
+			tools = s.toolsFor(ctx)
+			system = buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, tools.section, m.o.Now())
+			runner.tools = tools
+			m.logger.Info("MCP tools changed: the chat's next step offers the new list", "chat", s.id, "step", step, "tools", len(tools.mcp))
+		}
 		loaded := tools.loaded(s.history)
 		specs := tools.specs(loaded)
 		runner.loaded = make(map[string]bool, len(loaded))

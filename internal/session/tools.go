@@ -29,6 +29,10 @@ type toolset struct {
 	active   map[string]bool // servers with at least one tool offered or deferred
 	// section is the system prompt's list of the deferred tools.
 	section string
+	// gone maps the exposed names of the MCP tools the chat was offered
+	// and its servers no longer offer (their tool lists changed) to their
+	// servers: a call to one gets that reason.
+	gone map[string]string
 }
 
 // newToolset makes the turn's toolset under plan; index ranks the
@@ -248,6 +252,9 @@ func (r *toolRunner) one(ctx context.Context, call llm.ToolCall) llm.ToolResult 
 	}
 	t, ok := r.tools.mcp[call.Name]
 	if !ok {
+		if server, gone := r.tools.gone[call.Name]; gone {
+			return errorResult(res, fmt.Sprintf("%s is no longer offered: the %s MCP server's tool list changed, and it is not in your tool list any more", call.Name, server))
+		}
 		msg := fmt.Sprintf("there is no tool named %q", call.Name)
 		if r.tools.index != nil {
 			msg += "; " + ToolSearchName + " finds the tools there are"
