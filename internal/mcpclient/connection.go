@@ -410,8 +410,8 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 		c.releaseSlot(s)
 	}
 	if c.state == StateClosed { // closed while starting
-		if srv != nil {
-			c.wg.Go(func() { c.end(srv) })
+		if live := srv; live != nil { // not srv: the return below sets it
+			c.wg.Go(func() { c.end(live) })
 		}
 		return nil, ErrClosed
 	}
