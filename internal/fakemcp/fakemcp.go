@@ -126,7 +126,7 @@ var knownModes = []string{
 	ModeNormal, ModeCrashOnStart, ModeHangOnStart, ModeDieAfterFirstCall, ModeEnv,
 	ModeBuiltinClash, ModeCountStarts, ModePaginated, ModeGrandchild, ModeStderrChatter,
 	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeSharedHost, ModeManyTools, ModeDaemon, ModeSetsidOnSIGTERM,
-	ModeClearEnv, ModeAsk, ModeRootsOnInit, ModeChanging, modeSleeper, modeDaemonize,
+	ModeClearEnv, ModeAsk, ModeRootsOnInit, ModeChanging, ModeResources, modeSleeper, modeDaemonize,
 }
 
 // Server identity.

@@ -106,11 +106,17 @@ func newServer(modes map[string]bool, log eventLog, browser bool, outputDir stri
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(f.middleware),
 	}
-	if modes[ModePaginated] {
+	if modes[ModePaginated] || modes[ModeResources] {
 		opts = append(opts, server.WithPaginationLimit(2))
+	}
+	if modes[ModeResources] {
+		opts = append(opts, server.WithResourceCapabilities(false, false))
 	}
 	f.mcp = server.NewMCPServer(ServerName, ServerVersion, opts...)
 	f.mcp.AddTools(f.tools()...)
+	if modes[ModeResources] {
+		f.addResources()
+	}
 	if modes[ModeRootsOnInit] {
 		f.askRootsOnInit()
 	}

@@ -304,6 +304,9 @@ func (s *Session) Workspace() string { return s.workspace }
 // non-nil only when ctx ended (the turn was cancelled) or the session is
 // closed.
 func (s *Session) Call(ctx context.Context, tool Tool, args json.RawMessage) (Result, error) {
+	if tool.Server == ResourcesServer {
+		return s.resources(ctx, tool, args)
+	}
 	conn, ok := s.conns[tool.Server]
 	if !ok {
 		return ErrorResult(tool.Server, tool.Name, fmt.Sprintf("unknown MCP server %q", tool.Server)), nil

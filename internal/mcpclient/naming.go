@@ -166,7 +166,8 @@ func suggestedPrefix(server string) string {
 // refused, as is a tool whose name an earlier catalogue already uses (the
 // first server wins). Each refusal is logged as a warning naming both sides
 // and suggesting a toolPrefix, and returned for /mcp. A nil logger logs
-// nothing.
+// nothing. When a catalogue's server offers resources, the resource tools
+// come last (resources.go), and their names are refused as a built-in's.
 func ResolveTools(catalogs []Catalog, builtins []string, logger *slog.Logger) ([]Tool, []Refusal) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -175,9 +176,16 @@ func ResolveTools(catalogs []Catalog, builtins []string, logger *slog.Logger) ([
 	for _, c := range catalogs {
 		n += len(c.Tools)
 	}
-	isBuiltin := make(map[string]bool, len(builtins))
+	isBuiltin := make(map[string]bool, len(builtins)+2)
 	for _, b := range builtins {
 		isBuiltin[b] = true
+	}
+	var resources []Tool
+	if servers := resourceServers(catalogs); len(servers) > 0 {
+		resources = resourceTools(servers)
+		for _, t := range resources {
+			isBuiltin[t.Name] = true
+		}
 	}
 	owner := make(map[string]string, n)
 	tools := make([]Tool, 0, n)
@@ -205,5 +213,5 @@ func ResolveTools(catalogs []Catalog, builtins []string, logger *slog.Logger) ([
 				"reason", string(r.Reason), "owner", r.Owner)
 		}
 	}
-	return tools, refused
+	return append(tools, resources...), refused
 }

@@ -161,9 +161,10 @@ func (c *rpc) handshake(ctx context.Context, version string, ci clientInfo) erro
 		return fmt.Errorf("initialize: %w", err)
 	}
 	var res struct {
-		ProtocolVersion string     `json:"protocolVersion"`
-		ServerInfo      clientInfo `json:"serverInfo"`
-		Instructions    string     `json:"instructions"`
+		ProtocolVersion string             `json:"protocolVersion"`
+		ServerInfo      clientInfo         `json:"serverInfo"`
+		Instructions    string             `json:"instructions"`
+		Capabilities    serverCapabilities `json:"capabilities"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("initialize: decode result: %w", err)
@@ -172,11 +173,22 @@ func (c *rpc) handshake(ctx context.Context, version string, ci clientInfo) erro
 		return fmt.Errorf("initialize: server chose unsupported protocol version %q", res.ProtocolVersion)
 	}
 	c.info = ServerInfo{Name: res.ServerInfo.Name, Version: res.ServerInfo.Version,
-		ProtocolVersion: res.ProtocolVersion, Instructions: res.Instructions}
+		ProtocolVersion: res.ProtocolVersion, Instructions: res.Instructions, Resources: res.Capabilities.resources()}
 	if err := c.tr.notifyServer(string(mcp.MethodNotificationInitialized), nil); err != nil {
 		return fmt.Errorf("initialized notification: %w", err)
 	}
 	return nil
+}
+
+// serverCapabilities is what the client reads of a server's capabilities.
+type serverCapabilities struct {
+	Resources json.RawMessage `json:"resources"`
+}
+
+// resources reports whether the server offers resources: an object there,
+// even an empty one.
+func (s serverCapabilities) resources() bool {
+	return len(s.Resources) > 0 && s.Resources[0] == '{'
 }
 
 // discover is the 2026-07-28 start: no handshake, server/discover, and the
@@ -201,6 +213,7 @@ func (c *rpc) discover(ctx context.Context, version string, ci clientInfo) error
 	}
 	var res struct {
 		Instructions string                     `json:"instructions"`
+		Capabilities serverCapabilities         `json:"capabilities"`
 		Meta         map[string]json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
@@ -210,7 +223,8 @@ func (c *rpc) discover(ctx context.Context, version string, ci clientInfo) error
 	if b, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
 		_ = json.Unmarshal(b, &si)
 	}
-	c.info = ServerInfo{Name: si.Name, Version: si.Version, ProtocolVersion: version, Instructions: res.Instructions}
+	c.info = ServerInfo{Name: si.Name, Version: si.Version, ProtocolVersion: version, Instructions: res.Instructions,
+		Resources: res.Capabilities.resources()}
 	return nil
 }
 

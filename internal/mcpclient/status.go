@@ -163,6 +163,9 @@ func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 	if info.Name != "" {
 		fmt.Fprintf(&b, "server: %s %s (protocol %s)\n", info.Name, info.Version, info.ProtocolVersion)
 	}
+	if sc.Catalog.ServerInfo.Resources {
+		fmt.Fprintf(&b, "resources: offered (the model lists them with %s and reads them with %s)\n", ListResourcesTool, ReadResourceTool)
+	}
 	if h := s.client.sp.hosts[name]; h != nil {
 		if pid, users, mem := h.status(); pid != 0 {
 			fmt.Fprintf(&b, "shared process: pid %d, %s (PSS, with its children) for %s\n", pid, sizeText(int(mem)),

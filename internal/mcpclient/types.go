@@ -32,6 +32,9 @@ type ServerInfo struct {
 	Version         string
 	ProtocolVersion string
 	Instructions    string
+	// Resources is set when the server offers resources (its
+	// capabilities): the model gets the resource tools (resources.go).
+	Resources bool
 }
 
 // Tool is one MCP tool as the agent sees it.
