@@ -161,6 +161,10 @@ func TestOversizedHTTPAnswerEndsTheCall(t *testing.T) {
 		if st, _ := s.Status("big"); st.State != StateDisconnected {
 			t.Errorf("sse %v: state %v, want disconnected", sse, st.State)
 		}
+		// The session first: srv.Close waits for the handler, which may
+		// still be writing into the answer the ended endpoint leaves to
+		// its (asynchronous) end to close.
+		s.Close()
 		srv.Close()
 	}
 }
