@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -72,7 +74,9 @@ func runClient(args []string) error {
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	version := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")
 	var sctx struct {
-		ToolCalls []call `json:"toolCalls"`
+		ToolCalls    []call `json:"toolCalls"`
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
 	}
 	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &sctx); err != nil {
@@ -81,7 +85,11 @@ func runClient(args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
-	entry := map[string]any{"url": args[0], "startupTimeoutSeconds": 20, "callTimeoutSeconds": 20}
+	entry := map[string]any{"url": args[0], "startupTimeoutSeconds": 20, "callTimeoutSeconds": 20,
+		"oauthClientMetadataUrl": clientMetadataURL}
+	if sctx.ClientID != "" {
+		entry["oauthClientId"], entry["oauthClientSecret"] = sctx.ClientID, sctx.ClientSecret
+	}
 	if version != "" {
 		entry["protocolVersion"] = version
 	}
@@ -102,6 +110,16 @@ func runClient(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	cats := client.Discover(ctx)
+	for range maxLogins {
+		var nl *mcpclient.NeedsLoginError
+		if !errors.As(cats[0].Err, &nl) {
+			break
+		}
+		if err := login(ctx, client, logger); err != nil {
+			return err
+		}
+		cats = client.Discover(ctx)
+	}
 	if cats[0].Err != nil {
 		return fmt.Errorf("discovery: %w", cats[0].Err)
 	}
@@ -144,6 +162,16 @@ func runClient(args []string) error {
 			continue
 		}
 		res, err := session.Call(ctx, tool, c.Arguments)
+		for range maxLogins {
+			if err != nil || !res.IsError || !strings.Contains(res.Text(), "needs a login") {
+				break
+			}
+			// A step-up: the server wants more scopes for this call.
+			if err := login(ctx, client, logger); err != nil {
+				return err
+			}
+			res, err = session.Call(ctx, tool, c.Arguments)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
@@ -155,6 +183,47 @@ func runClient(args []string) error {
 	if len(failed) > 0 {
 		return fmt.Errorf("error results from %v", failed)
 	}
+	return nil
+}
+
+// clientMetadataURL is the client ID metadata document the auth
+// scenarios expect a client to name where the server supports one.
+const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
+
+// maxLogins bounds the logins of one scenario (a server that asks for
+// ever more scopes is not obeyed for ever).
+const maxLogins = 3
+
+// redirectURL is where the scenarios' authorization server sends the
+// browser back; nothing listens there: login reads the redirect itself.
+const redirectURL = "http://127.0.0.1:3000/callback"
+
+// login is the user of the auth scenarios: the authorization server
+// approves at once, so following its URL up to the redirect back gives
+// the address a browser would end on.
+func login(ctx context.Context, client *mcpclient.Client, logger *slog.Logger) error {
+	l, err := client.Login(ctx, "conformance", redirectURL)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.URL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("authorization: %w", err)
+	}
+	resp.Body.Close()
+	back := resp.Header.Get("Location")
+	if back == "" {
+		return fmt.Errorf("authorization answered %d without a redirect", resp.StatusCode)
+	}
+	if err := l.Finish(ctx, back); err != nil {
+		return err
+	}
+	logger.Info("logged in")
 	return nil
 }
 

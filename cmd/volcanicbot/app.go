@@ -136,10 +136,15 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		MaxResultTokens: cfg.MaxResultTokens,
 		CountTokens:     tokens.Count,
 		Observer:        met,
+		AuthDir:         filepath.Join(cfg.DataDir, mcpAuthDir),
 	})
 	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, tracker: tracker,
 		tokens: tokens, metrics: met}, nil
 }
+
+// mcpAuthDir holds, under the data directory, the OAuth state of the
+// servers at a URL (tokens, client registrations): a 0600 file each.
+const mcpAuthDir = "mcp-auth"
 
 // serverWarnings are what the operator should know about the configured
 // servers: fields of other clients kept but not applied, references to

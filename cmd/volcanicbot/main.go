@@ -20,7 +20,7 @@ var version = "dev"
 func main() {
 	makeUndumpable(os.Stderr) // first: MCP servers must not read this process's environment
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
+	code := runWith(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(code)
 }
@@ -28,11 +28,13 @@ func main() {
 // errUsage marks a command-line mistake: exit code 2.
 var errUsage = errors.New("usage")
 
-const usage = `usage: volcanicbot [run|check|health|allow <code>|revoke <user id>|users|version]
+const usage = `usage: volcanicbot [run|check|login <server>|health|allow <code>|revoke <user id>|users|version]
 
   run      run the bot (the default)
   check    validate the configuration, discover every MCP server's tools and
            print them; exits 1 when the configuration is invalid or a server fails
+  login    log in to an MCP server at a URL that wants OAuth: prints the address
+           to open, then takes the address the browser ended on (or its code)
   health   ask the running bot's /healthz (HTTP_ADDR); exits 0 when polling is alive
   allow    add the user who was refused with this code (works beside a running bot)
   revoke   remove a user added with a code
@@ -43,14 +45,20 @@ Configuration comes from environment variables and an optional config file
 (VOLCANIC_CONFIG); see docs/configuration.md.
 `
 
-// run is main without the process: testable end to end.
+// run is main without the process: testable end to end. It reads no
+// input (runWith does).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	return runWith(ctx, args, nil, stdout, stderr, environ)
+}
+
+// runWith is run with stdin, for login.
+func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
 	cmd := "run"
 	if len(args) > 0 {
 		cmd = args[0]
 	}
 	want := 0 // arguments after the command
-	if cmd == "allow" || cmd == "revoke" {
+	if cmd == "allow" || cmd == "revoke" || cmd == "login" {
 		want = 1
 	}
 	if len(args) > 0 && len(args)-1 != want {
@@ -59,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 	}
 	var err error
 	switch cmd {
+	case "login":
+		err = runLogin(ctx, args[1], stdin, stdout, stderr, environ)
 	case "run":
 		err = runBot(ctx, stderr, environ)
 	case "check":

@@ -137,6 +137,17 @@ func (c *catalogCache) peek(cfg mcpconfig.ServerConfig) (Catalog, bool) {
 	return e.catalog, true
 }
 
+// forget drops cfg's finished entry, so that the next use discovers it
+// again at once (after a login, say); one under way stays.
+func (c *catalogCache) forget(cfg mcpconfig.ServerConfig) {
+	key := cfg.Name + "\x00" + cfg.Digest()
+	c.mu.Lock()
+	if e, ok := c.entries[key]; ok && isClosed(e.done) {
+		delete(c.entries, key)
+	}
+	c.mu.Unlock()
+}
+
 // close ends the discoveries under way and waits for them and their
 // clean-ups: no discovery process or temporary directory is left.
 func (c *catalogCache) close() {
@@ -156,7 +167,11 @@ func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 	cat, err := c.discoverOnce(cfg)
 	logger := c.sp.logger
 	if err != nil {
-		e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(capMessage(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))}
+		if nl, ok := needsLogin(err); ok {
+			e.err = &DiscoveryError{Server: cfg.Name, Err: nl} // its text names no secret
+		} else {
+			e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(capMessage(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))}
+		}
 		e.failed = c.now()
 		logger.Warn("MCP server discovery failed", "server", cfg.Name, "err", e.err.Error(), "elapsed_ms", time.Since(start).Milliseconds())
 		return

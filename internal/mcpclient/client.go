@@ -43,6 +43,9 @@ type Options struct {
 	CountTokens func(string) int
 	// Observer is told what the servers do (metrics); nil: nobody.
 	Observer Observer
+	// AuthDir holds the OAuth state (tokens, registrations) of the
+	// servers at a URL, a 0600 file each; empty: kept in memory.
+	AuthDir string
 }
 
 // Client is the process-wide MCP side of the bot: the configured servers,
@@ -50,6 +53,7 @@ type Options struct {
 type Client struct {
 	servers  []mcpconfig.ServerConfig
 	sp       *spawner
+	auth     *authStore // sp's
 	cache    *catalogCache
 	builtins []string
 	limiters map[string]*limiter // by server name: the ceilings (maxLive)
@@ -85,6 +89,7 @@ func New(o Options) *Client {
 	return &Client{
 		servers:         o.Servers,
 		sp:              sp,
+		auth:            sp.auth,
 		cache:           newCatalogCache(sp, o.FailureCooldown, o.Now),
 		builtins:        o.Builtins,
 		limiters:        limiters,

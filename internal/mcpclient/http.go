@@ -50,15 +50,23 @@ var errSessionLost = errors.New("the server no longer knows this connection's se
 // handshake. p answers the server's requests, on a call's stream or on the
 // standalone GET stream, which the client opens when the server offers it
 // (protocols before 2026-07-28, which has none).
-func dialHTTP(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger, p *peer) (*httpEndpoint, error) {
+//
+// auth, when set, keeps the server's OAuth state: its token goes on every
+// request, and a Bearer challenge ends the request with a
+// NeedsLoginError.
+func dialHTTP(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger, p *peer, auth *authStore) (*httpEndpoint, error) {
 	h := &httpEndpoint{url: sp.URL}
 	u, err := url.Parse(sp.URL)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", cfg.Name, cfg.URL, err)
 	}
 	origin := originOf(u)
+	var base http.RoundTripper = http.DefaultTransport
+	if auth != nil {
+		base = authTransport{base: base, store: auth, server: cfg.Name, origin: origin, plain: &http.Client{Timeout: 30 * time.Second}}
+	}
 	h.client = &http.Client{
-		Transport: headerTransport{base: http.DefaultTransport, headers: sp.Headers, origin: origin,
+		Transport: headerTransport{base: base, headers: sp.Headers, origin: origin,
 			lost: h.sessionLost, tooLarge: h.fail},
 		// The configured headers (a token) are for the configured server:
 		// a redirect elsewhere is refused, not followed with them.

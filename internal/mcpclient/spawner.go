@@ -23,6 +23,7 @@ type spawner struct {
 	client   clientInfo
 	owner    string // the owner of the marks; empty: no mark
 	tracker  *stdio.Tracker
+	auth     *authStore // the url servers' OAuth states
 
 	markOnce sync.Once
 	mark     string
@@ -63,7 +64,7 @@ func (s *spawner) newPeer(cfg mcpconfig.ServerConfig, workspace string, a asked)
 
 func newSpawner(o Options) *spawner {
 	s := &spawner{env: o.Env, redactor: o.Redactor, logger: o.Logger, owner: o.Owner, tracker: o.Tracker,
-		client: clientInfo{Name: o.ClientName, Version: o.ClientVersion}}
+		client: clientInfo{Name: o.ClientName, Version: o.ClientVersion}, auth: newAuthStore(o.AuthDir)}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -145,7 +146,7 @@ func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h
 	cfg.URL = url // for messages
 	shared := &sharedEndpoint{host: h}
 	p.rootsAsked = &shared.rootsAsked
-	ep, err := dialHTTP(sp, cfg, s.logger, p)
+	ep, err := dialHTTP(sp, cfg, s.logger, p, nil)
 	if err != nil {
 		h.release()
 		return nil, err
@@ -157,7 +158,7 @@ func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h
 // dialEndpoint starts the process of sp, or connects to its URL.
 func (s *spawner) dialEndpoint(_ context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func(), pr *peer) (endpoint, error) {
 	if sp.URL != "" {
-		return dialHTTP(sp, cfg, s.logger, pr)
+		return dialHTTP(sp, cfg, s.logger, pr, s.auth)
 	}
 	p, err := s.startProcess(cfg, sp, onExit)
 	if err != nil {
@@ -208,6 +209,9 @@ func (s *spawner) processMark() string {
 // server wrote none, what to try.
 func (s *spawner) startError(ctx context.Context, srv *liveServer, err error, cfg mcpconfig.ServerConfig) error {
 	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	if nl, ok := needsLogin(err); ok {
+		return nl
+	}
 	if cfg.URL != "" {
 		// The URL as configured: an expanded ${env:…} stays out of messages.
 		if timedOut {

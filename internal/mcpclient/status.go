@@ -50,6 +50,9 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal, cost ToolCost)
 	if sc.Discovering {
 		return "starting (listing its tools)"
 	}
+	if _, ok := needsLogin(sc.Err); ok {
+		return "needs login: run `volcanicbot login " + sc.Config.Name + "` on the bot's host"
+	}
 	if sc.Err != nil {
 		return "failed: " + firstLine(sc.Err.Error())
 	}

@@ -59,6 +59,11 @@ type ServerEntry struct {
 	Roots *bool
 	// Sampling lets the server ask the bot's model (sampling/createMessage).
 	Sampling bool
+	// OAuth* identify the bot to a url server's authorization server:
+	// pre-registered credentials, or the URL of a client ID metadata
+	// document; the scopes asked for when the server names none.
+	OAuthClientID, OAuthClientSecret, OAuthClientMetadataURL string
+	OAuthScopes                                              []string
 
 	warnings []string
 }
@@ -210,6 +215,15 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		ExcludeTools:    slices.Clone(e.ExcludeTools),
 		Sampling:        e.Sampling,
 		Warnings:        slices.Clone(e.warnings),
+	}
+	if e.URL != "" {
+		c.OAuth = OAuthConfig{ClientID: e.OAuthClientID, ClientSecret: e.OAuthClientSecret,
+			ClientMetadataURL: e.OAuthClientMetadataURL, Scopes: slices.Clone(e.OAuthScopes)}
+	} else if e.OAuthClientID != "" || e.OAuthClientSecret != "" || e.OAuthClientMetadataURL != "" || len(e.OAuthScopes) > 0 {
+		refuse("oauthClientId", "the oauth fields are for a server at a url; a command authenticates by its own means")
+	}
+	if u := e.OAuthClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") {
+		refuse("oauthClientMetadataUrl", "oauthClientMetadataUrl must be an https URL (the client's metadata document)")
 	}
 
 	e.checkTransport(refuse)

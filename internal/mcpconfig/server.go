@@ -85,6 +85,9 @@ type ServerConfig struct {
 	// Sampling lets the server ask the bot's model for completions
 	// (sampling/createMessage), counted in the chat's usage; off: refused.
 	Sampling bool
+	// OAuth is how a url server's login identifies the bot (zero: dynamic
+	// registration, no scopes of its own).
+	OAuth OAuthConfig
 	// Roots declares the roots capability: the server's roots/list is
 	// answered with the chat's workspace (a discovery's temporary
 	// folder). On by default for a command, off for a url; a Shared
@@ -319,4 +322,11 @@ func MatchTool(pattern, name string) bool {
 		i++
 	}
 	return i == len(p)
+}
+
+// OAuthConfig is the client identity of a url server's OAuth login.
+type OAuthConfig struct {
+	ClientID, ClientSecret string // pre-registered; empty: registered at the login
+	ClientMetadataURL      string // a client ID metadata document, where the server supports one
+	Scopes                 []string
 }

@@ -1,0 +1,227 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/oauth"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+)
+
+// NeedsLoginError is a server at a URL that wants an OAuth login (it
+// answered 401), or a login with more scopes (a 403 insufficient_scope:
+// StepUp).
+type NeedsLoginError struct {
+	Server string
+	StepUp bool
+	Scope  string // the scopes the server asked for, when it said
+}
+
+func (e *NeedsLoginError) Error() string {
+	if e.StepUp {
+		return fmt.Sprintf("%s needs a login with more permissions (scope %q): an admin runs `volcanicbot login %s` on the bot's host", e.Server, e.Scope, e.Server)
+	}
+	return fmt.Sprintf("%s needs login (OAuth): an admin runs `volcanicbot login %s` on the bot's host", e.Server, e.Server)
+}
+
+// authStore keeps each url server's OAuth state: in dir (a file per
+// server, 0600; the tokens never leave it but in the Authorization
+// header), or in memory when dir is empty; and the last challenge each
+// server answered with.
+type authStore struct {
+	dir string
+
+	mu         sync.Mutex
+	states     map[string]*oauth.State // loaded or saved
+	modTimes   map[string]time.Time    // of the file each state was read from or written to
+	challenges map[string]oauth.Challenge
+}
+
+func newAuthStore(dir string) *authStore {
+	return &authStore{dir: dir, states: map[string]*oauth.State{}, modTimes: map[string]time.Time{}, challenges: map[string]oauth.Challenge{}}
+}
+
+func (a *authStore) path(server string) string { return filepath.Join(a.dir, server+".json") }
+
+// state returns a copy of server's state (nil: not logged in).
+func (a *authStore) state(server string) *oauth.State {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.states[server]
+	if a.dir != "" {
+		// Read again when the file changed: a login by `volcanicbot
+		// login` while the bot runs.
+		if fi, err := os.Stat(a.path(server)); err == nil && !fi.ModTime().Equal(a.modTimes[server]) {
+			if raw, err := os.ReadFile(a.path(server)); err == nil {
+				var loaded oauth.State
+				if json.Unmarshal(raw, &loaded) == nil {
+					st = &loaded
+					a.states[server], a.modTimes[server] = st, fi.ModTime()
+				}
+			}
+		}
+	}
+	if st == nil {
+		return nil
+	}
+	c := *st
+	return &c
+}
+
+// save replaces server's state, on disk (0600, written whole then
+// renamed) when there is a directory.
+func (a *authStore) save(server string, st *oauth.State) error {
+	c := *st
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.states[server] = &c
+	if a.dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(a.dir, 0o700); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(&c)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(a.dir, "."+server+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(raw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), a.path(server)); err != nil { // CreateTemp made it 0600
+		return err
+	}
+	if fi, err := os.Stat(a.path(server)); err == nil {
+		a.modTimes[server] = fi.ModTime()
+	}
+	return nil
+}
+
+func (a *authStore) noteChallenge(server string, ch oauth.Challenge) {
+	a.mu.Lock()
+	a.challenges[server] = ch
+	a.mu.Unlock()
+}
+
+func (a *authStore) challenge(server string) oauth.Challenge {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.challenges[server]
+}
+
+// authTransport puts the server's access token on its requests (refreshed
+// when it expired), unless the entry's headers carry an Authorization of
+// their own, and turns a Bearer challenge into a NeedsLoginError.
+type authTransport struct {
+	base   http.RoundTripper
+	store  *authStore
+	server string
+	origin string
+	plain  *http.Client // for the refresh: none of the server's headers
+}
+
+func (t authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if originOf(r.URL) != t.origin || r.Header.Get("Authorization") != "" {
+		return t.base.RoundTrip(r)
+	}
+	if st := t.store.state(t.server); st.LoggedIn() {
+		token, changed, err := st.Token(r.Context(), t.plain)
+		if changed {
+			_ = t.store.save(t.server, st) // a failed save refreshes again next time
+		}
+		if err == nil {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+	}
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		return resp, nil
+	}
+	ch, ok := oauth.ParseChallenge(resp.Header)
+	if !ok || (resp.StatusCode == http.StatusForbidden && !ch.InsufficientScope()) {
+		return resp, nil
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	t.store.noteChallenge(t.server, ch)
+	return nil, &NeedsLoginError{Server: t.server, StepUp: resp.StatusCode == http.StatusForbidden, Scope: ch.Scope}
+}
+
+// Login is an OAuth login to a url server under way: the admin opens URL,
+// logs in, and hands Finish the address the browser ended on (or the code
+// it shows).
+type Login struct {
+	URL string
+
+	client *Client
+	cfg    mcpconfig.ServerConfig
+	flow   *oauth.Flow
+}
+
+// Login starts a login to the server name (a server at a URL): its
+// authorization server is discovered and the bot registered with it if
+// need be. redirectURL is where the authorization server sends the
+// browser back (the bot's callback, or an address the admin copies).
+func (c *Client) Login(ctx context.Context, name, redirectURL string) (*Login, error) {
+	cfg, ok := c.Server(name)
+	if !ok {
+		return nil, fmt.Errorf("no MCP server named %q", name)
+	}
+	sp, err := cfg.Expand("", c.sp.env)
+	if err != nil || sp.URL == "" {
+		return nil, fmt.Errorf("%s is not a server at a URL: it has no login", name)
+	}
+	flow, err := oauth.Begin(ctx, oauth.Config{ServerURL: sp.URL, ClientID: cfg.OAuth.ClientID, ClientSecret: cfg.OAuth.ClientSecret,
+		ClientMetadataURL: cfg.OAuth.ClientMetadataURL, ClientName: c.sp.client.Name, RedirectURL: redirectURL,
+		Scopes: cfg.OAuth.Scopes, HTTP: &http.Client{Timeout: 30 * time.Second}}, c.auth.state(name), c.auth.challenge(name))
+	if err != nil {
+		return nil, fmt.Errorf("%s: login: %s", name, c.sp.redactor.Redact(err.Error()))
+	}
+	return &Login{URL: flow.URL, client: c, cfg: cfg, flow: flow}, nil
+}
+
+// Finish completes the login with the address the browser ended on (or
+// the bare code): the token is saved, and the server discovered again.
+func (l *Login) Finish(ctx context.Context, redirected string) error {
+	st, err := l.flow.Finish(ctx, redirected)
+	if err != nil {
+		return fmt.Errorf("%s: login: %s", l.cfg.Name, l.client.sp.redactor.Redact(err.Error()))
+	}
+	if err := l.client.auth.save(l.cfg.Name, st); err != nil {
+		return fmt.Errorf("%s: login: saving the token failed: %v", l.cfg.Name, err)
+	}
+	l.client.auth.noteChallenge(l.cfg.Name, oauth.Challenge{})
+	l.client.cache.forget(l.cfg)
+	return nil
+}
+
+// LoggedIn reports whether the server name holds a token.
+func (c *Client) LoggedIn(name string) bool { return c.auth.state(name).LoggedIn() }
+
+// needsLogin reports whether err is a server's request for a login.
+func needsLogin(err error) (*NeedsLoginError, bool) {
+	var nl *NeedsLoginError
+	ok := errors.As(err, &nl)
+	return nl, ok
+}
