@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+)
+
+// volcanicbot login <name> prints the authorization address, takes the
+// address the browser ended on from stdin, and leaves the token in the
+// data directory (0600), out of its output; check then discovers the
+// server. Without a terminal it refuses.
+func TestLoginOnTheTerminal(t *testing.T) {
+	o := fakemcp.NewOAuthServer(t)
+	data := t.TempDir()
+	environ := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "VOLCANIC_AGENT_DIR=" + t.TempDir(),
+		"VOLCANIC_DATA_DIR=" + data, "LOG_FORMAT=json", "MCP__SERVERS__REMOTE__URL=" + o.URL + "/mcp"}
+
+	var out, errOut syncBuffer
+	if code := run(context.Background(), []string{"check"}, &out, &errOut, environ); code == 0 ||
+		!strings.Contains(out.String(), "needs login") {
+		t.Errorf("check before the login: exit %d\n%s", code, out.String())
+	}
+
+	stdin, paste := io.Pipe()
+	defer paste.Close()
+	out, errOut = syncBuffer{}, syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- runWith(context.Background(), []string{"login", "remote"}, stdin, &out, &errOut, environ)
+	}()
+	addr := regexp.MustCompile(`(?m)^  (http\S+/authorize\S+)$`)
+	deadline := time.Now().Add(20 * time.Second)
+	for addr.FindStringSubmatch(out.String()) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("no authorization address:\n%s\n%s", out.String(), errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	back := fakemcp.Browse(t, addr.FindStringSubmatch(out.String())[1])
+	if _, err := io.WriteString(paste, back+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 0 || !strings.Contains(out.String(), "remote: logged in") {
+		t.Fatalf("login: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	path := filepath.Join(data, "mcp-auth", "remote.json")
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the token file: %v (%v)", fi, err)
+	}
+	raw, _ := os.ReadFile(path)
+	if !strings.Contains(string(raw), `"access_token":"access-`) || strings.Contains(out.String()+errOut.String(), "access-1") {
+		t.Errorf("the token is not in the file, or in the output:\n%s\n%s", out.String(), errOut.String())
+	}
+
+	out, errOut = syncBuffer{}, syncBuffer{}
+	if code := run(context.Background(), []string{"check"}, &out, &errOut, environ); code != 0 || !strings.Contains(out.String(), "echo") {
+		t.Errorf("check after the login: exit %d\n%s", code, out.String())
+	}
+	if code := run(context.Background(), []string{"login", "remote"}, &out, &errOut, environ); code == 0 ||
+		!strings.Contains(errOut.String(), "needs a terminal") {
+		t.Errorf("login without a terminal: exit %d\n%s", code, errOut.String())
+	}
+}
