@@ -16,7 +16,7 @@ import (
 // send the browser back: a listener on this host catches it when the
 // browser runs here too; otherwise the admin pastes the address the
 // browser ended on (it fails to load; the address holds the code).
-const loginCallback = "127.0.0.1:8976"
+const loginCallback = "127.0.0.1:8976" // session.LoginRedirect's
 
 // loginTimeout bounds a login on the terminal.
 const loginTimeout = 10 * time.Minute

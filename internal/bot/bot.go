@@ -101,6 +101,7 @@ type Bot struct {
 	disp   *dispatcher
 	albums *albums
 	inbox  *inbox
+	logins logins // /mcp login waiting for the admin's pasted address
 
 	client   *http.Client
 	sessions Sessions

@@ -5,13 +5,19 @@ import (
 	"strings"
 )
 
-const mcpUsage = "Usage: /mcp, /mcp <name>, or /mcp restart <name>."
+const mcpUsage = "Usage: /mcp, /mcp <name>, /mcp restart <name>, or /mcp login <name>."
 
 // cmdMCP is /mcp (every server's state), /mcp <name> (one server, in a
 // <pre> block) and /mcp restart <name>. The texts come redacted from the
 // session; they are redacted again here.
-func (b *Bot) cmdMCP(ctx context.Context, chatID int64, args []string) {
+func (b *Bot) cmdMCP(ctx context.Context, chatID, userID int64, args []string) {
 	switch {
+	case len(args) > 0 && strings.EqualFold(args[0], "login"):
+		if len(args) != 2 {
+			b.reply(ctx, chatID, "Usage: /mcp login <name>. Send /mcp to see the servers.")
+			return
+		}
+		b.cmdLogin(ctx, chatID, userID, args[1])
 	case len(args) == 0:
 		text, err := b.sessions.MCPText(ctx, chatID, "")
 		if err != nil {

@@ -65,6 +65,7 @@ var commandList = []struct {
 	{"mcp", "/mcp", "the MCP servers and their state", false},
 	{"", "/mcp <name>", "one server: command, tools, last error", false},
 	{"", "/mcp restart <name>", "restart a server: the next call starts a fresh process", false},
+	{"", "/mcp login <name>", "log in to a server that wants it (admins)", true},
 	{"allow", "/allow <code>", "add the user who got this code when I refused them (admins)", true},
 	{"revoke", "/revoke <user id>", "remove a user an admin added (admins)", true},
 	{"users", "/users", "who may use me, who added them and when (admins)", true},

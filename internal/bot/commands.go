@@ -22,7 +22,7 @@ func (b *Bot) command(ctx context.Context, chatID, from int64, group bool, cmd c
 	case "stop":
 		b.cmdStop(ctx, chatID)
 	case "mcp":
-		b.cmdMCP(ctx, chatID, cmd.Args)
+		b.cmdMCP(ctx, chatID, from, cmd.Args)
 	case "allow":
 		b.cmdAllow(ctx, chatID, from, cmd.Args)
 	case "revoke":

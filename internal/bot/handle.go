@@ -65,6 +65,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 	case routeEmpty:
 		b.reply(ctx, chatID, emptyReply)
 	case routeText:
+		if !replayed && b.finishLogin(ctx, chatID, userID, r.text) {
+			return false // the login's answer: never the model's
+		}
 		if b.chat.forms.offer(chatID, userID, displayName(*m.From), r.text) {
 			// An answer to a server's question, for the server alone.
 			return false

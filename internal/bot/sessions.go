@@ -25,6 +25,9 @@ type Sessions interface {
 	MCPText(ctx context.Context, chatID int64, name string) (string, error)
 	// MCPRestart is /mcp restart <name>.
 	MCPRestart(chatID int64, name string) error
+	// MCPLogin starts /mcp login <name>: an OAuth login to a server at a
+	// URL.
+	MCPLogin(ctx context.Context, name string) (*session.MCPLogin, error)
 	// ServerNames lists the enabled MCP servers, for /help.
 	ServerNames() []string
 }

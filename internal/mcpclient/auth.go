@@ -27,9 +27,9 @@ type NeedsLoginError struct {
 
 func (e *NeedsLoginError) Error() string {
 	if e.StepUp {
-		return fmt.Sprintf("%s needs a login with more permissions (scope %q): an admin runs `volcanicbot login %s` on the bot's host", e.Server, e.Scope, e.Server)
+		return fmt.Sprintf("%s needs a login with more permissions (scope %q): an admin sends /mcp login %s again", e.Server, e.Scope, e.Server)
 	}
-	return fmt.Sprintf("%s needs login (OAuth): an admin runs `volcanicbot login %s` on the bot's host", e.Server, e.Server)
+	return fmt.Sprintf("%s needs login (OAuth): an admin sends /mcp login %s, or runs `volcanicbot login %s` on the bot's host", e.Server, e.Server, e.Server)
 }
 
 // authStore keeps each url server's OAuth state: in dir (a file per

@@ -51,7 +51,7 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal, cost ToolCost)
 		return "starting (listing its tools)"
 	}
 	if _, ok := needsLogin(sc.Err); ok {
-		return "needs login: run `volcanicbot login " + sc.Config.Name + "` on the bot's host"
+		return "needs login: an admin sends /mcp login " + sc.Config.Name + " (or runs `volcanicbot login " + sc.Config.Name + "` on the bot's host)"
 	}
 	if sc.Err != nil {
 		return "failed: " + firstLine(sc.Err.Error())

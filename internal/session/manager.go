@@ -452,6 +452,40 @@ func (m *Manager) MCPRestart(chatID int64, name string) error {
 	return ms.Restart(name)
 }
 
+// LoginRedirect is where a login from a chat (/mcp login) has the
+// authorization server send the browser back: nothing need listen there,
+// the admin pastes the address the browser ended on into the chat. It is
+// the one `volcanicbot login` uses, so one client registration serves
+// both.
+const LoginRedirect = "http://127.0.0.1:8976/callback"
+
+// MCPLogin is an OAuth login to a server under way (see Manager.MCPLogin).
+type MCPLogin struct {
+	// URL is the address the admin opens to log in.
+	URL    string
+	finish func(ctx context.Context, answer string) error
+}
+
+// NewMCPLogin is a login at url that finish completes (for other
+// implementations of the bot's sessions, such as tests').
+func NewMCPLogin(url string, finish func(ctx context.Context, answer string) error) *MCPLogin {
+	return &MCPLogin{URL: url, finish: finish}
+}
+
+// Finish completes the login with the address the browser ended on (or
+// the code it shows): the token is saved, and the server discovered again.
+func (l *MCPLogin) Finish(ctx context.Context, answer string) error { return l.finish(ctx, answer) }
+
+// MCPLogin starts an OAuth login to the server name, at a URL (/mcp login
+// <name>).
+func (m *Manager) MCPLogin(ctx context.Context, name string) (*MCPLogin, error) {
+	l, err := m.o.MCP.Login(ctx, name, LoginRedirect)
+	if err != nil {
+		return nil, err
+	}
+	return &MCPLogin{URL: l.URL, finish: l.Finish}, nil
+}
+
 // ServerNames lists the configured MCP servers that are enabled, for /help.
 func (m *Manager) ServerNames() []string {
 	var names []string
