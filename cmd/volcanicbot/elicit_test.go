@@ -135,6 +135,9 @@ func TestE2EElicitationAccepted(t *testing.T) {
 	if strings.Contains(d.logs.String(), "Zebediah") {
 		t.Error("the log holds a typed answer")
 	}
+	if log := d.logs.String(); strings.Contains(log, `"answer":"Green"`) || strings.Contains(log, `"answer":"Yes"`) {
+		t.Error("the log says which button answered the form")
+	}
 	// The turn is over: the chat's next message goes to the model again.
 	d.tg.Message(alice, alice, "thanks")
 	d.waitText(alice, "heard: thanks")

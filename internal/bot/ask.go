@@ -40,6 +40,9 @@ type Question struct {
 	// over (plain text): given the answer, or the error Ask returns.
 	// DefaultOutcome when nil.
 	Outcome func(a Answer, err error) string
+	// Private: the answer is the user's business (a server's form), and
+	// the log of a press leaves out which button it was.
+	Private bool
 }
 
 // Button is one choice of a Question.
@@ -267,13 +270,14 @@ type openQuestion struct {
 	answer  chan Answer // gets the one answer (keep: each press)
 	// keep: a press answers without closing the question (a form's
 	// toggles); presses beyond answer's room are told to wait.
-	keep bool
+	keep    bool
+	private bool // Question.Private
 }
 
 func newQuestions() *questions { return &questions{byID: map[string]*openQuestion{}} }
 
 func (qs *questions) open(chatID int64, q Question, keep bool) *openQuestion {
-	p := &openQuestion{id: rand.Text(), chatID: chatID, may: q.MayAnswer, refusal: q.Refusal, keep: keep,
+	p := &openQuestion{id: rand.Text(), chatID: chatID, may: q.MayAnswer, refusal: q.Refusal, keep: keep, private: q.Private,
 		answer: make(chan Answer, keptPresses)}
 	if p.refusal == "" {
 		p.refusal = DefaultRefusal
@@ -323,14 +327,15 @@ func (qs *questions) close(p *openQuestion) (Answer, bool) {
 }
 
 // press settles a button press: it returns the text to answer it with
-// and whether as an alert. allowed is the bot's allowlist. A press that
+// and whether as an alert, and whether the question is private (its
+// answer is not logged). allowed is the bot's allowlist. A press that
 // answers its question closes it.
-func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (text string, alert bool) {
+func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (text string, alert, private bool) {
 	rest, ok := strings.CutPrefix(cq.Data, "q:")
 	id, num, ok2 := strings.Cut(rest, ":")
 	n, err := strconv.Atoi(num)
 	if !ok || !ok2 || err != nil || strconv.Itoa(n) != num { // the data as made, not "00" or "+0"
-		return expiredPress, false
+		return expiredPress, false, false
 	}
 	chatID, msgID := pressedIn(cq)
 	qs.mu.Lock()
@@ -338,25 +343,25 @@ func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (
 	p := qs.byID[id]
 	switch {
 	case p == nil, p.chatID != chatID, p.msgID != 0 && p.msgID != msgID, n < 0 || n >= len(p.buttons):
-		return expiredPress, false
+		return expiredPress, false, false
 	case !allowed(cq.From.ID):
-		return strangerPress, true
+		return strangerPress, true, false
 	case p.may != nil && !p.may(cq.From.ID):
-		return p.refusal, true
+		return p.refusal, true, false
 	}
 	b := p.buttons[n]
 	a := Answer{Choice: b.Choice, Label: b.Label, UserID: cq.From.ID, Name: displayName(cq.From)}
 	if p.keep {
 		select {
 		case p.answer <- a:
-			return b.Label, false
+			return b.Label, false, p.private
 		default:
-			return busyPress, false
+			return busyPress, false, false
 		}
 	}
 	delete(qs.byID, id)
 	p.answer <- a
-	return b.Label, false
+	return b.Label, false, p.private
 }
 
 // pressedIn is the chat and message of the pressed button.
@@ -383,9 +388,13 @@ func displayName(u models.User) string {
 // onCallback answers a button press, from the poller: settling it takes a
 // lock, and the answer is queued on the chat's sender without waiting.
 func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
-	text, alert := b.chat.asks.press(cq, b.access.allows)
+	text, alert, private := b.chat.asks.press(cq, b.access.allows)
 	chatID, _ := pressedIn(cq)
-	b.log.Debug("button pressed", "chat", chatID, "user", cq.From.ID, "answer", text)
+	if private {
+		b.log.Debug("button pressed", "chat", chatID, "user", cq.From.ID)
+	} else {
+		b.log.Debug("button pressed", "chat", chatID, "user", cq.From.ID, "answer", text)
+	}
 	id := cq.ID
 	b.chat.out.submit(ctx, chatID, "answerCallbackQuery", unpaced, "", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, b.chat.doneTimeout)

@@ -115,7 +115,7 @@ func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRe
 	text := elicitHead("🔗", "asks you to open a page:", req) +
 		fmt.Sprintf("\n\nThe page is on <b>%s</b>:\n<a href=\"%s\">%s</a>\n\nOpen it, then press Done; or Decline.",
 			html.EscapeString(host), html.EscapeString(req.URL), html.EscapeString(req.URL))
-	q := Question{Text: text, HTML: true, MayAnswer: may, Refusal: elicitRefusal,
+	q := Question{Text: text, HTML: true, MayAnswer: may, Refusal: elicitRefusal, Private: true,
 		Buttons: [][]Button{{{Label: doneLabel, Choice: choiceDone}, {Label: declineLabel, Choice: choiceDecline}, {Label: cancelLabel, Choice: choiceCancel}}},
 		Outcome: func(a Answer, err error) string {
 			switch {
@@ -146,7 +146,7 @@ func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitR
 	fields := req.Form.Fields
 	privacy := "\n\n<i>Your answers go to " + html.EscapeString(req.Server) + " only, not to the AI.</i>"
 	if len(fields) == 0 { // nothing to fill in: a yes or no
-		q := Question{Text: elicitHead("❓", "asks:", req) + privacy, HTML: true, MayAnswer: may, Refusal: elicitRefusal,
+		q := Question{Text: elicitHead("❓", "asks:", req) + privacy, HTML: true, MayAnswer: may, Refusal: elicitRefusal, Private: true,
 			Buttons: [][]Button{{{Label: okLabel, Choice: choiceDone}, {Label: declineLabel, Choice: choiceDecline}, {Label: cancelLabel, Choice: choiceCancel}}},
 			Outcome: func(a Answer, err error) string {
 				if err != nil {
@@ -245,7 +245,7 @@ func (c *Chat) askField(ctx context.Context, step fieldStep, typed *listener) (f
 	var picked []string // a multiple choice's ticks
 	retry := ""
 	for {
-		q := Question{Text: step.text(retry), HTML: true, Buttons: step.buttons(picked), MayAnswer: step.may, Refusal: elicitRefusal}
+		q := Question{Text: step.text(retry), HTML: true, Buttons: step.buttons(picked), MayAnswer: step.may, Refusal: elicitRefusal, Private: true}
 		if err := q.check(); err != nil {
 			return fieldOutcome{}, err
 		}

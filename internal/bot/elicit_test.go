@@ -156,6 +156,9 @@ func TestElicitForm(t *testing.T) {
 				t.Errorf("message %d ends %q (keyboard %v), want %q", i+1, m.Text, m.Keyboard, wantEnd)
 			}
 		}
+		if log := h.logs.String(); strings.Contains(log, "Alice Liddell") || strings.Contains(log, "answer=Green") || !strings.Contains(log, "button pressed") {
+			t.Errorf("the log holds an answer (or no press at all):\n%s", log)
+		}
 		if strings.Contains(strings.Join(h.fake.Texts(alice), "\n"), "Alice Liddell") {
 			t.Error("the bot repeated a typed answer")
 		}
