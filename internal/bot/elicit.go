@@ -86,9 +86,13 @@ func (c *Chat) Elicit(ctx context.Context, chatID int64, req session.ElicitReque
 	return c.elicitForm(ctx, chatID, req, may)
 }
 
-// stopLine is the line a question ends with when ctx ended it.
-func stopLine(err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
+// endLine is the line a question ends with when err ended it: ctx's end,
+// by its cause (see session.Elicitor), or a failure to ask.
+func endLine(ctx context.Context, err error) string {
+	switch {
+	case ctx.Err() == nil:
+		return "⚠️ Could not ask: cancelled."
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		return "⌛ No answer in time: cancelled."
 	}
 	return "⏹ Stopped: cancelled."
@@ -120,7 +124,7 @@ func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRe
 		Outcome: func(a Answer, err error) string {
 			switch {
 			case err != nil:
-				return stopLine(err)
+				return endLine(ctx, err)
 			case a.Choice == choiceDone:
 				return "✅ " + a.Name + " went to the page."
 			case a.Choice == choiceDecline:
@@ -150,7 +154,7 @@ func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitR
 			Buttons: [][]Button{{{Label: okLabel, Choice: choiceDone}, {Label: declineLabel, Choice: choiceDecline}, {Label: cancelLabel, Choice: choiceCancel}}},
 			Outcome: func(a Answer, err error) string {
 				if err != nil {
-					return stopLine(err)
+					return endLine(ctx, err)
 				}
 				return closingLine(a.Choice, a.Name, req.Server)
 			}}
@@ -179,7 +183,7 @@ func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitR
 		out, err := c.askField(ctx, step, typed)
 		switch {
 		case err != nil:
-			c.closeWith(ctx, head, stopLine(err))
+			c.closeWith(ctx, head, endLine(ctx, err))
 			return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
 		case out.action != "":
 			c.closeWith(ctx, head, closingLine(out.action, out.by, req.Server))
@@ -257,7 +261,7 @@ func (c *Chat) askField(ctx context.Context, step fieldStep, typed *listener) (f
 		c.asks.close(ps.p)
 		switch {
 		case err != nil:
-			c.closeWith(ctx, ps, stopLine(err))
+			c.closeWith(ctx, ps, endLine(ctx, err))
 			return fieldOutcome{}, err
 		case again != "":
 			c.closeWith(ctx, ps, "⚠️ Not taken: "+again)
@@ -301,7 +305,7 @@ func (c *Chat) waitField(ctx context.Context, step fieldStep, ps *posed, typed *
 	for {
 		select {
 		case <-ctx.Done():
-			return settled{}, "", ctx.Err()
+			return settled{}, "", context.Cause(ctx)
 		case t := <-typed.ch:
 			v, err := f.ParseAnswer(t.text)
 			if err != nil {

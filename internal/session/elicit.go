@@ -26,16 +26,30 @@ func (e elicitor) Elicit(ctx context.Context, el mcpclient.Elicitation) (mcpclie
 		m.logger.Info("MCP elicitation cancelled: no turn is running to ask in", "chat", s.id, "server", el.Server)
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(turn, cancel)
-	defer stop()
+	// The chat's question ends with the turn or with the request; its
+	// cause says which: context.Canceled when the turn was stopped (/stop,
+	// /new, a shutdown), context.DeadlineExceeded when the time ran out —
+	// the request's (the call's timeout), or the turn went on without it
+	// (its call ended: by its own timeout, which may come first).
+	ask, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	end := func() {
+		if errors.Is(context.Cause(turn), errTurnStopped) || m.ctx.Err() != nil {
+			cancel(context.Canceled)
+			return
+		}
+		cancel(context.DeadlineExceeded)
+	}
+	stopTurn := context.AfterFunc(turn, end)
+	defer stopTurn()
+	stopCall := context.AfterFunc(ctx, end)
+	defer stopCall()
 	m.logger.Info("MCP elicitation asked", "chat", s.id, "server", el.Server, "mode", el.Mode, "fields", len(el.Form.Fields))
-	res, err := e.ask.Elicit(ctx, s.id, ElicitRequest{UserID: user, Elicitation: el})
+	res, err := e.ask.Elicit(ask, s.id, ElicitRequest{UserID: user, Elicitation: el})
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && ask.Err() != nil:
 		why := "the turn ended"
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(context.Cause(ask), context.DeadlineExceeded) {
 			why = "no answer in time"
 		}
 		m.logger.Info("MCP elicitation cancelled: "+why, "chat", s.id, "server", el.Server)
@@ -48,6 +62,9 @@ func (e elicitor) Elicit(ctx context.Context, el mcpclient.Elicitation) (mcpclie
 	m.logger.Info("MCP elicitation answered", "chat", s.id, "server", el.Server, "action", res.Action, "fields", len(res.Content))
 	return res, nil
 }
+
+// errTurnStopped is the cause of a turn's end by /stop or /new.
+var errTurnStopped = errors.New("the turn was stopped")
 
 // currentTurn is the running turn's context and the user who started it.
 func (s *session) currentTurn() (context.Context, int64, bool) {

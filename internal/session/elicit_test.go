@@ -11,6 +11,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // elicitModel calls elicit once and records what it returned.
@@ -130,4 +131,29 @@ func TestElicitationOutsideATurnIsCancelled(t *testing.T) {
 	if err != nil || res.Action != mcpclient.ElicitCancel || asked {
 		t.Errorf("Elicit = %+v, %v (asked: %v); want cancel without asking", res, err, asked)
 	}
+}
+
+// The call's timeout ends the question with context.DeadlineExceeded as
+// its cause (however the request was ended: the call's end cancels it as
+// well), so that the chat says nobody answered in time.
+func TestElicitationTimesOutWithTheCall(t *testing.T) {
+	ended := make(chan error, 1)
+	model := newElicitModel()
+	e := newEnv(t, model.answer, envOptions{modes: []string{fakemcp.ModeAsk},
+		server: func(c *mcpconfig.ServerConfig) { c.CallTimeout = time.Second },
+		elicit: func(ctx context.Context, _ ElicitRequest) (mcpclient.ElicitResult, error) {
+			<-ctx.Done()
+			ended <- context.Cause(ctx)
+			return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, ctx.Err()
+		}})
+	e.deliver(45, "sign me up")
+	select {
+	case cause := <-ended:
+		if !errors.Is(cause, context.DeadlineExceeded) {
+			t.Errorf("the question ended with %v, want the deadline", cause)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call's timeout did not end the question")
+	}
+	model.wait(t)
 }

@@ -85,8 +85,10 @@ var ErrNoApproval = errors.New("nobody answered")
 type Elicitor interface {
 	// Elicit asks chat what req's server wants to know and returns the
 	// answer: accept with the content (each answer checked against its
-	// field), decline or cancel. It returns cancel when ctx ends (the
-	// call's timeout, /stop, the turn's end). What the user answers goes
+	// field), decline or cancel. It returns cancel when ctx ends: its
+	// context.Cause says why — context.DeadlineExceeded when nobody
+	// answered in time, context.Canceled when the turn ended (/stop, /new,
+	// a shutdown). What the user answers goes
 	// to the server only: never to the model, the transcript or the log.
 	Elicit(ctx context.Context, chatID int64, req ElicitRequest) (mcpclient.ElicitResult, error)
 }

@@ -435,12 +435,14 @@ const storageReply = "Sorry, I could not save this conversation (the bot's disk 
 // dir; a turn the shutdown cut off leaves it (see Manager.Resume).
 func (s *session) runTurn(in *input) {
 	m := s.m
-	ctx, cancel := context.WithCancel(m.ctx)
-	s.setTurn(cancel)
+	ctx, cancelCause := context.WithCancelCause(m.ctx)
+	// /stop and /new end the turn with errTurnStopped as the cause; its
+	// own end with none (the servers' open questions tell them apart).
+	s.setTurn(func() { cancelCause(errTurnStopped) })
 	s.setTurnAsker(ctx, in.from)
 	defer func() {
 		s.setTurn(nil)
-		cancel()
+		cancelCause(nil)
 	}()
 	// Replies go out even when the turn was stopped, but not after the
 	// manager closed.
