@@ -68,8 +68,10 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 		if !replayed && b.finishLogin(ctx, chatID, userID, r.text) {
 			return false // the login's answer: never the model's
 		}
-		if b.chat.forms.offer(chatID, userID, displayName(*m.From), r.text) {
-			// An answer to a server's question, for the server alone.
+		// An answer to a server's question, for the server alone. A message
+		// kept from the last run was not one: the forms of that run were
+		// cancelled when it stopped.
+		if !replayed && b.chat.forms.offer(chatID, userID, displayName(*m.From), r.text) {
 			return false
 		}
 		return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), nil, ids)
