@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"golang.org/x/sys/unix"
 )
 
@@ -389,32 +390,23 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// writeJSON replaces path with v, atomically, readable by the bot's user
-// only (own gives the new file its owner).
+// writeJSON replaces path with v, atomically and synced, readable by the
+// bot's user only (own gives the new file its owner).
 func writeJSON(path string, v any, own func(string) error) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+"-*")
+	f, err := renameio.NewPendingFile(path, renameio.WithStaticPermissions(0o600))
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = own(f.Name())
+	defer f.Cleanup()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return err
 	}
-	if err == nil {
-		err = f.Sync()
+	if err := own(f.Name()); err != nil {
+		return err
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
+	return f.CloseAtomicallyReplace()
 }

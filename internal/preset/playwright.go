@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -377,21 +379,7 @@ func writeIfChanged(dir, name string, b []byte) error {
 	if old, err := os.ReadFile(path); err == nil && string(old) == string(b) {
 		return nil
 	}
-	f, err := os.CreateTemp(dir, name+"-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
+	return renameio.WriteFile(path, b, 0o600)
 }
 
 // isolated reports whether args ask for an in-memory profile: "--isolated",
