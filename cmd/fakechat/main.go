@@ -8,6 +8,7 @@
 // The fake model is a tiny script, so every tool can be driven by hand:
 //
 //	call <tool> <json args>   the model calls that tool, then reports its result
+//	press <button label>      presses that button of the newest message with buttons
 //	photo <path> [caption]    sends that image file as a Telegram photo
 //	file <path> [caption]     sends that file as a Telegram document
 //	anything else             the model answers "You said: …"
@@ -71,7 +72,7 @@ Run the bot in another terminal with:
   make run
 
 Then type messages here (as user %d). "call <tool> <json>" makes the model call a tool;
-"photo <path> [caption]" and "file <path> [caption]" send a file.
+"press <label>" presses a button; "photo <path> [caption]" and "file <path> [caption]" send a file.
 `, tg.URL(), model.URL, tg.Token(), tg.URL(), user, model.URL, user)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -107,6 +108,9 @@ Then type messages here (as user %d). "call <tool> <json>" makes the model call 
 // sendLine sends what the user typed: a photo, a file or a text message.
 func sendLine(tg *telegramtest.Fake, line string) error {
 	kind, rest, _ := strings.Cut(line, " ")
+	if kind == "press" {
+		return press(tg, strings.TrimSpace(rest))
+	}
 	if kind != "photo" && kind != "file" {
 		tg.Message(user, user, line)
 		return nil
@@ -124,13 +128,54 @@ func sendLine(tg *telegramtest.Fake, line string) error {
 	return nil
 }
 
+// press presses the button labelled label (or whose label starts with
+// it) of the newest message that has buttons, and prints the bot's answer
+// to the press.
+func press(tg *telegramtest.Fake, label string) error {
+	msgs := tg.Sent(user)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		for _, row := range m.Keyboard {
+			for _, b := range row {
+				if b.Text == label || strings.HasPrefix(b.Text, label) || strings.Contains(b.Text, " "+label) {
+					id := tg.Callback(user, user, m.ID, b.Data)
+					go func() {
+						if a, err := tg.WaitAnswer(id, 10*time.Second); err == nil {
+							alert := ""
+							if a.ShowAlert {
+								alert = " (alert)"
+							}
+							fmt.Printf("bot (answers the press%s): %s\n", alert, a.Text)
+						}
+					}()
+					return nil
+				}
+			}
+		}
+	}
+	return fmt.Errorf("no message has a button %q", label)
+}
+
+// buttons is a message's keyboard as text: "[Approve] [Deny]", a row a
+// line.
+func buttons(m telegramtest.Message) string {
+	var b strings.Builder
+	for _, row := range m.Keyboard {
+		b.WriteString("\n    ")
+		for _, btn := range row {
+			fmt.Fprintf(&b, "[%s] ", btn.Text)
+		}
+	}
+	return b.String()
+}
+
 // printReplies prints every message the bot sends to the user's chat, once
 // it is final (the progress message is shown as it is edited).
 func printReplies(ctx context.Context, tg *telegramtest.Fake, outDir string) {
 	seen := map[int]string{}
 	for ctx.Err() == nil {
 		for _, m := range tg.Sent(user) {
-			state := fmt.Sprintf("%s|%v|%d", m.Text, m.Deleted, len(m.History))
+			state := fmt.Sprintf("%s|%v|%d|%v", m.Text, m.Deleted, len(m.History), m.Keyboard)
 			if seen[m.ID] == state {
 				continue
 			}
@@ -146,9 +191,9 @@ func printReplies(ctx context.Context, tg *telegramtest.Fake, outDir string) {
 			case m.Deleted:
 				fmt.Printf("bot: (progress message removed)\n")
 			case first:
-				fmt.Printf("bot: %s\n", m.Text)
+				fmt.Printf("bot: %s%s\n", m.Text, buttons(m))
 			default:
-				fmt.Printf("bot (edited): %s\n", m.Text)
+				fmt.Printf("bot (edited): %s%s\n", m.Text, buttons(m))
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
