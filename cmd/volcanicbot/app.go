@@ -25,6 +25,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/spend"
 )
 
 // builtinTools are the names of the bot's own tools; an MCP tool may not
@@ -37,6 +38,10 @@ const inboxDir = "inbox"
 // accessDir is the folder, under the data directory, of the users admins
 // added and the codes strangers were refused with (internal/pairing).
 const accessDir = "access"
+
+// usageDir holds the record of model usage (package usage), under the
+// data directory.
+const usageDir = "usage"
 
 // shutdownTimeout bounds the graceful shutdown: turns cancelled, MCP
 // processes stopped, transcripts closed.
@@ -65,6 +70,13 @@ type Main struct {
 	// Tracking is how Run tracks the MCP servers' process trees; the zero
 	// value picks the best this system allows (tests force the others).
 	Tracking mcpclient.TrackMode
+	// TelegramLimits are the flood limits the bot keeps under; the zero
+	// value is Telegram's (bot.DefaultLimits). Tests against a fake that
+	// enforces none lift them.
+	TelegramLimits bot.Limits
+	// UsageClock, when set, is the clock of the daily token allowance
+	// (tests move it to the next UTC day).
+	UsageClock func() time.Time
 }
 
 // NewMain loads the configuration from environ and builds the components.
@@ -251,6 +263,20 @@ func (m *Main) Run(ctx context.Context) error {
 		"provider", providerName(unwrapModel(model)), "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
 		"allowed_users", len(m.cfg.Telegram.AllowedUsers))
 
+	ledger := spend.New(spend.Options{
+		Dir:     filepath.Join(m.cfg.DataDir, usageDir),
+		PerChat: m.cfg.LLM.DailyTokensPerChat, PerUser: m.cfg.LLM.DailyTokensPerUser,
+		PriceInput: m.cfg.LLM.PriceInputPerMTok, PriceOutput: m.cfg.LLM.PriceOutputPerMTok,
+		Logger: m.logger, Now: m.UsageClock,
+	})
+	if err := ledger.Load(); err != nil {
+		return err
+	}
+	defer ledger.Close()
+	if m.cfg.LLM.DailyTokensPerChat > 0 || m.cfg.LLM.DailyTokensPerUser > 0 {
+		m.logger.Info("daily token allowance", "per_chat", m.cfg.LLM.DailyTokensPerChat, "per_user", m.cfg.LLM.DailyTokensPerUser)
+	}
+
 	b, err := bot.New(bot.Options{
 		Token:        m.cfg.Telegram.Token,
 		APIURL:       m.cfg.Telegram.APIURL,
@@ -264,6 +290,8 @@ func (m *Main) Run(ctx context.Context) error {
 		WebhookSecret: m.cfg.Telegram.WebhookSecret,
 		InboxDir:      filepath.Join(m.cfg.DataDir, inboxDir),
 		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
+		Usage:         ledger,
+		Limits:        m.TelegramLimits,
 	})
 	if err != nil {
 		return err
@@ -283,6 +311,7 @@ func (m *Main) Run(ctx context.Context) error {
 		CountTokens:   m.tokens.Count,
 
 		ApprovalTimeout: m.cfg.Agent.ApprovalTimeout,
+		Allowance:       ledger,
 	})
 	b.SetSessions(sessions)
 	// Before the bot hands in again what the last run left in its inbox:

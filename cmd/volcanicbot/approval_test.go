@@ -179,7 +179,7 @@ func TestE2EApproval(t *testing.T) {
 // without asking, there and after a restart, but not in another chat. A
 // read-only tool never asks.
 func TestE2EApprovalAlwaysInThisChat(t *testing.T) {
-	dataDir, tg := t.TempDir(), telegramtest.New(t)
+	dataDir, tg := t.TempDir(), newTelegram(t)
 	d := startApprovalDaemon(t, daemonOptions{dataDir: dataDir, tg: tg})
 	d.tg.Message(alice, alice, "sleep")
 	q := d.waitApproval(alice, 1)
@@ -260,7 +260,7 @@ func TestE2EApprovalInAGroup(t *testing.T) {
 // The buttons of a turn the bot was restarted in have expired.
 func TestE2EApprovalExpiresWithARestart(t *testing.T) {
 	dataDir := t.TempDir()
-	tg := telegramtest.New(t)
+	tg := newTelegram(t)
 	d := startApprovalDaemon(t, daemonOptions{dataDir: dataDir, tg: tg})
 	d.tg.Message(alice, alice, "sleep")
 	q := d.waitApproval(alice, 1)

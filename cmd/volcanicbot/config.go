@@ -85,6 +85,12 @@ type LLMConfig struct {
 	// ToolSearch is when MCP tools are offered on demand through the
 	// tool_search tool: auto (the default), on or off.
 	ToolSearch session.ToolSearch
+	// DailyTokensPerChat and DailyTokensPerUser are the spend allowance:
+	// tokens a UTC day; 0 is none.
+	DailyTokensPerChat, DailyTokensPerUser int64
+	// PriceInputPerMTok and PriceOutputPerMTok price a million tokens,
+	// for /usage; 0 is unknown.
+	PriceInputPerMTok, PriceOutputPerMTok float64
 }
 
 // AgentConfig shapes the agent loop.
@@ -147,6 +153,10 @@ type configKey struct {
 //	llm.max_tokens                LLM_MAX_TOKENS             the provider adapter's default
 //	llm.context_tokens            LLM_CONTEXT_TOKENS         100000
 //	llm.tool_search               LLM_TOOL_SEARCH            auto | on | off
+//	llm.daily_tokens_per_chat     LLM_DAILY_TOKENS_PER_CHAT  0 (no allowance)
+//	llm.daily_tokens_per_user     LLM_DAILY_TOKENS_PER_USER  0 (no allowance)
+//	llm.price_input_per_mtok      LLM_PRICE_INPUT_PER_MTOK   none (no cost shown)
+//	llm.price_output_per_mtok     LLM_PRICE_OUTPUT_PER_MTOK  none (no cost shown)
 //	agent.system_prompt           SYSTEM_PROMPT              the built-in prompt
 //	agent.system_prompt_file      SYSTEM_PROMPT_FILE         (read at start; SYSTEM_PROMPT wins)
 //	agent.max_steps               AGENT_MAX_STEPS            40
@@ -194,6 +204,10 @@ var configKeys = []configKey{
 	{"llm.max_tokens", "LLM_MAX_TOKENS"},
 	{"llm.context_tokens", "LLM_CONTEXT_TOKENS"},
 	{"llm.tool_search", "LLM_TOOL_SEARCH"},
+	{"llm.daily_tokens_per_chat", "LLM_DAILY_TOKENS_PER_CHAT"},
+	{"llm.daily_tokens_per_user", "LLM_DAILY_TOKENS_PER_USER"},
+	{"llm.price_input_per_mtok", "LLM_PRICE_INPUT_PER_MTOK"},
+	{"llm.price_output_per_mtok", "LLM_PRICE_OUTPUT_PER_MTOK"},
 	{"agent.system_prompt", "SYSTEM_PROMPT"},
 	{"agent.system_prompt_file", "SYSTEM_PROMPT_FILE"},
 	{"agent.max_steps", "AGENT_MAX_STEPS"},

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
@@ -83,7 +84,23 @@ type daemonOptions struct {
 	fake map[string]any
 	// main, when set, adjusts the Main before it runs.
 	main func(*Main)
+	// paced keeps Telegram's flood limits on both sides: the fake
+	// enforces them and the bot paces its calls (one a second in a chat).
+	// Otherwise neither does, so that tests do not wait a second for
+	// every message.
+	paced bool
 }
+
+// newTelegram is a fake Bot API that enforces no flood limits, for a
+// daemon that is not paced.
+func newTelegram(t testing.TB) *telegramtest.Fake {
+	f := telegramtest.Start(telegramtest.Options{Limits: &telegramtest.NoLimits})
+	t.Cleanup(f.Close)
+	return f
+}
+
+// unpaced are flood limits that hold nothing back.
+var unpaced = bot.Limits{ChatEvery: time.Nanosecond, GroupPerMinute: 1 << 30, PerSecond: 1 << 30}
 
 // modelReply decides the model's answer from what it was sent.
 type modelReply func(req llmtest.Request) llmtest.Reply
@@ -96,8 +113,12 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 	if o.dataDir == "" {
 		o.dataDir = t.TempDir()
 	}
-	if o.tg == nil {
+	switch {
+	case o.tg != nil:
+	case o.paced:
 		o.tg = telegramtest.New(t)
+	default:
+		o.tg = newTelegram(t)
 	}
 	var model *llmtest.Server
 	if o.provider == "anthropic" {
@@ -146,6 +167,9 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 	m, err := NewMain(logs, environ)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !o.paced {
+		m.TelegramLimits = unpaced
 	}
 	if o.main != nil {
 		o.main(m)
@@ -539,7 +563,7 @@ func TestE2EUserPhotoReachesTheModel(t *testing.T) {
 
 func TestE2ERestartContinuesTheConversation(t *testing.T) {
 	dataDir := t.TempDir()
-	tg := telegramtest.New(t)
+	tg := newTelegram(t)
 	reply := func(req llmtest.Request) llmtest.Reply {
 		msgs, _ := req.JSON["messages"].([]any)
 		return llmtest.Text(fmt.Sprintf("I have %d messages", len(msgs)))
@@ -572,6 +596,45 @@ func TestE2ETelegram429IsRetried(t *testing.T) {
 	if !got429 {
 		t.Error("the fake never answered 429")
 	}
+}
+
+// With Telegram's flood limits on both sides — the fake answers 429 to a
+// call that breaks them — a turn's progress message, its edits, a photo,
+// the answer and commands reach the chat without a single 429: the bot
+// paces every call of the chat.
+func TestE2EPacedUnderTelegramsLimits(t *testing.T) {
+	d := startDaemon(t, func(req llmtest.Request) llmtest.Reply {
+		res, ok := toolResultText(req)
+		switch {
+		case !ok:
+			return call("image", `{}`)
+		case !strings.Contains(res, "echoed"):
+			return call("echo", `{"text":"echoed"}`)
+		}
+		return llmtest.Text("done: " + res)
+	}, daemonOptions{paced: true})
+	start := time.Now()
+	d.tg.Message(alice, alice, "go")
+	d.tg.Message(alice, alice, "/mcp")
+	d.tg.Message(alice, alice, "/help")
+	d.waitText(alice, "done: echoed")
+	d.waitText(alice, "Commands:")
+	if n := d.tg.TooMany(alice); n != 0 {
+		t.Errorf("%d calls answered 429", n)
+	}
+	sent := d.tg.Sent(alice)
+	var at []time.Time
+	for _, r := range d.tg.Requests() {
+		if r.Status == 200 && r.ChatID() == alice && (r.Method == "sendMessage" || r.Method == "sendPhoto" || r.Method == "editMessageText") {
+			at = append(at, r.Time)
+		}
+	}
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap < 990*time.Millisecond {
+			t.Errorf("calls %d and %d in the chat %v apart", i-1, i, gap)
+		}
+	}
+	t.Logf("%d messages (%d calls) in %v", len(sent), len(at), time.Since(start).Round(time.Millisecond))
 }
 
 func TestE2ELongAnswerIsSplit(t *testing.T) {

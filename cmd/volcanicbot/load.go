@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -74,6 +75,10 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		AnthropicVersion:    l.str("llm.anthropic.version"),
 		MaxTokens:           l.positiveInt("llm.max_tokens", 0),
 		ContextTokens:       l.positiveInt("llm.context_tokens", defaultContextTokens),
+		DailyTokensPerChat:  l.count("llm.daily_tokens_per_chat"),
+		DailyTokensPerUser:  l.count("llm.daily_tokens_per_user"),
+		PriceInputPerMTok:   l.price("llm.price_input_per_mtok"),
+		PriceOutputPerMTok:  l.price("llm.price_output_per_mtok"),
 		ToolSearch:          l.toolSearch("llm.tool_search"),
 	}
 	c.Agent = AgentConfig{
@@ -302,6 +307,68 @@ func (l *configLoader) positiveInt(key string, def int) int {
 		return def
 	}
 	return n
+}
+
+// count reads a whole number, 0 or more; 0 when unset.
+func (l *configLoader) count(key string) int64 {
+	var n int64
+	switch v := l.v.Get(key).(type) {
+	case nil:
+		return 0
+	case int:
+		n = int64(v)
+	case int64:
+		n = v
+	case float64:
+		n = int64(v)
+		if float64(n) != v {
+			l.errorf(key, "must be a whole number (got %v)", v)
+			return 0
+		}
+	case string:
+		var err error
+		if n, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+			l.errorf(key, "must be a whole number of tokens, 0 for none (got %q)", v)
+			return 0
+		}
+	default:
+		l.errorf(key, "must be a whole number")
+		return 0
+	}
+	if n < 0 {
+		l.errorf(key, "must be 0 (none) or more (got %d)", n)
+		return 0
+	}
+	return n
+}
+
+// price reads a price, a decimal number 0 or more; 0 when unset.
+func (l *configLoader) price(key string) float64 {
+	var f float64
+	switch v := l.v.Get(key).(type) {
+	case nil:
+		return 0
+	case int:
+		f = float64(v)
+	case int64:
+		f = float64(v)
+	case float64:
+		f = v
+	case string:
+		var err error
+		if f, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || strings.ContainsAny(v, "xXpP_") {
+			l.errorf(key, "must be a price in dollars per million tokens, such as 3 or 0.15 (got %q)", v)
+			return 0
+		}
+	default:
+		l.errorf(key, "must be a number")
+		return 0
+	}
+	if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		l.errorf(key, "must be 0 or more (got %v)", f)
+		return 0
+	}
+	return f
 }
 
 // toolSearch reads auto, on or off (case-insensitive); auto when unset.

@@ -41,7 +41,10 @@ func (instantModel) Complete(_ context.Context, req llm.Request) (llm.Response, 
 // go test -run '^$' -bench Pipeline -benchtime 3x ./cmd/volcanicbot
 func BenchmarkPipeline(b *testing.B) {
 	const chats = 1000
-	tg := telegramtest.Start(telegramtest.Options{})
+	// What the bot adds, not Telegram's flood limits (30 messages a
+	// second in all): neither side enforces them here (bench/sender
+	// measures the pacing).
+	tg := telegramtest.Start(telegramtest.Options{Limits: &telegramtest.NoLimits})
 	defer tg.Close()
 	ids := make([]string, chats)
 	for i := range ids {
@@ -61,6 +64,7 @@ func BenchmarkPipeline(b *testing.B) {
 		b.Fatal(err)
 	}
 	m.Model = instantModel{}
+	m.TelegramLimits = unpaced
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx); m.Close() }()

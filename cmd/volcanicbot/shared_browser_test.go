@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 )
 
 // loginSite serves /login?as=NAME, which sets a cookie and a local-storage
@@ -50,7 +48,7 @@ func TestSharedBrowserChatsApartLoginsKept(t *testing.T) {
 	srv := site(t)
 	login := loginSite(t)
 	dataDir := t.TempDir()
-	tg := telegramtest.New(t)
+	tg := newTelegram(t)
 	d := startDaemon(t, browse, daemonOptions{extra: env, dataDir: dataDir, tg: tg})
 
 	chatsApart(t, d, srv.URL, login.URL)

@@ -58,7 +58,9 @@ type Options struct {
 	// Sessions receives messages and commands; it may instead be set with
 	// SetSessions before Run.
 	Sessions Sessions
-	Logger   *slog.Logger
+	// Usage answers /usage and /allow_more; nil: usage is not recorded.
+	Usage  Usage
+	Logger *slog.Logger
 	// Redactor scrubs secrets from log lines, tool summaries and /mcp
 	// texts.
 	Redactor interface{ Redact(string) string }

@@ -23,14 +23,18 @@ func parseCommand(text string) (command, bool) {
 		return command{}, false
 	}
 	s = s[1:]
-	end := strings.IndexFunc(s, func(r rune) bool { return !isNameRune(r) })
+	// A '-' inside the name is taken as '_' ("/allow-more" is
+	// /allow_more): Telegram's command names cannot hold one, but people
+	// type it.
+	end := strings.IndexFunc(s, func(r rune) bool { return !isNameRune(r) && r != '-' })
 	if end < 0 {
 		end = len(s)
 	}
 	name, rest := s[:end], s[end:]
-	if name == "" || len(name) > 32 {
+	if name == "" || len(name) > 32 || name[0] == '-' || name[len(name)-1] == '-' {
 		return command{}, false
 	}
+	name = strings.ReplaceAll(name, "-", "_")
 	var botName string
 	if after, ok := strings.CutPrefix(rest, "@"); ok {
 		e := strings.IndexFunc(after, func(r rune) bool { return !isNameRune(r) })
@@ -62,6 +66,7 @@ var commandList = []struct {
 }{
 	{"new", "/new", "start a new conversation (forget this chat's history, restart its tools)", false},
 	{"stop", "/stop", "stop the answer in progress", false},
+	{"usage", "/usage", "the model tokens this chat used today and this month", false},
 	{"mcp", "/mcp", "the MCP servers and their state", false},
 	{"", "/mcp <name>", "one server: command, tools, last error", false},
 	{"", "/mcp restart <name>", "restart a server: the next call starts a fresh process", false},
@@ -69,6 +74,7 @@ var commandList = []struct {
 	{"allow", "/allow <code>", "add the user who got this code when I refused them (admins)", true},
 	{"revoke", "/revoke <user id>", "remove a user an admin added (admins)", true},
 	{"users", "/users", "who may use me, who added them and when (admins)", true},
+	{"allow_more", "/allow_more [chat id]", "lift a chat's daily token allowance for the rest of today (admins)", true},
 	{"help", "/help", "what I can do", false},
 	{"start", "/start", "the same as /help", false},
 }

@@ -29,6 +29,10 @@ func (b *Bot) command(ctx context.Context, chatID, from int64, group bool, cmd c
 		b.cmdRevoke(ctx, chatID, from, cmd.Args)
 	case "users":
 		b.cmdUsers(ctx, chatID, from)
+	case "usage":
+		b.cmdUsage(ctx, chatID, from)
+	case "allow_more":
+		b.cmdAllowMore(ctx, chatID, from, cmd.Args)
 	default:
 		b.reply(ctx, chatID, "Unknown command /"+cmd.Name+". Send /help to see what I can do.")
 	}

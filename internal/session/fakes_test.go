@@ -257,7 +257,8 @@ type envOptions struct {
 	approve         func(ctx context.Context, req ApprovalRequest) (Approval, error)
 	approvalTimeout time.Duration
 	// elicit, when set, makes the chat an Elicitor that answers so.
-	elicit func(ctx context.Context, req ElicitRequest) (mcpclient.ElicitResult, error)
+	elicit    func(ctx context.Context, req ElicitRequest) (mcpclient.ElicitResult, error)
+	allowance Allowance
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -294,7 +295,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	model := &scriptModel{answer: answer}
 	m := NewManager(Options{DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: port, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
-		ApprovalTimeout: o.approvalTimeout})
+		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

@@ -68,6 +68,9 @@ type Options struct {
 	// ApprovalTimeout is how long a tool call waits for a user's
 	// approval before it is denied (DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
+	// Allowance is asked before every model request (the chat's turns
+	// and its servers' sampling) and told what each cost; nil allows all.
+	Allowance Allowance
 	// Now defaults to time.Now.
 	Now func() time.Time
 }
@@ -120,6 +123,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Allowance == nil {
+		o.Allowance = unlimited{}
 	}
 	if o.ApprovalTimeout <= 0 {
 		o.ApprovalTimeout = DefaultApprovalTimeout

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
@@ -100,3 +101,20 @@ type ElicitRequest struct {
 	UserID int64
 	mcpclient.Elicitation
 }
+
+// Allowance is the daily spend allowance (spend.Ledger implements it):
+// asked before every model request made for a chat, told what each cost.
+type Allowance interface {
+	// Allow reports whether a model request may be made for chat on
+	// behalf of user (0: none known). When not, notice is what to tell the
+	// chat, once: "" when it was told already.
+	Allow(chatID, userID int64) (ok bool, notice string)
+	// Record counts what a model request cost.
+	Record(chatID, userID int64, u llm.Usage)
+}
+
+// unlimited is the Allowance when none is set: it allows everything.
+type unlimited struct{}
+
+func (unlimited) Allow(int64, int64) (bool, string) { return true, "" }
+func (unlimited) Record(int64, int64, llm.Usage)    {}

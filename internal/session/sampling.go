@@ -46,6 +46,14 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 	if maxTokens <= 0 || maxTokens > maxSamplingTokens {
 		maxTokens = maxSamplingTokens
 	}
+	_, user, _ := sm.s.currentTurn() // whose turn the sampling is counted for (0: none runs)
+	if ok, notice := m.o.Allowance.Allow(sm.s.id, user); !ok {
+		if notice != "" {
+			sm.s.reply(m.ctx, notice)
+		}
+		m.logger.Info("MCP sampling refused: the daily token allowance is used", "chat", sm.s.id, "server", r.Server)
+		return mcpclient.SamplingResult{}, errors.New("the chat's daily token allowance is used up")
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.o.ModelTimeout)
 	defer cancel()
 	stop := context.AfterFunc(m.ctx, cancel) // the bot shuts down
@@ -59,6 +67,7 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 		}
 		return mcpclient.SamplingResult{}, errors.New("the model did not answer")
 	}
+	m.o.Allowance.Record(sm.s.id, user, resp.Usage)
 	m.logger.Info("MCP sampling answered", "chat", sm.s.id, "server", r.Server, "messages", len(msgs),
 		"input_tokens", resp.Usage.InputTokens, "cached_tokens", resp.Usage.CacheReadTokens,
 		"output_tokens", resp.Usage.OutputTokens, "stop", resp.StopReason)

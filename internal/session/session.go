@@ -557,6 +557,14 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 		if err != nil {
 			return err
 		}
+		if ok, notice := m.o.Allowance.Allow(s.id, in.from); !ok {
+			// The allowance is used up: no model request, said once.
+			m.logger.Info("no model request: the daily token allowance is used", "chat", s.id, "user", in.from, "step", step)
+			if notice != "" {
+				s.reply(m.ctx, notice)
+			}
+			return nil
+		}
 		callCtx, cancel := context.WithTimeout(ctx, m.o.ModelTimeout)
 		resp, err := m.o.Model.Complete(callCtx, llm.Request{System: system, Messages: mergeAdjacent(repairToolCalls(msgs)),
 			Tools: specs, StableTools: len(tools.stable)})
@@ -564,6 +572,7 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 		if err != nil {
 			return err
 		}
+		m.o.Allowance.Record(s.id, in.from, resp.Usage)
 		m.logger.Debug("model step", "chat", s.id, "step", step, "tool_calls", len(resp.ToolCalls), "tools", len(specs),
 			"input_tokens", resp.Usage.InputTokens, "cached_tokens", resp.Usage.CacheReadTokens,
 			"cache_write_tokens", resp.Usage.CacheWriteTokens, "output_tokens", resp.Usage.OutputTokens)

@@ -1,0 +1,59 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// Usage is the record of what the model cost (*spend.Ledger), for /usage
+// and /allow_more.
+type Usage interface {
+	// Report is /usage in chat, asked by user.
+	Report(chatID, userID int64) string
+	// AllowMore lifts chat's daily allowance for the rest of the UTC day.
+	AllowMore(chatID, by int64)
+}
+
+// cmdUsage is /usage: the chat's tokens today and this month.
+func (b *Bot) cmdUsage(ctx context.Context, chatID, userID int64) {
+	if b.o.Usage == nil {
+		b.reply(ctx, chatID, "Usage is not recorded.")
+		return
+	}
+	b.reply(ctx, chatID, b.o.Usage.Report(chatID, userID))
+}
+
+// allowMoreHelp is the reply to /allow_more with a bad argument.
+const allowMoreHelp = "Use /allow_more <chat id> (or /allow_more alone, for this chat): it lifts that chat's daily token allowance for the rest of today (UTC)."
+
+// cmdAllowMore is an admin's /allow_more [chat id]: the chat's daily
+// allowance is lifted for the rest of the UTC day.
+func (b *Bot) cmdAllowMore(ctx context.Context, chatID, userID int64, args []string) {
+	switch {
+	case !b.access.isAdmin(userID):
+		b.reply(ctx, chatID, "Only an admin of this bot (TELEGRAM_ADMINS) can lift the daily allowance.")
+		return
+	case b.o.Usage == nil:
+		b.reply(ctx, chatID, "Usage is not recorded, so there is no allowance to lift.")
+		return
+	case len(args) > 1:
+		b.reply(ctx, chatID, allowMoreHelp)
+		return
+	}
+	target := chatID
+	if len(args) == 1 {
+		id, err := strconv.ParseInt(args[0], 10, 64)
+		if err != nil || id == 0 {
+			b.reply(ctx, chatID, allowMoreHelp)
+			return
+		}
+		target = id
+	}
+	b.o.Usage.AllowMore(target, userID)
+	what := fmt.Sprintf("chat %d", target)
+	if target == chatID {
+		what = "this chat"
+	}
+	b.reply(ctx, chatID, "The daily token allowance of "+what+" is lifted for the rest of today (UTC).")
+}

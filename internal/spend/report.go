@@ -1,0 +1,77 @@
+package spend
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Report is /usage for chat, asked by user: today's and this month's
+// tokens of the chat (UTC), the cost when the prices are set, and the
+// allowances with what is left of them today.
+func (l *Ledger) Report(chat, user int64) string {
+	now := l.o.Now().UTC()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.rollLocked(now); err != nil {
+		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
+	}
+	today := l.chats[chat]
+	var month Counts
+	for _, m := range l.month {
+		c := m[chat]
+		month.Input += c.Input
+		month.Cached += c.Cached
+		month.Output += c.Output
+		month.Calls += c.Calls
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Model usage of this chat (UTC days):\n")
+	fmt.Fprintf(&b, "Today (%s): %s\n", l.day, l.countsText(today))
+	fmt.Fprintf(&b, "This month (%s): %s\n", now.Format("January 2006"), l.countsText(month))
+	if l.o.PerChat > 0 {
+		fmt.Fprintf(&b, "Allowance: %s tokens a day for this chat, %s left today", Number(l.o.PerChat), Number(max(l.o.PerChat-today.Tokens(), 0)))
+		if l.lifted[chat] {
+			b.WriteString(" (lifted by an admin for today)")
+		}
+		b.WriteString(".\n")
+	}
+	if l.o.PerUser > 0 && user != 0 {
+		u := l.users[user]
+		fmt.Fprintf(&b, "You, in every chat today: %s tokens of your %s a day.\n", Number(u.Tokens()), Number(l.o.PerUser))
+	}
+	if l.o.PerChat <= 0 && l.o.PerUser <= 0 {
+		b.WriteString("No daily allowance is set.\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// countsText is "12,345 tokens in 3 model calls (input 10,000, of which
+// 4,000 cached; output 2,345), about $0.05".
+func (l *Ledger) countsText(c Counts) string {
+	if c.Calls == 0 {
+		return "no model calls"
+	}
+	calls := "calls"
+	if c.Calls == 1 {
+		calls = "call"
+	}
+	s := fmt.Sprintf("%s tokens in %s model %s (input %s, of which %s cached; output %s)",
+		Number(c.Tokens()), Number(c.Calls), calls, Number(c.Input), Number(c.Cached), Number(c.Output))
+	if l.o.PriceInput > 0 || l.o.PriceOutput > 0 {
+		s += ", about " + l.costText(c)
+	}
+	return s
+}
+
+// costText prices c: input (cached tokens at the input price: an upper
+// bound, as providers charge less for them) and output.
+func (l *Ledger) costText(c Counts) string {
+	cost := float64(c.Input)*l.o.PriceInput/1e6 + float64(c.Output)*l.o.PriceOutput/1e6
+	switch {
+	case cost == 0:
+		return "$0"
+	case cost < 0.01:
+		return fmt.Sprintf("$%.4f", cost)
+	}
+	return fmt.Sprintf("$%.2f", cost)
+}

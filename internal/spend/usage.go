@@ -1,0 +1,334 @@
+// Package spend keeps what the model costs — input, cached and output
+// tokens per chat and per user per UTC day — in the data directory, and
+// enforces the daily spend allowance (LLM_DAILY_TOKENS_PER_CHAT,
+// LLM_DAILY_TOKENS_PER_USER): once a chat or a user has used theirs, no
+// model request is made for them until the next UTC day, unless an admin
+// lifts it for the day (/allow-more).
+//
+// The record is a journal, one file a day (usage/2006-01-02.jsonl), one
+// JSON line per model call, lift or notice, appended as they happen: so a
+// restart loses nothing that was written, and a line cut by a crash is
+// skipped. Today's totals and this month's per chat are kept in memory,
+// read back from the month's files by Load.
+package spend
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+)
+
+// Counts are tokens of model calls. Input includes Cached, as the
+// providers count them.
+type Counts struct {
+	Input  int64 `json:"in,omitempty"`
+	Cached int64 `json:"cached,omitempty"`
+	Output int64 `json:"out,omitempty"`
+	Calls  int64 `json:"-"`
+}
+
+// Tokens are what the allowance counts: input (cached included) and
+// output.
+func (c Counts) Tokens() int64 { return c.Input + c.Output }
+
+func (c *Counts) add(o Counts) {
+	c.Input += o.Input
+	c.Cached += o.Cached
+	c.Output += o.Output
+	c.Calls++
+}
+
+// Options configure a Ledger.
+type Options struct {
+	// Dir holds the journal (VOLCANIC_DATA_DIR/usage).
+	Dir string
+	// PerChat and PerUser are the daily allowances in tokens; 0: none.
+	PerChat, PerUser int64
+	// PriceInput and PriceOutput are what a million input and output
+	// tokens cost (LLM_PRICE_*_PER_MTOK); 0: unknown, no cost shown.
+	PriceInput, PriceOutput float64
+	// Now defaults to time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Ledger records usage and decides the allowance. It is safe for
+// concurrent use. Make it with New and Load it before use.
+type Ledger struct {
+	o Options
+
+	mu      sync.Mutex
+	day     string // the UTC day the maps are of, "2006-01-02"
+	chats   map[int64]Counts
+	users   map[int64]Counts
+	lifted  map[int64]bool // chats an admin lifted the allowance of, today
+	told    map[toldKey]bool
+	month   map[string]map[int64]Counts // this month: day → chat → counts
+	journal *os.File                    // today's, open for appending
+}
+
+// toldKey is who was told that the allowance is used: a chat (user 0)
+// for its own allowance, a user in a chat for theirs.
+type toldKey struct{ chat, user int64 }
+
+// line is one journal entry: a model call (chat, user, counts), a lift
+// (Lift: the chat, By: the admin) or a notice sent (Told).
+type line struct {
+	Chat int64 `json:"chat,omitempty"`
+	User int64 `json:"user,omitempty"`
+	Counts
+	Lift     int64 `json:"lift,omitempty"`
+	By       int64 `json:"by,omitempty"`
+	Told     int64 `json:"told,omitempty"`
+	ToldUser int64 `json:"told_user,omitempty"`
+}
+
+// New returns a Ledger; it does no I/O.
+func New(o Options) *Ledger {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Ledger{o: o}
+}
+
+const dayLayout = "2006-01-02"
+
+// Load reads this month's journal: today's totals per chat and user, the
+// lifts and notices of today, and the month's totals per chat. A missing
+// folder is an empty record; a line it cannot read is skipped with a
+// warning.
+func (l *Ledger) Load() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rollLocked(l.o.Now().UTC())
+}
+
+// rollLocked makes the maps those of now's day (and month), reading the
+// month's files when the month is new to it.
+func (l *Ledger) rollLocked(now time.Time) error {
+	day := now.Format(dayLayout)
+	if day == l.day {
+		return nil
+	}
+	if l.journal != nil {
+		_ = l.journal.Close()
+		l.journal = nil
+	}
+	sameMonth := l.day != "" && l.day[:7] == day[:7]
+	l.day = day
+	l.chats, l.users = map[int64]Counts{}, map[int64]Counts{}
+	l.lifted, l.told = map[int64]bool{}, map[toldKey]bool{}
+	if sameMonth {
+		return nil // a new day of the month: nothing written for it yet but by this run
+	}
+	l.month = map[string]map[int64]Counts{}
+	files, err := filepath.Glob(filepath.Join(l.o.Dir, day[:7]+"-??.jsonl"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		d := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		if d > day {
+			continue // the clock went back: a later day is not this month's so far
+		}
+		if err := l.readLocked(f, d, d == day); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *Ledger) readLocked(path, day string, today bool) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("usage: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		var ln line
+		if err := json.Unmarshal(sc.Bytes(), &ln); err != nil {
+			l.o.Logger.Warn("usage: a line of the journal is not read", "file", path, "line", n, "err", err)
+			continue
+		}
+		switch {
+		case ln.Lift != 0:
+			if today {
+				l.lifted[ln.Lift] = true
+			}
+		case ln.Told != 0:
+			if today {
+				l.told[toldKey{ln.Told, ln.ToldUser}] = true
+			}
+		case ln.Chat != 0:
+			l.countLocked(day, today, ln.Chat, ln.User, ln.Counts)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("usage: %s: %w", path, err)
+	}
+	return nil
+}
+
+func (l *Ledger) countLocked(day string, today bool, chat, user int64, c Counts) {
+	if today {
+		cc := l.chats[chat]
+		cc.add(c)
+		l.chats[chat] = cc
+		if user != 0 {
+			uc := l.users[user]
+			uc.add(c)
+			l.users[user] = uc
+		}
+	}
+	m := l.month[day]
+	if m == nil {
+		m = map[int64]Counts{}
+		l.month[day] = m
+	}
+	mc := m[chat]
+	mc.add(c)
+	m[chat] = mc
+}
+
+// appendLocked writes ln to today's journal (0600, the folder 0700). A
+// failure is logged: the count in memory still holds for this run.
+func (l *Ledger) appendLocked(ln line) {
+	if l.journal == nil {
+		if err := os.MkdirAll(l.o.Dir, 0o700); err != nil {
+			l.o.Logger.Warn("usage not saved", "err", err)
+			return
+		}
+		f, err := os.OpenFile(filepath.Join(l.o.Dir, l.day+".jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			l.o.Logger.Warn("usage not saved", "err", err)
+			return
+		}
+		l.journal = f
+	}
+	data, _ := json.Marshal(ln)
+	if _, err := l.journal.Write(append(data, '\n')); err != nil {
+		l.o.Logger.Warn("usage not saved", "err", err)
+	}
+}
+
+// Record counts a model call made for chat on behalf of user (0: none).
+func (l *Ledger) Record(chat, user int64, u llm.Usage) {
+	c := Counts{Input: int64(u.InputTokens), Cached: int64(u.CacheReadTokens), Output: int64(u.OutputTokens)}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.rollLocked(l.o.Now().UTC()); err != nil {
+		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
+	}
+	l.countLocked(l.day, true, chat, user, c)
+	l.appendLocked(line{Chat: chat, User: user, Counts: c})
+}
+
+// Allow reports whether a model request may be made for chat on behalf of
+// user now. When not, notice is what to tell the chat — once a day for
+// each allowance used up, "" after that.
+func (l *Ledger) Allow(chat, user int64) (ok bool, notice string) {
+	if l.o.PerChat <= 0 && l.o.PerUser <= 0 {
+		return true, ""
+	}
+	now := l.o.Now().UTC()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.rollLocked(now); err != nil {
+		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
+	}
+	if l.lifted[chat] {
+		return true, ""
+	}
+	var who toldKey
+	var text string
+	switch {
+	case l.o.PerChat > 0 && l.chats[chat].Tokens() >= l.o.PerChat:
+		who = toldKey{chat, 0}
+		text = fmt.Sprintf("This chat has used today's allowance of %s tokens.", Number(l.o.PerChat))
+	case l.o.PerUser > 0 && user != 0 && l.users[user].Tokens() >= l.o.PerUser:
+		who = toldKey{chat, user}
+		text = fmt.Sprintf("You have used today's allowance of %s tokens.", Number(l.o.PerUser))
+	default:
+		return true, ""
+	}
+	if l.told[who] {
+		return false, ""
+	}
+	l.told[who] = true
+	l.appendLocked(line{Told: who.chat, ToldUser: who.user})
+	l.o.Logger.Info("daily token allowance reached", "chat", chat, "user", who.user)
+	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	return false, fmt.Sprintf("%s I can answer again from 00:00 UTC (in %s); until then I make no model request here. "+
+		"An admin can lift it for today with /allow_more %d.", text, untilText(next.Sub(now)), chat)
+}
+
+// AllowMore lifts the allowance of chat for the rest of today (UTC): by is
+// the admin.
+func (l *Ledger) AllowMore(chat, by int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.rollLocked(l.o.Now().UTC()); err != nil {
+		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
+	}
+	l.lifted[chat] = true
+	l.appendLocked(line{Lift: chat, By: by})
+	l.o.Logger.Info("daily token allowance lifted for today", "chat", chat, "by", by)
+}
+
+// Close closes today's journal.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.journal == nil {
+		return nil
+	}
+	err := l.journal.Close()
+	l.journal = nil
+	return err
+}
+
+// untilText says d in hours and minutes: "5 h 12 min", "3 min".
+func untilText(d time.Duration) string {
+	m := int((d + time.Minute - 1) / time.Minute) // rounded up
+	if m >= 60 {
+		return fmt.Sprintf("%d h %d min", m/60, m%60)
+	}
+	return fmt.Sprintf("%d min", m)
+}
+
+// Number writes n with thousands separators: 1,234,567.
+func Number(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
