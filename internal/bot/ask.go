@@ -244,6 +244,9 @@ func htmlText(s string) string {
 	return html.UnescapeString(b.String())
 }
 
+// readyWait bounds how long a press waits for its question's message id.
+const readyWait = 10 * time.Second
+
 // Limits of a question: Telegram takes 100 buttons; the outcome line is
 // kept room for.
 const (
@@ -271,14 +274,15 @@ type openQuestion struct {
 	// keep: a press answers without closing the question (a form's
 	// toggles); presses beyond answer's room are told to wait.
 	keep    bool
-	private bool // Question.Private
+	private bool          // Question.Private
+	ready   chan struct{} // closed once msgID is known, or the question is over
 }
 
 func newQuestions() *questions { return &questions{byID: map[string]*openQuestion{}} }
 
 func (qs *questions) open(chatID int64, q Question, keep bool) *openQuestion {
 	p := &openQuestion{id: rand.Text(), chatID: chatID, may: q.MayAnswer, refusal: q.Refusal, keep: keep, private: q.Private,
-		answer: make(chan Answer, keptPresses)}
+		answer: make(chan Answer, keptPresses), ready: make(chan struct{})}
 	if p.refusal == "" {
 		p.refusal = DefaultRefusal
 	}
@@ -309,7 +313,17 @@ func (p *openQuestion) keyboard(rows [][]Button) *models.InlineKeyboardMarkup {
 func (qs *questions) sent(p *openQuestion, msgID int) {
 	qs.mu.Lock()
 	p.msgID = msgID
+	p.markReady()
 	qs.mu.Unlock()
+}
+
+// markReady closes p.ready once; qs.mu is held.
+func (p *openQuestion) markReady() {
+	select {
+	case <-p.ready:
+	default:
+		close(p.ready)
+	}
 }
 
 // close ends p: presses of its buttons are expired from now on. It
@@ -317,6 +331,7 @@ func (qs *questions) sent(p *openQuestion, msgID int) {
 func (qs *questions) close(p *openQuestion) (Answer, bool) {
 	qs.mu.Lock()
 	delete(qs.byID, p.id)
+	p.markReady()
 	qs.mu.Unlock()
 	select {
 	case a := <-p.answer:
@@ -341,8 +356,19 @@ func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	p := qs.byID[id]
+	if p != nil && p.msgID == 0 {
+		// The question's message is out, but Ask has not heard which it
+		// is yet: a press that quick waits for it, to be checked against it.
+		qs.mu.Unlock()
+		select {
+		case <-p.ready:
+		case <-time.After(readyWait):
+		}
+		qs.mu.Lock()
+		p = qs.byID[id]
+	}
 	switch {
-	case p == nil, p.chatID != chatID, p.msgID != 0 && p.msgID != msgID, n < 0 || n >= len(p.buttons):
+	case p == nil, p.chatID != chatID, p.msgID != msgID, n < 0 || n >= len(p.buttons):
 		return expiredPress, false, false
 	case !allowed(cq.From.ID):
 		return strangerPress, true, false
