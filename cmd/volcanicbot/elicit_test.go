@@ -216,3 +216,21 @@ func TestE2EElicitationInAGroup(t *testing.T) {
 		t.Error("bob's message never reached the model")
 	}
 }
+
+// A form open when the bot stops is cancelled and closed; after the
+// restart its buttons have expired, and what the user types goes to the
+// model again (no form is open).
+func TestE2EElicitationExpiresWithARestart(t *testing.T) {
+	dataDir, tg := t.TempDir(), telegramtest.New(t)
+	d := startElicitDaemon(t, daemonOptions{dataDir: dataDir, tg: tg})
+	d.tg.Message(alice, alice, "sign me up")
+	q := d.waitOpen(alice, "<b>age</b>")
+	d.stop()
+	d.waitClosed(alice, q, "⏹ Stopped: cancelled.")
+	d = startElicitDaemon(t, daemonOptions{dataDir: dataDir, tg: tg})
+	if a, err := tg.WaitAnswer(tg.Callback(alice, alice, q.ID, q.Keyboard[0][0].Data), 20*time.Second); err != nil || a.Text != "This button has expired." {
+		t.Errorf("a press after the restart answered %+v, %v", a, err)
+	}
+	d.tg.Message(alice, alice, "42")
+	d.waitText(alice, "heard: 42")
+}
