@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -151,16 +153,12 @@ type nopWarn struct{}
 
 func (nopWarn) Warn(string, ...any) {}
 
-// writeFileAtomic replaces path with data (0600), through a temporary
-// file in the same folder, which it makes (0700) when missing.
+// writeFileAtomic replaces path with data (0600) through renameio (a
+// temporary file in the same folder, synced, then renamed), making the
+// folder (0700) when missing.
 func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return renameio.WriteFile(path, data, 0o600, renameio.WithStaticPermissions(0o600))
 }
