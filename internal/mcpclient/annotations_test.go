@@ -2,7 +2,12 @@ package mcpclient
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 func TestToolAnnotations(t *testing.T) {
@@ -31,5 +36,31 @@ func TestToolAnnotations(t *testing.T) {
 		if a.ReadOnly() != tt.readOnly || a.MeaningText() != tt.meaning {
 			t.Errorf("%s: read-only %v, %q; want %v, %q", tt.annotations, a.ReadOnly(), a.MeaningText(), tt.readOnly, tt.meaning)
 		}
+	}
+}
+
+// /mcp <name> says which of the offered tools wait for approval: under
+// "writes" every one but those that say they only read (echo) and those
+// autoApprove lets run (sleep).
+func TestServerTextSaysWhatAsks(t *testing.T) {
+	cfg, _ := fakeServer(t, "fake")
+	cfg.Approval, cfg.AutoApprove = mcpconfig.ApprovalWrites, []string{"sleep"}
+	h := newHarness(t, nil, cfg)
+	s := h.session("")
+	h.call(s, h.tool("fake", fakemcp.ToolEcho), `{"text":"one"}`)
+	detail, err := s.ServerText("fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, line, ok := strings.Cut(detail, "approval: writes; autoApprove: sleep — asks before ")
+	line, _, _ = strings.Cut(line, "\n")
+	_, list, _ := strings.Cut(line, ": ")
+	asks := strings.Split(list, ", ")
+	if !ok || slices.Contains(asks, fakemcp.ToolEcho) || slices.Contains(asks, fakemcp.ToolSleep) || !slices.Contains(asks, fakemcp.ToolSlow) {
+		t.Errorf("/mcp fake:\n%s", detail)
+	}
+	cfg.Approval, cfg.AutoApprove = "", nil
+	if got := approvalLine(cfg, nil); got != "" {
+		t.Errorf("approval never: %q", got)
 	}
 }

@@ -192,12 +192,18 @@ func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 	if cfg.ToolPrefix != "" {
 		fmt.Fprintf(&b, "tool prefix: %s\n", cfg.ToolPrefix)
 	}
-	var offered []string
+	var offered, asking []string
 	for _, t := range offeredTools(sc.Catalog.Tools, refusals) {
 		offered = append(offered, t.Name)
+		if cfg.ApprovalFor(t.MCPName, t.Name, t.Annotations.ReadOnly()) != mcpconfig.RunFreely {
+			asking = append(asking, t.Name)
+		}
 	}
 	if len(offered) > 0 {
 		fmt.Fprintf(&b, "tools (%d): %s\n", len(offered), strings.Join(offered, ", "))
+	}
+	if line := approvalLine(cfg, asking); line != "" {
+		b.WriteString(line)
 	}
 	if len(sc.Catalog.Hidden) > 0 {
 		fmt.Fprintf(&b, "hidden from the model (disabledTools, includeTools, excludeTools): %d: %s\n", len(sc.Catalog.Hidden),
@@ -264,4 +270,31 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// approvalLine is /mcp <name>'s line on approvals: the rule, its lists,
+// and which of the offered tools wait for a user's yes; "" when none
+// ever does.
+func approvalLine(cfg mcpconfig.ServerConfig, asking []string) string {
+	mode := cfg.Approval
+	if mode == "" {
+		mode = mcpconfig.ApprovalNever
+	}
+	if mode == mcpconfig.ApprovalNever && len(cfg.AlwaysAsk) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "approval: %s", mode)
+	if len(cfg.AutoApprove) > 0 {
+		fmt.Fprintf(&b, "; autoApprove: %s", strings.Join(cfg.AutoApprove, ", "))
+	}
+	if len(cfg.AlwaysAsk) > 0 {
+		fmt.Fprintf(&b, "; alwaysAsk: %s", strings.Join(cfg.AlwaysAsk, ", "))
+	}
+	if len(asking) == 0 {
+		b.WriteString(" — no offered tool asks\n")
+	} else {
+		fmt.Fprintf(&b, " — asks before %d: %s\n", len(asking), capMessage(strings.Join(asking, ", "), 1<<10))
+	}
+	return b.String()
 }
