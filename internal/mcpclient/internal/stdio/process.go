@@ -217,6 +217,15 @@ func (p *Process) watch(onExit func()) {
 	p.exitState, p.exitErr = state, err
 	close(p.exited)
 	if onExit != nil {
+		// What the server wrote last before it died (its reason) may still
+		// be in the pipe: the report waits briefly for the rest of stderr,
+		// so that the exit's record carries the whole tail.
+		t := time.NewTimer(stderrAfterExit)
+		select {
+		case <-p.stderrDone:
+		case <-t.C:
+		}
+		t.Stop()
 		onExit()
 	}
 	if !p.terminating.Load() {
@@ -229,6 +238,10 @@ func (p *Process) watch(onExit func()) {
 		p.tree.release()
 	}
 }
+
+// stderrAfterExit bounds the wait for the rest of stderr after the leader
+// exited (a process that outlives it may hold the pipe open).
+const stderrAfterExit = 500 * time.Millisecond
 
 // Exited is closed when the leader has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
@@ -254,7 +267,7 @@ func (p *Process) WaitExit(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
-	t.Reset(500 * time.Millisecond)
+	t.Reset(stderrAfterExit)
 	select {
 	case <-p.stderrDone:
 	case <-t.C:
