@@ -158,6 +158,13 @@ func (o *OAuthServer) SetTokenError(code string) {
 	o.mu.Unlock()
 }
 
+// Revoke forgets every token issued: the next requests need a login.
+func (o *OAuthServer) Revoke() {
+	o.mu.Lock()
+	o.tokens = map[string]string{}
+	o.mu.Unlock()
+}
+
 // Browse follows an authorization URL as a browser would, up to the
 // redirect back to the client: the address it ends on.
 func Browse(t *testing.T, authURL string) string {

@@ -43,6 +43,7 @@ type authStore struct {
 	states     map[string]*oauth.State // loaded or saved
 	modTimes   map[string]time.Time    // of the file each state was read from or written to
 	challenges map[string]oauth.Challenge
+	catalogs   map[string]Catalog // the last catalogues discovered with a token
 }
 
 func newAuthStore(dir string) *authStore {
@@ -112,6 +113,61 @@ func (a *authStore) save(server string, st *oauth.State) error {
 		a.modTimes[server] = fi.ModTime()
 	}
 	return nil
+}
+
+// toolsPath is where server's last catalogue is kept while it is logged
+// in: the tools it offers when a login is needed again.
+func (a *authStore) toolsPath(server string) string {
+	return filepath.Join(a.dir, server+".tools.json")
+}
+
+// saveCatalog keeps cat, the catalogue of server discovered with its
+// token (0600; in memory without a directory). A failure only costs the
+// tools' showing while a login is needed.
+func (a *authStore) saveCatalog(server string, cat Catalog) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.catalogs == nil {
+		a.catalogs = map[string]Catalog{}
+	}
+	a.catalogs[server] = cat
+	if a.dir == "" {
+		return
+	}
+	raw, err := json.Marshal(cat)
+	if err != nil || os.MkdirAll(a.dir, 0o700) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(a.dir, "."+server+"-tools-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(raw)
+	if cerr := tmp.Close(); werr == nil && cerr == nil {
+		_ = os.Rename(tmp.Name(), a.toolsPath(server))
+	}
+}
+
+// savedCatalog is server's last catalogue discovered with a token, if any.
+func (a *authStore) savedCatalog(server string) (Catalog, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cat, ok := a.catalogs[server]; ok {
+		return cat, true
+	}
+	if a.dir == "" {
+		return Catalog{}, false
+	}
+	raw, err := os.ReadFile(a.toolsPath(server))
+	if err != nil {
+		return Catalog{}, false
+	}
+	var cat Catalog
+	if json.Unmarshal(raw, &cat) != nil || cat.Server != server {
+		return Catalog{}, false
+	}
+	return cat, true
 }
 
 func (a *authStore) noteChallenge(server string, ch oauth.Challenge) {

@@ -132,3 +132,61 @@ func TestOAuthLoginFailures(t *testing.T) {
 		t.Error("logged in after failures")
 	}
 }
+
+// A server logged in once and needing a login again (its token revoked)
+// keeps offering the tools of its last catalogue, across a restart of the
+// bot; a call says a login is needed, and /mcp says so.
+func TestNeedsLoginKeepsTheTools(t *testing.T) {
+	o := fakemcp.NewOAuthServer(t)
+	cfg := httpConfig("remote", o.URL+"/mcp", nil)
+	dir := filepath.Join(t.TempDir(), "mcp-auth")
+	newClient := func() *Client {
+		c := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: redact.NewEnvFilter(os.Environ()), AuthDir: dir})
+		t.Cleanup(c.Close)
+		return c
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	first := newClient()
+	login, err := first.Login(ctx, "remote", "http://127.0.0.1:9/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := login.Finish(ctx, fakemcp.Browse(t, login.URL)); err != nil {
+		t.Fatal(err)
+	}
+	if cats := first.Discover(ctx); cats[0].Err != nil {
+		t.Fatal(cats[0].Err)
+	}
+	first.Close()
+
+	o.Revoke()
+	client := newClient()
+	cats := client.Discover(ctx)
+	var nl *NeedsLoginError
+	if !errors.As(cats[0].Err, &nl) {
+		t.Fatalf("discovery: %v, want needs login", cats[0].Err)
+	}
+	tools, _ := client.Tools(ctx)
+	var echo Tool
+	for _, tl := range tools {
+		if tl.MCPName == fakemcp.ToolEcho {
+			echo = tl
+		}
+	}
+	if echo.Server != "remote" {
+		t.Fatalf("the tools of the last login are gone: %d tools", len(tools))
+	}
+	s, _ := client.NewSession(t.TempDir())
+	defer s.Close()
+	res, err := s.Call(ctx, echo, json.RawMessage(`{"text":"hi"}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "remote needs login (OAuth): an admin sends /mcp login remote") {
+		t.Errorf("a call: %q (%v)", res.Text(), err)
+	}
+	if txt := s.StatusText(); !strings.Contains(txt, "needs login") || !strings.Contains(txt, "tools from the last login say so when called") {
+		t.Errorf("/mcp:\n%s", txt)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "remote.tools.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the saved catalogue: %v (%v)", fi, err)
+	}
+}

@@ -169,6 +169,12 @@ func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 	if err != nil {
 		if nl, ok := needsLogin(err); ok {
 			e.err = &DiscoveryError{Server: cfg.Name, Err: nl} // its text names no secret
+			// The tools it offered when it was logged in stay offered:
+			// a call says a login is needed, instead of the tools
+			// vanishing.
+			if saved, ok := c.sp.auth.savedCatalog(cfg.Name); ok && !nl.StepUp {
+				e.catalog = saved
+			}
 		} else {
 			e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(capMessage(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))}
 		}
@@ -177,6 +183,9 @@ func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 		return
 	}
 	e.catalog = cat
+	if cfg.URL != "" && c.sp.auth.state(cfg.Name).LoggedIn() {
+		c.sp.auth.saveCatalog(cfg.Name, cat)
+	}
 	for _, w := range cat.Warnings {
 		logger.Warn("MCP server catalogue: "+w, "server", cfg.Name)
 	}

@@ -185,8 +185,8 @@ func (c *Client) Offered() ([]Tool, []Refusal) { return c.resolve(c.Lookup()) }
 func (c *Client) resolve(cats []ServerCatalog) ([]Tool, []Refusal) {
 	var discovered []Catalog
 	for _, sc := range cats {
-		if sc.Err == nil && sc.Config.Enabled && !sc.Discovering {
-			discovered = append(discovered, sc.Catalog)
+		if _, login := needsLogin(sc.Err); (sc.Err == nil || login) && sc.Config.Enabled && !sc.Discovering {
+			discovered = append(discovered, sc.Catalog) // needing a login: the tools it had, which say so when called
 		}
 	}
 	return ResolveTools(discovered, c.builtins, nil)

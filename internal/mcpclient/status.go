@@ -51,7 +51,11 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal, cost ToolCost)
 		return "starting (listing its tools)"
 	}
 	if _, ok := needsLogin(sc.Err); ok {
-		return "needs login: an admin sends /mcp login " + sc.Config.Name + " (or runs `volcanicbot login " + sc.Config.Name + "` on the bot's host)"
+		line := "needs login: an admin sends /mcp login " + sc.Config.Name + " (or runs `volcanicbot login " + sc.Config.Name + "` on the bot's host)"
+		if n := len(sc.Catalog.Tools); n > 0 {
+			line += fmt.Sprintf("; its %s from the last login say so when called", plural(n, "tool"))
+		}
+		return line
 	}
 	if sc.Err != nil {
 		return "failed: " + firstLine(sc.Err.Error())
