@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,6 +155,20 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		tokens: tokens, metrics: met}, nil
 }
 
+// loginCallbackPath is where /mcp login's browser comes back on HTTP_ADDR.
+const loginCallbackPath = "/mcp/oauth/callback"
+
+// loginCallbackURL is the public address of the login callback: at the
+// webhook's origin, which reaches HTTP_ADDR from outside; "" without a
+// webhook (the admin pastes the address back).
+func loginCallbackURL(webhook string) string {
+	u, err := url.Parse(webhook)
+	if webhook == "" || err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + loginCallbackPath
+}
+
 // mcpAuthDir holds, under the data directory, the OAuth state of the
 // servers at a URL (tokens, client registrations): a 0600 file each.
 const mcpAuthDir = "mcp-auth"
@@ -288,6 +303,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 		WebhookURL:    m.cfg.Telegram.WebhookURL,
 		WebhookSecret: m.cfg.Telegram.WebhookSecret,
+		LoginCallback: loginCallbackURL(m.cfg.Telegram.WebhookURL),
 		InboxDir:      filepath.Join(m.cfg.DataDir, inboxDir),
 		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
 		Usage:         ledger,

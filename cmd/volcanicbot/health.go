@@ -40,6 +40,9 @@ func (m *Main) healthServer(b *bot.Bot) (*http.Server, error) {
 	if p := b.WebhookPath(); p != "" {
 		mux.Handle(p, b.WebhookHandler())
 	}
+	if p := b.LoginCallbackPath(); p != "" {
+		mux.Handle("GET "+p, b.LoginCallbackHandler())
+	}
 	m.logger.Info("health listener", "addr", ln.Addr().String())
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, nil
 }

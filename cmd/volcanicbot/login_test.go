@@ -70,3 +70,16 @@ func TestLoginOnTheTerminal(t *testing.T) {
 		t.Errorf("login without a terminal: exit %d\n%s", code, errOut.String())
 	}
 }
+
+func TestLoginCallbackURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                               "",
+		"https://bot.example/tg/hook":    "https://bot.example/mcp/oauth/callback",
+		"https://bot.example:8443/x?y=1": "https://bot.example:8443/mcp/oauth/callback",
+		"not a url":                      "",
+	} {
+		if got := loginCallbackURL(in); got != want {
+			t.Errorf("loginCallbackURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -48,6 +48,11 @@ type Options struct {
 	// AllowedUsers are the Telegram user ids that may use the bot; empty
 	// means nobody (default deny).
 	AllowedUsers []int64
+	// LoginCallback is the public address of LoginCallbackHandler (on
+	// HTTP_ADDR, reachable from the admin's browser): /mcp login has the
+	// browser come back there and finishes by itself. Empty: the admin
+	// pastes the address back.
+	LoginCallback string
 	// Admins may use the bot too, and decide what only admins may
 	// (TELEGRAM_ADMINS): approvals in groups, adding users (/allow).
 	Admins []int64

@@ -2,6 +2,9 @@ package bot
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -57,16 +60,83 @@ func (b *Bot) cmdLogin(ctx context.Context, chatID, userID int64, name string) {
 		b.reply(ctx, chatID, "Only the bot's admins (TELEGRAM_ADMINS) may log in to a server.")
 		return
 	}
-	login, err := b.sessions.MCPLogin(ctx, name)
+	login, err := b.sessions.MCPLogin(ctx, name, b.o.LoginCallback)
 	if err != nil {
 		b.mcpFailed(ctx, chatID, err)
 		return
 	}
 	b.logins.put(chatID, pendingLogin{user: userID, name: name, login: login, until: time.Now().Add(loginWait)})
 	b.log.Info("MCP login started", "chat", chatID, "user", userID, "server", name)
+	if b.o.LoginCallback != "" {
+		b.reply(ctx, chatID, "To log in to "+b.scrub(name)+", open this link and log in, within 10 minutes:\n\n"+login.URL+
+			"\n\nThe browser then comes back to me, and I say here when it is done. (If that page does not load, send me its "+
+			"address as your next message instead; it does not reach the model.)")
+		return
+	}
 	b.reply(ctx, chatID, "To log in to "+b.scrub(name)+", open this link and log in:\n\n"+login.URL+
 		"\n\nThe browser then goes to "+session.LoginRedirect+"…, which will not load: copy that whole address (or the code the page shows) "+
 		"and send it here as your next message, within 10 minutes. It does not reach the model.")
+}
+
+// takeByState returns and forgets the login whose redirect carries state,
+// with its chat, if it has not expired.
+func (l *logins) takeByState(state string, now time.Time) (int64, pendingLogin, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for chatID, p := range l.pending {
+		if state != "" && p.login.State == state {
+			delete(l.pending, chatID)
+			return chatID, p, now.Before(p.until)
+		}
+	}
+	return 0, pendingLogin{}, false
+}
+
+// LoginCallbackPath is the path of LoginCallbackHandler on HTTP_ADDR
+// ("" without a LoginCallback).
+func (b *Bot) LoginCallbackPath() string {
+	if b.o.LoginCallback == "" {
+		return ""
+	}
+	u, err := url.Parse(b.o.LoginCallback)
+	if err != nil {
+		return ""
+	}
+	return u.Path
+}
+
+// LoginCallbackHandler is where the authorization server sends the
+// admin's browser back after /mcp login: the login it carries the state of
+// is finished, and its chat told.
+func (b *Bot) LoginCallbackHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		chatID, p, ok := b.logins.takeByState(r.URL.Query().Get("state"), time.Now())
+		if p.login == nil {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintln(w, "volcanicbot: no login waits for this answer (it expired, or was finished). Send /mcp login <name> again.")
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), replyTimeout)
+		defer cancel()
+		if !ok {
+			fmt.Fprintln(w, "volcanicbot: this login expired. Send /mcp login "+p.name+" again.")
+			b.reply(ctx, chatID, "The login to "+b.scrub(p.name)+" expired: send /mcp login "+b.scrub(p.name)+" again.")
+			return
+		}
+		back := strings.TrimSuffix(b.o.LoginCallback, b.LoginCallbackPath()) + r.URL.RequestURI()
+		if err := p.login.Finish(ctx, back); err != nil {
+			msg := errText(b.scrub, err)
+			b.log.Info("MCP login failed", "chat", chatID, "server", p.name, "err", msg)
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintln(w, "volcanicbot: the login failed: "+msg)
+			b.reply(ctx, chatID, "The login failed: "+msg+"\nSend /mcp login "+b.scrub(p.name)+" to try again.")
+			return
+		}
+		b.log.Info("MCP login finished", "chat", chatID, "server", p.name)
+		fmt.Fprintln(w, "volcanicbot: logged in to "+p.name+". You can close this page.")
+		b.reply(ctx, chatID, b.scrub(p.name)+": logged in. Its tools are offered from the next message on.")
+	})
 }
 
 // finishLogin takes text as the answer to a login the user started in

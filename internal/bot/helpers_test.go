@@ -99,12 +99,16 @@ func (s *fakeSessions) MCPRestart(chatID int64, name string) error {
 	return nil
 }
 
-func (s *fakeSessions) MCPLogin(ctx context.Context, name string) (*session.MCPLogin, error) {
-	s.record(ctx, "login "+name)
+func (s *fakeSessions) MCPLogin(ctx context.Context, name, redirect string) (*session.MCPLogin, error) {
+	call := "login " + name
+	if redirect != "" {
+		call += " " + redirect
+	}
+	s.record(ctx, call)
 	if name != "remote" {
 		return nil, fmt.Errorf("%s is not a server at a URL: it has no login", name)
 	}
-	return session.NewMCPLogin("https://auth.example/authorize?state=s1", func(ctx context.Context, answer string) error {
+	return session.NewMCPLogin("https://auth.example/authorize?state=s1", "s1", func(ctx context.Context, answer string) error {
 		s.record(ctx, "finish "+answer)
 		if !strings.Contains(answer, "code=") {
 			return fmt.Errorf("remote: login: no code in %q", answer)

@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -42,5 +44,37 @@ func TestMCPLoginFromTheChat(t *testing.T) {
 	h.fake.Message(alice, alice, "/mcp login nope")
 	if got := h.texts(t, alice, 5)[4]; !strings.Contains(got, "nope is not a server at a URL") {
 		t.Errorf("a command server: %q", got)
+	}
+}
+
+// With a public callback (the webhook's origin), /mcp login has the
+// browser come back to the bot, which finishes the login and tells the
+// chat; a replayed or unknown state is refused.
+func TestMCPLoginCallback(t *testing.T) {
+	const callback = "https://bot.example/mcp/oauth/callback"
+	h := startBot(t, func(o *Options) { o.Admins = []int64{alice}; o.LoginCallback = callback })
+	if p := h.bot.LoginCallbackPath(); p != "/mcp/oauth/callback" {
+		t.Fatalf("path %q", p)
+	}
+	h.fake.Message(alice, alice, "/mcp login remote")
+	if got := h.texts(t, alice, 1)[0]; !strings.Contains(got, "comes back to me") {
+		t.Fatalf("the login's message:\n%s", got)
+	}
+	serve := func(query string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		h.bot.LoginCallbackHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/mcp/oauth/callback?"+query, nil))
+		return w
+	}
+	if w := serve("code=c1&state=s1"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "logged in to remote") {
+		t.Errorf("the callback: %d %s", w.Code, w.Body.String())
+	}
+	if got := h.texts(t, alice, 2)[1]; got != "remote: logged in. Its tools are offered from the next message on." {
+		t.Errorf("the chat: %q", got)
+	}
+	if w := serve("code=c1&state=s1"); w.Code != http.StatusBadRequest {
+		t.Errorf("a replay: %d %s", w.Code, w.Body.String())
+	}
+	if calls := h.sess.Calls(); !slices.Contains(calls, "login remote "+callback) || !slices.Contains(calls, "finish "+callback+"?code=c1&state=s1") {
+		t.Errorf("calls %q", calls)
 	}
 }

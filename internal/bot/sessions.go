@@ -27,7 +27,7 @@ type Sessions interface {
 	MCPRestart(chatID int64, name string) error
 	// MCPLogin starts /mcp login <name>: an OAuth login to a server at a
 	// URL.
-	MCPLogin(ctx context.Context, name string) (*session.MCPLogin, error)
+	MCPLogin(ctx context.Context, name, redirect string) (*session.MCPLogin, error)
 	// ServerNames lists the enabled MCP servers, for /help.
 	ServerNames() []string
 }

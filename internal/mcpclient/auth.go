@@ -257,6 +257,10 @@ func (c *Client) Login(ctx context.Context, name, redirectURL string) (*Login, e
 	return &Login{URL: flow.URL, client: c, cfg: cfg, flow: flow}, nil
 }
 
+// State is the login's state parameter, which the redirect back carries:
+// a callback finds the login by it.
+func (l *Login) State() string { return l.flow.State() }
+
 // Finish completes the login with the address the browser ended on (or
 // the bare code): the token is saved, and the server discovered again.
 func (l *Login) Finish(ctx context.Context, redirected string) error {

@@ -468,14 +468,17 @@ const LoginRedirect = "http://127.0.0.1:8976/callback"
 // MCPLogin is an OAuth login to a server under way (see Manager.MCPLogin).
 type MCPLogin struct {
 	// URL is the address the admin opens to log in.
-	URL    string
+	URL string
+	// State is what the redirect back carries (its state parameter).
+	State  string
 	finish func(ctx context.Context, answer string) error
 }
 
-// NewMCPLogin is a login at url that finish completes (for other
-// implementations of the bot's sessions, such as tests').
-func NewMCPLogin(url string, finish func(ctx context.Context, answer string) error) *MCPLogin {
-	return &MCPLogin{URL: url, finish: finish}
+// NewMCPLogin is a login at url, whose redirect carries state, that
+// finish completes (for other implementations of the bot's sessions, such
+// as tests').
+func NewMCPLogin(url, state string, finish func(ctx context.Context, answer string) error) *MCPLogin {
+	return &MCPLogin{URL: url, State: state, finish: finish}
 }
 
 // Finish completes the login with the address the browser ended on (or
@@ -483,13 +486,17 @@ func NewMCPLogin(url string, finish func(ctx context.Context, answer string) err
 func (l *MCPLogin) Finish(ctx context.Context, answer string) error { return l.finish(ctx, answer) }
 
 // MCPLogin starts an OAuth login to the server name, at a URL (/mcp login
-// <name>).
-func (m *Manager) MCPLogin(ctx context.Context, name string) (*MCPLogin, error) {
-	l, err := m.o.MCP.Login(ctx, name, LoginRedirect)
+// <name>); redirect is where the browser comes back (empty:
+// LoginRedirect, for the address pasted back).
+func (m *Manager) MCPLogin(ctx context.Context, name, redirect string) (*MCPLogin, error) {
+	if redirect == "" {
+		redirect = LoginRedirect
+	}
+	l, err := m.o.MCP.Login(ctx, name, redirect)
 	if err != nil {
 		return nil, err
 	}
-	return &MCPLogin{URL: l.URL, finish: l.Finish}, nil
+	return &MCPLogin{URL: l.URL, State: l.State(), finish: l.Finish}, nil
 }
 
 // ServerNames lists the configured MCP servers that are enabled, for /help.

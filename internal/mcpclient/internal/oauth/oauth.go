@@ -271,6 +271,9 @@ func Begin(ctx context.Context, cfg Config, prev *State, ch Challenge) (*Flow, e
 	return f, nil
 }
 
+// State is the flow's state parameter: what the redirect back carries.
+func (f *Flow) State() string { return f.state }
+
 // Issuer is the authorization server the flow logs in with.
 func (f *Flow) Issuer() string { return f.meta.Issuer }
 
