@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -164,9 +165,34 @@ func (h *host) status() (pid, users int, memory int64) {
 	return p.PID(), users, p.TreeMemory()
 }
 
+// portTries is how many ports start tries: a free port may be taken by
+// another process before the server binds it.
+const portTries = 3
+
 // start starts the process on a free port and waits until the port takes
-// connections, the process exits or ctx ends.
+// connections, the process exits or ctx ends. A process that exits because
+// its port was taken meanwhile (EADDRINUSE) is started again on another.
 func (h *host) start(ctx context.Context) (*stdio.Process, string, error) {
+	for try := 1; ; try++ {
+		p, url, err := h.startOnce(ctx)
+		var taken *portTakenError
+		if !errors.As(err, &taken) || try == portTries {
+			return p, url, err
+		}
+		h.sp.logger.Info("shared MCP server: its port was taken before it listened; trying another", "server", h.cfg.Name,
+			"port", taken.port)
+	}
+}
+
+// portTakenError is a start-up that failed because the port was taken.
+type portTakenError struct {
+	port int
+	err  error
+}
+
+func (e *portTakenError) Error() string { return e.err.Error() }
+
+func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: a port for the shared server: %w", h.cfg.Name, err)
@@ -207,10 +233,16 @@ func (h *host) start(ctx context.Context) (*stdio.Process, string, error) {
 		case <-p.Exited():
 			p.WaitExit(exitNoticeWindow) // its stderr
 			msg := fmt.Sprintf("%s: the shared server exited (%s) during start-up", cfg.Name, p.ExitDescription())
-			if tail := p.Tail(); len(tail) > 0 {
+			tail := p.Tail()
+			if len(tail) > 0 {
 				msg += "\nstderr:\n" + capTail(tail, maxTailBytes)
 			}
 			p.Terminate()
+			if slices.ContainsFunc(tail, func(l string) bool {
+				return strings.Contains(l, "EADDRINUSE") || strings.Contains(l, "address already in use")
+			}) {
+				return nil, "", &portTakenError{port: port, err: errors.New(msg)}
+			}
 			return nil, "", errors.New(msg)
 		case <-ctx.Done():
 			p.Terminate()

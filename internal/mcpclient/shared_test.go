@@ -155,3 +155,27 @@ func TestDisabledToolsHidden(t *testing.T) {
 		t.Errorf("/mcp fake:\n%s", text)
 	}
 }
+
+// The free port the shared server was given is taken by another process
+// before it binds it (EADDRINUSE): it is started again on another port,
+// and the chat never hears of it.
+func TestSharedServerPortTakenIsRetried(t *testing.T) {
+	cfg, logPath := sharedServer(t, "shared")
+	marker := filepath.Join(t.TempDir(), "tried")
+	// The first start fails as Node does when its port was taken; the
+	// next runs the fake.
+	script := `if [ ! -e "$0" ]; then : > "$0"; echo "Error: listen EADDRINUSE: address already in use 127.0.0.1:$2" >&2; exit 1; fi; exec "$@"`
+	cfg.Args = append([]string{"-c", script, marker, cfg.Command}, cfg.Args...)
+	cfg.Command = "/bin/sh"
+	h := newHarness(t, nil, cfg)
+	s := h.session("")
+	if got := h.call(s, h.tool("shared", fakemcp.ToolWhoAmI), `{}`); got.IsError || got.Text() != "root: "+s.Workspace() {
+		t.Fatalf("the call after a taken port = %+v", got)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the first start did not run: %v", err)
+	}
+	if n := len(fakemcp.Filter(fakemcp.ReadLog(t, logPath), fakemcp.EventStart)); n != 1 {
+		t.Errorf("%d fake starts, want 1 (after the taken port)", n)
+	}
+}
