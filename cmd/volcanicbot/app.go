@@ -127,6 +127,9 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		secrets.Add(redact.ExplicitSecrets(s.Env)...)
 		secrets.Add(redact.HeaderSecrets(s.Headers)...)
 		secrets.Add(redact.ArgSecrets(s.Args)...) // /mcp <name> shows the command line
+		if s.OAuth.ClientSecret != "" {
+			secrets.Add(s.OAuth.ClientSecret) // a pre-registered OAuth client's secret
+		}
 	}
 
 	owner := ownerMark(cfg.DataDir)

@@ -188,6 +188,25 @@ func TestLiteralArgumentSecretIsRedacted(t *testing.T) {
 	}
 }
 
+// A pre-registered OAuth client's secret (oauthClientSecret) is a known
+// secret: redacted from every log line and reply.
+func TestOAuthClientSecretIsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	entry := map[string]any{"url": "http://127.0.0.1:9/mcp", "oauthClientId": "volcanic", "oauthClientSecret": "cs-literal-0123456789abcdef"}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"remote": entry}})
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMain(io.Discard, baseEnviron(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := m.secrets.Redact("the secret is cs-literal-0123456789abcdef"); strings.Contains(got, "cs-literal") {
+		t.Errorf("redacted: %q", got)
+	}
+}
+
 // check says which tools tool search defers and what the list costs, and
 // warns of an alwaysLoad name the server does not offer.
 func TestCheckShowsToolSearch(t *testing.T) {
