@@ -58,8 +58,9 @@ type AnthropicOptions struct {
 
 // Anthropic is the Model of the Anthropic messages API and compatible ones.
 type Anthropic struct {
-	o      AnthropicOptions
-	client anthropic.Client
+	o       AnthropicOptions
+	client  anthropic.Client
+	retries int // after the first attempt
 }
 
 var _ Model = (*Anthropic)(nil)
@@ -101,12 +102,16 @@ func NewAnthropic(o AnthropicOptions) *Anthropic {
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}
-	return &Anthropic{o: o, client: anthropic.NewClient(opts...)}
+	return &Anthropic{o: o, client: anthropic.NewClient(opts...), retries: retries}
 }
 
-// Complete sends one messages request, without streaming.
+// Complete sends one messages request: streamed when req.OnText is set,
+// else in one piece.
 func (m *Anthropic) Complete(ctx context.Context, req Request) (Response, error) {
 	params := m.params(req)
+	if req.OnText != nil {
+		return m.stream(ctx, params, req.OnText)
+	}
 	var (
 		raw []byte
 		res *http.Response
@@ -251,15 +256,9 @@ func anthropicToolResult(r *ToolResult) *anthropic.ToolResultBlockParam {
 
 // anthropicResponse is the part of a message the adapter reads.
 type anthropicResponse struct {
-	Type    string `json:"type"`
-	Content []struct {
-		Type  string          `json:"type"`
-		Text  string          `json:"text"`
-		ID    string          `json:"id"`
-		Name  string          `json:"name"`
-		Input json.RawMessage `json:"input"`
-	} `json:"content"`
-	StopReason string `json:"stop_reason"`
+	Type       string           `json:"type"`
+	Content    []anthropicBlock `json:"content"`
+	StopReason string           `json:"stop_reason"`
 	Usage      struct {
 		InputTokens              int `json:"input_tokens"`
 		OutputTokens             int `json:"output_tokens"`
@@ -268,12 +267,24 @@ type anthropicResponse struct {
 	} `json:"usage"`
 }
 
+type anthropicBlock struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
 func (m *Anthropic) parse(raw []byte) (Response, error) {
 	var r anthropicResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return Response{}, &Error{Provider: ProviderAnthropic, Status: http.StatusBadGateway,
 			Message: "undecodable response: " + scrub(err.Error(), m.o.APIKey), Err: err}
 	}
+	return r.response(), nil
+}
+
+func (r *anthropicResponse) response() Response {
 	// input_tokens leaves out the tokens read from and written to the
 	// cache; Usage.InputTokens counts them, as chat completions does.
 	resp := Response{Usage: Usage{
@@ -297,7 +308,7 @@ func (m *Anthropic) parse(raw []byte) (Response, error) {
 	}
 	resp.Text = strings.Join(text, "")
 	resp.StopReason = anthropicStopReason(r.StopReason, len(resp.ToolCalls) > 0)
-	return resp, nil
+	return resp
 }
 
 func anthropicStopReason(reason string, toolCalls bool) string {

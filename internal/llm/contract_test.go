@@ -49,6 +49,8 @@ type sent struct {
 	Results []sentResult               // tool results in the history, in order
 	Schemas map[string]json.RawMessage // tool name → its schema as on the wire
 	Tools   []string                   // tool names, in order
+
+	streamedCall bool // the call had OnText set
 }
 
 type sentResult struct {
@@ -106,6 +108,11 @@ type contractCase struct {
 	minElapsed time.Duration
 	// wire checks what the requests carried.
 	wire func(t *testing.T, a contractAdapter, sent []sent)
+
+	// streamed runs the case only with streaming (Request.OnText set).
+	streamed bool
+	// pieces, when set, is the text OnText must get, piece by piece.
+	pieces []string
 }
 
 type contractError struct {
@@ -146,15 +153,50 @@ func contractCases() []contractCase {
 		replies: replies(llmtest.Reply{}),
 		want:    llm.Response{StopReason: llm.StopEnd},
 	}, {
-		name:    "no streaming",
-		differs: "neither adapter streams by design: Complete returns the whole answer, and the bot shows progress per step",
+		name:    "a stream only when OnText is set",
 		replies: replies(llmtest.Text("ok")),
 		want:    llm.Response{Text: "ok", StopReason: llm.StopEnd},
 		wire: func(t *testing.T, a contractAdapter, s []sent) {
-			if s[0].Stream {
-				t.Error("the request asks for a stream")
+			if s[0].Stream != s[0].streamedCall {
+				t.Errorf("the request asks for a stream: %v, want %v", s[0].Stream, s[0].streamedCall)
 			}
 		},
+	}, {
+		name:     "streamed text arrives piece by piece",
+		streamed: true,
+		replies:  replies(llmtest.Reply{Chunks: []string{"Hel", "lo, ", "wörld", " 👋"}, ChunkDelay: 5 * time.Millisecond}),
+		want:     llm.Response{Text: "Hello, wörld 👋", StopReason: llm.StopEnd},
+		pieces:   []string{"Hel", "lo, ", "wörld", " 👋"},
+	}, {
+		name:     "a stream that breaks off before any text is tried again",
+		streamed: true,
+		replies:  replies(llmtest.Reply{Text: "lost", Fail: llmtest.FailDrop}, llmtest.Text("ok")),
+		want:     llm.Response{Text: "ok", StopReason: llm.StopEnd},
+		requests: 2,
+	}, {
+		name:     "an error event before any text is tried again",
+		streamed: true,
+		replies:  replies(llmtest.Reply{Text: "lost", Fail: llmtest.FailEvent, FailStatus: 529}, llmtest.Text("ok")),
+		want:     llm.Response{Text: "ok", StopReason: llm.StopEnd},
+		requests: 2,
+	}, {
+		name:     "a stream that breaks off after text is an error, not tried again",
+		streamed: true,
+		replies:  replies(llmtest.Reply{Text: "Hello there world", Fail: llmtest.FailDrop, FailAfter: 2}, llmtest.Text("never")),
+		wantErr:  &contractError{status: 502, message: "the stream broke off", user: "having trouble"},
+		pieces:   []string{"Hello ", "there "},
+	}, {
+		name:     "an error event after text keeps its status",
+		streamed: true,
+		replies:  replies(llmtest.Reply{Text: "Hello there", Fail: llmtest.FailEvent, FailAfter: 1, FailStatus: 529}, llmtest.Text("never")),
+		wantErr:  &contractError{status: 529, message: "stream failed", user: "having trouble"},
+		pieces:   []string{"Hello "},
+	}, {
+		name:     "a stream that ends before the answer is complete is an error",
+		streamed: true,
+		replies:  replies(llmtest.Reply{Text: "Hello there", Fail: llmtest.FailEnd, FailAfter: 1}, llmtest.Text("never")),
+		wantErr:  &contractError{status: 502, message: "before the answer was complete", user: "having trouble"},
+		pieces:   []string{"Hello "},
 	}, {
 		name:    "tool call, arguments byte for byte",
 		replies: replies(llmtest.ToolCalls(llmtest.Call("call_1", "geo", oddArguments))),
@@ -389,18 +431,34 @@ func contractCases() []contractCase {
 	}}
 }
 
+// TestContract runs every case without streaming; TestContractStreamed
+// runs them again with Request.OnText set, with the cases about streams.
 func TestContract(t *testing.T) {
 	for _, c := range contractCases() {
+		if c.streamed {
+			continue
+		}
 		for _, a := range contractAdapters {
 			t.Run(c.name+"/"+a.name, func(t *testing.T) {
 				t.Parallel()
-				runContract(t, c, a)
+				runContract(t, c, a, false)
 			})
 		}
 	}
 }
 
-func runContract(t *testing.T, c contractCase, a contractAdapter) {
+func TestContractStreamed(t *testing.T) {
+	for _, c := range contractCases() {
+		for _, a := range contractAdapters {
+			t.Run(c.name+"/"+a.name, func(t *testing.T) {
+				t.Parallel()
+				runContract(t, c, a, true)
+			})
+		}
+	}
+}
+
+func runContract(t *testing.T, c contractCase, a contractAdapter, streamed bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if c.timeout > 0 {
@@ -423,6 +481,10 @@ func runContract(t *testing.T, c contractCase, a contractAdapter) {
 	req := c.req
 	if req.Messages == nil {
 		req.Messages = []llm.Message{user(text("Hi"))}
+	}
+	var pieces []string // OnText runs in Complete's goroutine: read after done
+	if streamed {
+		req.OnText = func(s string) { pieces = append(pieces, s) }
 	}
 
 	type result struct {
@@ -456,6 +518,12 @@ func runContract(t *testing.T, c contractCase, a contractAdapter) {
 	} else {
 		assertResponse(t, r.resp, c.want)
 	}
+	if streamed && r.err == nil && strings.Join(pieces, "") != r.resp.Text {
+		t.Errorf("OnText got %q, the response's text is %q", pieces, r.resp.Text)
+	}
+	if c.pieces != nil && !slices.Equal(pieces, c.pieces) {
+		t.Errorf("OnText got %q, want %q", pieces, c.pieces)
+	}
 	if elapsed < c.minElapsed {
 		t.Errorf("answered after %v, before the server said to retry (%v)", elapsed, c.minElapsed)
 	}
@@ -471,7 +539,9 @@ func runContract(t *testing.T, c contractCase, a contractAdapter) {
 	if c.wire != nil && len(reqs) > 0 {
 		var s []sent
 		for _, r := range reqs {
-			s = append(s, a.sent(t, r.Body))
+			one := a.sent(t, r.Body)
+			one.streamedCall = streamed
+			s = append(s, one)
 		}
 		c.wire(t, a, s)
 	}

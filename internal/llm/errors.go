@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -150,12 +151,16 @@ var anthropicErrorStatus = map[string]int{
 // embeddedErrors is an SDK middleware (both SDKs share the signature) that
 // turns a 200 response whose body is an error into the HTTP error it
 // stands for, so the SDK retries it when it is 429 or 5xx and reports it as
-// an error otherwise. It runs once per attempt and reads the whole body, so
-// it suits the adapters, which do not stream.
+// an error otherwise. It runs once per attempt and reads the whole body,
+// unless the body is an event stream (a streamed answer), which it leaves
+// to be read as it arrives.
 func embeddedErrors(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	res, err := next(req)
 	if err != nil || res == nil || res.StatusCode != http.StatusOK || res.Body == nil {
 		return res, err
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "text/event-stream" {
+		return res, nil
 	}
 	body, err := io.ReadAll(res.Body)
 	_ = res.Body.Close()

@@ -88,6 +88,13 @@ type Request struct {
 	// whose provider caches the prompt marks that prefix. 0: all of them.
 	StableTools int
 	MaxTokens   int // 0: the adapter's default
+	// OnText, when set, makes the adapter stream the answer: it is called
+	// with each piece of the answer's text as it arrives, in order, in
+	// Complete's goroutine (keep it short: it holds up the stream). The
+	// pieces joined are Response.Text. A failure after the first piece is
+	// not retried (the caller has shown it); one before it is, as without
+	// streaming. nil: one request, the whole answer at once.
+	OnText func(text string)
 }
 
 // Usage is what a call cost. It means the same for every adapter:

@@ -66,6 +66,7 @@ type OpenAI struct {
 	// officialAPI is true for api.openai.com, which wants
 	// max_completion_tokens where other servers want max_tokens.
 	officialAPI bool
+	retries     int // after the first attempt
 }
 
 var _ Model = (*OpenAI)(nil)
@@ -106,14 +107,18 @@ func NewOpenAI(o OpenAIOptions) *OpenAI {
 	}
 	// A service, not openai.NewClient: the client would add OPENAI_ORG_ID,
 	// OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS from the environment.
-	return &OpenAI{o: o, svc: openai.NewChatCompletionService(opts...), officialAPI: official}
+	return &OpenAI{o: o, svc: openai.NewChatCompletionService(opts...), officialAPI: official, retries: retries}
 }
 
-// Complete sends one chat-completions request, without streaming.
+// Complete sends one chat-completions request: streamed when req.OnText is
+// set, else in one piece.
 func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	params, err := m.params(req)
 	if err != nil {
 		return Response{}, &Error{Provider: ProviderOpenAI, Message: "build request: " + err.Error(), Err: err}
+	}
+	if req.OnText != nil {
+		return m.stream(ctx, params, req.OnText)
 	}
 	var (
 		raw []byte
@@ -346,14 +351,25 @@ type openAIResponse struct {
 		} `json:"message"`
 		Error json.RawMessage `json:"error"` // OpenRouter: a provider failed mid-answer
 	} `json:"choices"`
-	Usage struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens     int `json:"cached_tokens"`
-			CacheWriteTokens int `json:"cache_write_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Usage openAIUsage `json:"usage"`
+}
+
+type openAIUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens     int `json:"cached_tokens"`
+		CacheWriteTokens int `json:"cache_write_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+func (u openAIUsage) usage() Usage {
+	return Usage{
+		InputTokens:      u.PromptTokens,
+		OutputTokens:     u.CompletionTokens,
+		CacheReadTokens:  u.PromptTokensDetails.CachedTokens,
+		CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
+	}
 }
 
 func (m *OpenAI) parse(raw []byte) (Response, error) {
@@ -374,15 +390,7 @@ func (m *OpenAI) parse(raw []byte) (Response, error) {
 		return Response{}, &Error{Provider: ProviderOpenAI, Status: status,
 			Message: scrub(errorMessage([]byte(`{"error":`+string(c.Error)+`}`)), m.o.APIKey)}
 	}
-	resp := Response{
-		Text: contentText(c.Message.Content),
-		Usage: Usage{
-			InputTokens:      r.Usage.PromptTokens,
-			OutputTokens:     r.Usage.CompletionTokens,
-			CacheReadTokens:  r.Usage.PromptTokensDetails.CachedTokens,
-			CacheWriteTokens: r.Usage.PromptTokensDetails.CacheWriteTokens,
-		},
-	}
+	resp := Response{Text: contentText(c.Message.Content), Usage: r.Usage.usage()}
 	if resp.Text == "" {
 		resp.Text = c.Message.Refusal
 	}

@@ -344,3 +344,66 @@ func TestOpenAIOfficialMaxCompletionTokens(t *testing.T) {
 		t.Errorf("path = %s", r.Path)
 	}
 }
+
+// Streamed tool calls in the shapes OpenAI-compatible servers send them.
+func TestOpenAIStreamedToolCallShapes(t *testing.T) {
+	sse := func(chunks ...string) llmtest.Reply {
+		var b strings.Builder
+		for _, c := range chunks {
+			b.WriteString("data: " + c + "\n\n")
+		}
+		b.WriteString("data: [DONE]\n\n")
+		r := llmtest.Raw(200, b.String())
+		r.Header = map[string][]string{"Content-Type": {"text/event-stream"}}
+		return r
+	}
+	tests := []struct {
+		name  string
+		reply llmtest.Reply
+		want  []llm.ToolCall
+		text  string
+	}{{
+		name: "by index, arguments in pieces",
+		reply: sse(`{"choices":[{"index":0,"delta":{"content":"Checking."}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"get_weather","arguments":"{\"ci"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","function":{"name":"clock","arguments":""}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Paris\"}"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
+		want: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: []byte(`{"city":"Paris"}`)}, {ID: "call_2", Name: "clock", Arguments: []byte(`{}`)}},
+		text: "Checking.",
+	}, {
+		// Gemini, Ollama: whole calls without index, told apart by id;
+		// arguments as an object; finish_reason "stop".
+		name: "without index",
+		reply: sse(`{"choices":[{"delta":{"tool_calls":[{"id":"call_x","function":{"name":"get_weather","arguments":{"city":"Oslo"}}}]}}]}`,
+			`{"choices":[{"delta":{"tool_calls":[{"id":"call_y","function":{"name":"clock","arguments":"{}"}}]}}]}`,
+			`{"choices":[{"delta":{},"finish_reason":"stop"}]}`),
+		want: []llm.ToolCall{{ID: "call_x", Name: "get_weather", Arguments: []byte(`{"city":"Oslo"}`)}, {ID: "call_y", Name: "clock", Arguments: []byte(`{}`)}},
+	}, {
+		name:  "a server that ignores stream answers in one piece",
+		reply: llmtest.Raw(200, `{"choices":[{"finish_reason":"stop","message":{"role":"assistant","content":"all at once"}}]}`),
+		text:  "all at once",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewOpenAI(t, tt.reply)
+			var got strings.Builder
+			resp, err := newOpenAI(srv).Complete(context.Background(), llm.Request{
+				Messages: []llm.Message{user(text("go"))}, OnText: func(s string) { got.WriteString(s) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text != tt.text || got.String() != tt.text {
+				t.Errorf("text = %q, streamed %q; want %q", resp.Text, got.String(), tt.text)
+			}
+			want := llm.StopEnd
+			if len(tt.want) > 0 {
+				want = llm.StopToolUse
+			}
+			if resp.StopReason != want {
+				t.Errorf("stop = %q, want %q", resp.StopReason, want)
+			}
+			assertCalls(t, resp.ToolCalls, tt.want...)
+		})
+	}
+}

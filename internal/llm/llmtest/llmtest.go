@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
@@ -46,6 +47,78 @@ type Reply struct {
 	// Func computes the reply from the request; the other fields are
 	// then ignored.
 	Func func(Request) Reply
+
+	// Streamed answers (a request with "stream": true, or an llm.Request
+	// with OnText for Model):
+	//
+	// Chunks is the text in pieces, sent in order; their concatenation is
+	// the answer's text (Text is then ignored). Empty: Text in pieces of
+	// a word each.
+	Chunks []string
+	// ChunkDelay is the pause before each piece after the first, cut
+	// short when the request is cancelled.
+	ChunkDelay time.Duration
+	// Fail makes the stream fail after FailAfter pieces of text.
+	Fail StreamFailure
+	// FailAfter is how many pieces go out before Fail.
+	FailAfter int
+	// FailStatus is the status of a FailEvent error (default 500).
+	FailStatus int
+}
+
+// StreamFailure is how a streamed answer fails midway.
+type StreamFailure string
+
+const (
+	// FailDrop drops the connection (Model: an *llm.Error of status 502).
+	FailDrop StreamFailure = "drop"
+	// FailEnd ends the stream without the provider's end of the answer.
+	FailEnd StreamFailure = "end"
+	// FailEvent sends an error event in the provider's shape with
+	// FailStatus (Model: an *llm.Error of that status).
+	FailEvent StreamFailure = "event"
+)
+
+// pieces is the streamed text of r.
+func (r Reply) pieces() []string {
+	if len(r.Chunks) > 0 {
+		return r.Chunks
+	}
+	var out []string
+	rest := r.Text
+	for rest != "" {
+		i := strings.IndexByte(rest, ' ')
+		if i < 0 {
+			out = append(out, rest)
+			break
+		}
+		out = append(out, rest[:i+1])
+		rest = rest[i+1:]
+	}
+	return out
+}
+
+// text is the whole answer's text.
+func (r Reply) text() string {
+	if len(r.Chunks) > 0 {
+		return strings.Join(r.Chunks, "")
+	}
+	return r.Text
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Request is one request a fake received.

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"sync"
@@ -74,7 +75,26 @@ func (m *Model) Complete(ctx context.Context, req llm.Request) (llm.Response, er
 		}
 		return llm.Response{}, &llm.Error{Provider: "llmtest", Status: reply.Status, Message: msg}
 	}
-	resp := llm.Response{Text: reply.Text, ToolCalls: reply.ToolCalls, Usage: reply.Usage, StopReason: reply.StopReason}
+	if req.OnText != nil {
+		for i, p := range reply.pieces() {
+			if reply.Fail != "" && i == reply.FailAfter {
+				break
+			}
+			if i > 0 {
+				if err := sleep(ctx, reply.ChunkDelay); err != nil {
+					return llm.Response{}, &llm.Error{Provider: "llmtest", Message: err.Error(), Err: err}
+				}
+			}
+			req.OnText(p)
+		}
+		switch reply.Fail {
+		case FailDrop, FailEnd:
+			return llm.Response{}, &llm.Error{Provider: "llmtest", Status: http.StatusBadGateway, Message: "the stream broke off"}
+		case FailEvent:
+			return llm.Response{}, &llm.Error{Provider: "llmtest", Status: cmp.Or(reply.FailStatus, 500), Message: "in the stream"}
+		}
+	}
+	resp := llm.Response{Text: reply.text(), ToolCalls: reply.ToolCalls, Usage: reply.Usage, StopReason: reply.StopReason}
 	if resp.StopReason == "" {
 		resp.StopReason = llm.StopEnd
 		if len(resp.ToolCalls) > 0 {

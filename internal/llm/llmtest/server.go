@@ -39,8 +39,10 @@ func NewOpenAI(t testing.TB, replies ...Reply) *Server {
 	return newServer(t, llm.ProviderOpenAI, replies)
 }
 
-// NewAnthropic starts a fake Anthropic messages server. It answers without
-// streaming, as the adapter asks.
+// NewAnthropic starts a fake Anthropic messages server.
+//
+// Both servers answer a request with "stream": true with server-sent
+// events in their provider's shape (see stream.go).
 func NewAnthropic(t testing.TB, replies ...Reply) *Server {
 	return newServer(t, llm.ProviderAnthropic, replies)
 }
@@ -137,7 +139,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		w.Header().Set("Content-Type", "application/json")
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, reply.Body)
 	case reply.Status != 0 && reply.Status != http.StatusOK:
@@ -146,6 +150,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			msg = http.StatusText(reply.Status)
 		}
 		s.writeError(w, reply.Status, msg)
+	case req.JSON["stream"] == true:
+		model, _ := req.JSON["model"].(string)
+		opts, _ := req.JSON["stream_options"].(map[string]any)
+		s.writeStream(w, r, model, n, reply, opts["include_usage"] == true)
 	default:
 		model, _ := req.JSON["model"].(string)
 		var out any
