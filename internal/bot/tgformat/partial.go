@@ -11,7 +11,7 @@ import (
 // or a code block that runs to the end, never a broken tag — so what RenderPartial adds is that the unfinished
 // end reads as it will once finished, instead of flickering from raw markers to formatting:
 //
-//   - an open fenced code block is closed (a half-typed fence line, "`" or "``", is left out);
+//   - an open fenced code block is closed (a half-typed fence line of one or two backticks is left out);
 //   - in the last paragraph, open inline code, bold, italic and strikethrough are closed, innermost first;
 //   - a marker with nothing after it yet ("**", "`", "~~" at the very end) is left out;
 //   - a link whose target is still being written ("[text](https://exa") shows as its text alone.
@@ -38,7 +38,7 @@ func CompletePartial(markdown string) string {
 }
 
 // openFence reports the fence that closes a code block left open at the end of s ("" when none is), and s
-// without a trailing line that is only the start of a fence ("`", "``").
+// without a trailing line that is only the start of a fence (one or two backticks).
 func openFence(s string) (string, string) {
 	var (
 		open     byte // the fence character of the open block, or 0
