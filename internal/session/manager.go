@@ -73,6 +73,10 @@ type Options struct {
 	Allowance Allowance
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// NoStream turns streamed answers off: the answer is sent when it is
+	// complete, even to a chat whose activity can show it while it is
+	// written (StreamingActivity).
+	NoStream bool
 }
 
 // Manager maps chat ids to sessions. Each session has one goroutine while

@@ -118,3 +118,21 @@ type unlimited struct{}
 
 func (unlimited) Allow(int64, int64) (bool, string) { return true, "" }
 func (unlimited) Record(int64, int64, llm.Usage)    {}
+
+// StreamingActivity is an Activity that shows the answer while the model
+// writes it. When the chat's activity is one (and Options.NoStream is
+// false), the session streams each model step's text to it.
+type StreamingActivity interface {
+	Activity
+	// Stream shows text, the answer so far of the current model step,
+	// redacted. It returns at once; the chat shows the newest text it
+	// was given, as often as it may. Stream("") takes down what was
+	// shown: the step's text was not the answer (tool calls followed).
+	// What was shown last stays when the turn ends without Answer (it
+	// was stopped, or the model failed).
+	Stream(text string)
+	// Answer delivers the turn's final answer (redacted Markdown) as
+	// Chat.SendText does, in place of what was streamed. It returns when
+	// it was sent.
+	Answer(ctx context.Context, markdown string) error
+}

@@ -469,6 +469,9 @@ func (s *session) runTurn(in *input) {
 	// "Stopped." or an error, /stop finds nothing to stop, and the message
 	// is taken (the transcript may not hold it, but the user was told).
 	s.setTurn(nil)
+	// What was streamed of a stopped or failed answer is in place before
+	// "Stopped." or the error follows it.
+	activity.Done()
 	switch {
 	case err == nil:
 	case ctx.Err() != nil && m.ctx.Err() == nil:
@@ -533,6 +536,10 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 		approve: func(ctx context.Context, t mcpclient.Tool, args json.RawMessage) (bool, string) {
 			return s.approve(ctx, t, args, in.from)
 		}}
+	streamer, _ := activity.(StreamingActivity)
+	if m.o.NoStream {
+		streamer = nil
+	}
 
 	for step := 0; step < m.o.MaxSteps; step++ {
 		if step > 0 && mcpSess.ToolsChanged(ctx) {
@@ -566,13 +573,31 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 			return nil
 		}
 		callCtx, cancel := context.WithTimeout(ctx, m.o.ModelTimeout)
-		resp, err := m.o.Model.Complete(callCtx, llm.Request{System: system, Messages: mergeAdjacent(repairToolCalls(msgs)),
-			Tools: specs, StableTools: len(tools.stable)})
+		req := llm.Request{System: system, Messages: mergeAdjacent(repairToolCalls(msgs)),
+			Tools: specs, StableTools: len(tools.stable)}
+		var stream *answerStream
+		if streamer != nil {
+			stream = &answerStream{to: streamer, redact: m.o.Redactor.Redact}
+			req.OnText = stream.add
+		}
+		resp, err := m.o.Model.Complete(callCtx, req)
 		cancel()
 		if err != nil {
+			if stream != nil && stream.text.Len() > 0 {
+				// Stopped or failed midway: the chat keeps what it got,
+				// and so does the conversation when the user stopped it.
+				shown := stream.flush()
+				if shown != "" && ctx.Err() != nil && m.ctx.Err() == nil {
+					_ = s.appendMessage(llm.Message{Role: llm.RoleAssistant,
+						Parts: []llm.Part{{Kind: llm.PartText, Text: capText(shown, maxPartText)}}})
+				}
+			}
 			return err
 		}
 		m.o.Allowance.Record(s.id, in.from, resp.Usage)
+		if stream != nil && stream.shown && len(resp.ToolCalls) > 0 {
+			streamer.Stream("") // not the answer: tools follow
+		}
 		m.logger.Debug("model step", "chat", s.id, "step", step, "tool_calls", len(resp.ToolCalls), "tools", len(specs),
 			"input_tokens", resp.Usage.InputTokens, "cached_tokens", resp.Usage.CacheReadTokens,
 			"cache_write_tokens", resp.Usage.CacheWriteTokens, "output_tokens", resp.Usage.OutputTokens)
@@ -600,6 +625,12 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 		if len(resp.ToolCalls) == 0 {
 			if text == "" {
 				text = "(The model returned an empty answer.)"
+			}
+			if streamer != nil {
+				if err := streamer.Answer(m.ctx, text); err != nil {
+					m.logger.Warn("send reply", "chat", s.id, "err", err)
+				}
+				return nil
 			}
 			s.reply(m.ctx, text)
 			return nil
