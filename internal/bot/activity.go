@@ -21,20 +21,26 @@ const maxProgressLines = 15
 // StartActivity shows that a turn is running: the typing action, renewed
 // every ~4 s until the turn ends, and, once a tool is called, one progress
 // message listing the calls, edited in place at most once a second and
-// deleted by Done. No tool call, no progress message.
+// deleted by Done. No tool call, no progress message. The activity is a
+// session.StreamingActivity: it shows the answer while it is written (see
+// stream.go).
 func (c *Chat) StartActivity(ctx context.Context, chatID int64) session.Activity {
 	a := &activity{
-		c:        c,
-		chatID:   chatID,
-		parent:   ctx,
-		wake:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		finished: make(chan struct{}),
+		c:          c,
+		chatID:     chatID,
+		parent:     ctx,
+		wake:       make(chan struct{}, 1),
+		streamWake: make(chan struct{}, 1),
+		answers:    make(chan *answerReq),
+		done:       make(chan struct{}),
+		finished:   make(chan struct{}),
 	}
 	a.ctx, a.cancel = context.WithCancel(ctx)
 	go a.loop()
 	return a
 }
+
+var _ session.StreamingActivity = (*activity)(nil)
 
 // activity is one turn's typing and progress message. Its goroutine owns
 // the message; ToolCall only appends a line and wakes it.
@@ -45,15 +51,18 @@ type activity struct {
 	ctx    context.Context // the turn's, also cancelled by Done
 	cancel context.CancelFunc
 
-	mu    sync.Mutex
-	lines []string
-	total int
-	ended bool
+	mu       sync.Mutex
+	lines    []string
+	total    int
+	ended    bool
+	streamed string // the answer so far (Stream)
 
-	wake     chan struct{}
-	done     chan struct{}
-	once     sync.Once
-	finished chan struct{}
+	wake       chan struct{}
+	streamWake chan struct{}
+	answers    chan *answerReq
+	done       chan struct{}
+	once       sync.Once
+	finished   chan struct{}
 }
 
 // ToolCall adds a line for a tool call; safe for concurrent use.
@@ -73,6 +82,43 @@ func (a *activity) ToolCall(name string, args json.RawMessage) {
 	select {
 	case a.wake <- struct{}{}:
 	default:
+	}
+}
+
+// Stream shows text as the answer so far; "" takes it down. Safe for
+// concurrent use; it does not wait.
+func (a *activity) Stream(text string) {
+	a.mu.Lock()
+	a.streamed = text
+	a.mu.Unlock()
+	select {
+	case a.streamWake <- struct{}{}:
+	default:
+	}
+}
+
+func (a *activity) streamText() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.streamed
+}
+
+// Answer sends the final answer, in place of what was streamed (as
+// SendText once the activity is done).
+func (a *activity) Answer(ctx context.Context, markdown string) error {
+	r := &answerReq{ctx: ctx, markdown: markdown, done: make(chan error, 1)}
+	select {
+	case a.answers <- r:
+	case <-a.finished:
+		return a.c.SendText(ctx, a.chatID, markdown)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -150,12 +196,23 @@ func (a *activity) loop() {
 		shown = text
 	}
 
+	answer := newLive(a)
+	defer answer.stop()
+
 	turnDone := a.ctx.Done()
 loop:
 	for {
 		select {
 		case <-a.done:
 			break loop
+		case <-a.streamWake:
+			answer.changed()
+		case <-answer.due:
+			answer.show()
+		case err := <-answer.result:
+			answer.outcome(err)
+		case r := <-a.answers:
+			r.done <- answer.answer(r.ctx, r.markdown)
 		case <-turnDone:
 			// The turn was stopped: no more typing or edits; the message
 			// goes when Done is called.
@@ -182,6 +239,7 @@ loop:
 		}
 	}
 	a.cancel()
+	answer.finish()
 	if msgID != 0 {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
 		defer cancel()

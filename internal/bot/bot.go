@@ -95,6 +95,10 @@ type Options struct {
 	// Limits are the flood limits every call to a chat keeps under;
 	// DefaultLimits for zero fields.
 	Limits Limits
+	// NoDrafts streams answers by editing a message in every chat, never
+	// with sendMessageDraft (which private chats otherwise get while the
+	// Bot API takes it).
+	NoDrafts bool
 }
 
 // Bot is the Telegram bot: Run polls, and Chat is the session's chat port.
@@ -210,6 +214,7 @@ func New(o Options) (*Bot, error) {
 	b.albums = newAlbums(o.AlbumWait, b.flushAlbum)
 	rt := &retrier{sleep: o.Sleep, tries: defaultTries, base: defaultBaseDelay, max: defaultMaxDelay, log: logger, scrub: b.scrub}
 	b.chat = newChat(tg, rt, newSender(rt, o.Limits, logger), logger, b.scrub)
+	b.chat.streamDrafts = !o.NoDrafts
 	b.chat.isAdmin = b.access.isAdmin
 	b.access.added, b.access.log, b.access.scrub = o.Pairing, logger, b.scrub
 	return b, nil

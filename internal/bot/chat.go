@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -37,6 +38,13 @@ type Chat struct {
 	typingEvery   time.Duration // the typing action lasts ~5 s
 	progressEvery time.Duration // at most one progress edit per this
 	doneTimeout   time.Duration // bounds deleting the progress message
+
+	// Streamed answers (stream.go).
+	streamFirst  time.Duration // the first update, after the first text
+	streamEvery  time.Duration // at most one update per this
+	streamDrafts bool          // drafts in private chats
+	noDrafts     atomic.Bool   // Telegram refused a draft: edits only
+	draftSeq     atomic.Int64
 }
 
 func newChat(tg *tgbot.Bot, rt *retrier, out *sender, log *slog.Logger, scrub func(string) string) *Chat {
@@ -45,6 +53,9 @@ func newChat(tg *tgbot.Bot, rt *retrier, out *sender, log *slog.Logger, scrub fu
 		typingEvery:   4 * time.Second,
 		progressEvery: time.Second,
 		doneTimeout:   10 * time.Second,
+		streamFirst:   time.Second,
+		streamEvery:   time.Second,
+		streamDrafts:  true,
 	}
 }
 

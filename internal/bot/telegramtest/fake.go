@@ -59,6 +59,10 @@ type Options struct {
 	// Limits are the flood limits enforced; nil: TelegramLimits. Give
 	// &NoLimits to enforce none.
 	Limits *Limits
+	// NoDrafts answers sendMessageDraft as a Bot API without it does
+	// (404, method not found). Otherwise drafts are taken in private
+	// chats and refused (400) in others.
+	NoDrafts bool
 }
 
 // Fake is a fake Bot API server. Its methods are safe for concurrent use.
@@ -80,6 +84,8 @@ type Fake struct {
 	failures  map[string][]failure
 	commands  []models.BotCommand
 	limiter   *limiter
+	noDrafts  bool
+	drafts    []Draft
 
 	callbacks   map[string]*CallbackAnswer // pressed: nil until answered
 	callbackSeq int
@@ -179,6 +185,7 @@ func Start(o Options) *Fake {
 	}
 	f := &Fake{
 		limiter:   newLimiter(limits),
+		noDrafts:  o.NoDrafts,
 		token:     o.Token,
 		me:        models.User{ID: id, IsBot: true, FirstName: "Volcanic Test", Username: o.Username},
 		closed:    make(chan struct{}),
@@ -301,6 +308,7 @@ func (f *Fake) Forget() {
 	defer f.mu.Unlock()
 	f.requests = nil
 	f.messages = nil
+	f.drafts = nil
 	clear(f.counts)
 	f.notifyLocked()
 }

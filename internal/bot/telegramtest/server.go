@@ -308,6 +308,8 @@ func (f *Fake) call(method string, p map[string]string, files map[string]File) (
 		return f.editMessageText(p)
 	case "deletemessage":
 		return f.deleteMessage(p)
+	case "sendmessagedraft":
+		return f.sendMessageDraft(p)
 	case "sendphoto":
 		return f.sendFile("sendPhoto", "photo", p, files)
 	case "senddocument":
