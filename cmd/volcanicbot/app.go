@@ -325,6 +325,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:        m.logger,
 		SystemPrompt:  m.cfg.Agent.SystemPrompt,
 		MaxSteps:      m.cfg.Agent.MaxSteps,
+		NoStream:      m.cfg.Agent.NoStream,
 		ContextTokens: m.cfg.LLM.ContextTokens,
 		ToolSearch:    m.cfg.LLM.ToolSearch,
 		CountTokens:   m.tokens.Count,

@@ -103,6 +103,9 @@ type AgentConfig struct {
 	// ApprovalTimeout is how long a tool call waits for a user's
 	// approval before it is denied.
 	ApprovalTimeout time.Duration
+	// NoStream sends answers when they are complete instead of showing
+	// them while they are written (STREAM_REPLIES=false).
+	NoStream bool
 }
 
 // LogConfig is LOG_LEVEL and LOG_FORMAT, lower-cased; validated by Validate
@@ -161,6 +164,7 @@ type configKey struct {
 //	agent.system_prompt_file      SYSTEM_PROMPT_FILE         (read at start; SYSTEM_PROMPT wins)
 //	agent.max_steps               AGENT_MAX_STEPS            40
 //	approval.timeout_seconds      APPROVAL_TIMEOUT_SECONDS   300
+//	agent.stream_replies          STREAM_REPLIES             true
 //	http_addr                     HTTP_ADDR                  none (no health listener)
 //	log.level                     LOG_LEVEL                  info
 //	log.format                    LOG_FORMAT                 text
@@ -212,6 +216,7 @@ var configKeys = []configKey{
 	{"agent.system_prompt_file", "SYSTEM_PROMPT_FILE"},
 	{"agent.max_steps", "AGENT_MAX_STEPS"},
 	{"approval.timeout_seconds", "APPROVAL_TIMEOUT_SECONDS"},
+	{"agent.stream_replies", "STREAM_REPLIES"},
 	{"http_addr", "HTTP_ADDR"},
 	{"log.level", "LOG_LEVEL"},
 	{"log.format", "LOG_FORMAT"},

@@ -87,6 +87,9 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 
 		ApprovalTimeout: time.Duration(l.positiveInt("approval.timeout_seconds", defaultApprovalSecs)) * time.Second,
 	}
+	if stream := l.boolean("agent.stream_replies"); stream != nil && !*stream {
+		c.Agent.NoStream = true
+	}
 	c.HTTPAddr = l.str("http_addr")
 	c.Log = LogConfig{
 		Level:  strings.ToLower(cmp.Or(l.str("log.level"), defaultLogLevel)),

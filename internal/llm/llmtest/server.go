@@ -156,6 +156,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.writeStream(w, r, model, n, reply, opts["include_usage"] == true)
 	default:
 		model, _ := req.JSON["model"].(string)
+		reply.Text = reply.text() // the pieces of a stream, at once
 		var out any
 		if s.provider == llm.ProviderAnthropic {
 			out = anthropicMessage(model, n, reply)
