@@ -315,6 +315,8 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	stats := b.SendStats
+	m.metrics.sendStats.Store(&stats)
 	sessions := session.NewManager(session.Options{
 		DataDir:       m.cfg.DataDir,
 		Model:         model,

@@ -817,6 +817,9 @@ func TestE2EMetrics(t *testing.T) {
 		`volcanicbot_model_requests_total{outcome="ok"} 2`,
 		`volcanicbot_model_tokens_total{kind="input"}`,
 		`volcanicbot_mcp_memory_bytes{server="fake"}`,
+		`volcanicbot_telegram_calls_total{kind="paced"}`,
+		`volcanicbot_telegram_too_many_total 0`,
+		`volcanicbot_telegram_coalesced_total`,
 		`process_resident_memory_bytes`,
 	} {
 		if !strings.Contains(text, want) {

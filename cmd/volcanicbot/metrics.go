@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
@@ -16,10 +18,13 @@ import (
 // metrics is what GET /metrics on HTTP_ADDR serves, in Prometheus's text
 // format: the MCP servers' processes (live, waiting, memory, starts,
 // failures, evictions, waits), their tool calls (count and latency), and
-// the model's requests and tokens. It is the MCP client's Observer and
-// wraps the model.
+// the model's requests and tokens, the Bot API calls made to the chats
+// (paced and not, 429s, updates coalesced). It is the MCP client's
+// Observer and wraps the model.
 type metrics struct {
 	reg *prometheus.Registry
+	// sendStats reads the bot's sender, once the bot exists.
+	sendStats atomic.Pointer[func() bot.SendStats]
 
 	starts, failures, evictions *prometheus.CounterVec
 	waits, calls                *prometheus.HistogramVec
@@ -53,7 +58,7 @@ func newMetrics(load func() []mcpclient.ServerLoad) *metrics {
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "volcanicbot_model_tokens_total",
 		Help: "Model tokens: input (cached included), cached (read from the prompt cache), output."}, []string{"kind"})
 	m.reg.MustRegister(m.starts, m.failures, m.evictions, m.waits, m.calls, m.modelRequests, m.modelSeconds, m.tokens,
-		loadCollector{load},
+		loadCollector{load}, sendCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -128,4 +133,34 @@ func (c loadCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.Waiting), l.Server)
 		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(l.Memory), l.Server)
 	}
+}
+
+var (
+	callsDesc = prometheus.NewDesc("volcanicbot_telegram_calls_total",
+		"Bot API calls made to chats: paced (they send or change a message, under the flood limits) or not.", []string{"kind"}, nil)
+	tooManyDesc = prometheus.NewDesc("volcanicbot_telegram_too_many_total",
+		"Bot API calls to chats that Telegram answered with a 429.", nil, nil)
+	coalescedDesc = prometheus.NewDesc("volcanicbot_telegram_coalesced_total",
+		"Queued updates of a live message (a streamed answer, the progress) replaced by a newer one before they were sent.", nil, nil)
+)
+
+// sendCollector reads the bot's sender at each scrape.
+type sendCollector struct{ m *metrics }
+
+func (sendCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- callsDesc
+	ch <- tooManyDesc
+	ch <- coalescedDesc
+}
+
+func (c sendCollector) Collect(ch chan<- prometheus.Metric) {
+	f := c.m.sendStats.Load()
+	if f == nil {
+		return
+	}
+	st := (*f)()
+	ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, float64(st.Paced), "paced")
+	ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, float64(st.Unpaced), "unpaced")
+	ch <- prometheus.MustNewConstMetric(tooManyDesc, prometheus.CounterValue, float64(st.TooMany))
+	ch <- prometheus.MustNewConstMetric(coalescedDesc, prometheus.CounterValue, float64(st.Coalesced))
 }
