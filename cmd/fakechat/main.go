@@ -9,6 +9,8 @@
 //
 //	call <tool> <json args>   the model calls that tool, then reports its result
 //	press <button label>      presses that button of the newest message with buttons
+//	slow <text>               the model answers "You said: slow <text>" word by word,
+//	                          300 ms apart: the bot streams it (drafts, in this private chat)
 //	photo <path> [caption]    sends that image file as a Telegram photo
 //	file <path> [caption]     sends that file as a Telegram document
 //	anything else             the model answers "You said: …"
@@ -173,7 +175,12 @@ func buttons(m telegramtest.Message) string {
 // it is final (the progress message is shown as it is edited).
 func printReplies(ctx context.Context, tg *telegramtest.Fake, outDir string) {
 	seen := map[int]string{}
+	drafts := 0
 	for ctx.Err() == nil {
+		if d := tg.Drafts(user); len(d) > drafts {
+			drafts = len(d)
+			fmt.Printf("bot (draft): %s\n", d[len(d)-1].Text)
+		}
 		for _, m := range tg.Sent(user) {
 			state := fmt.Sprintf("%s|%v|%d|%v", m.Text, m.Deleted, len(m.History), m.Keyboard)
 			if seen[m.ID] == state {
@@ -223,6 +230,7 @@ func serveModel() (*modelServer, error) {
 			return
 		}
 		var req struct {
+			Stream   bool `json:"stream"`
 			Messages []struct {
 				Role    string          `json:"role"`
 				Content json.RawMessage `json:"content"`
@@ -237,6 +245,10 @@ func serveModel() (*modelServer, error) {
 		id := n
 		mu.Unlock()
 		msg := answer(req.Messages, id)
+		if req.Stream {
+			streamAnswer(w, r, msg, id)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": fmt.Sprintf("chatcmpl-%d", id), "object": "chat.completion", "created": time.Now().Unix(), "model": "fake",
@@ -247,6 +259,43 @@ func serveModel() (*modelServer, error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return &modelServer{URL: "http://" + ln.Addr().String(), srv: srv}, nil
+}
+
+// streamAnswer writes msg as a chat-completions stream: its text word by
+// word, 300 ms apart when it answers "slow …", so that the bot streams it.
+func streamAnswer(w http.ResponseWriter, r *http.Request, msg map[string]any, id int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	chunk := func(delta map[string]any, finish any) {
+		b, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("chatcmpl-%d", id), "object": "chat.completion.chunk",
+			"created": time.Now().Unix(), "model": "fake",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	content, _ := msg["content"].(string)
+	slow := strings.HasPrefix(content, "You said: slow ")
+	for i, word := range strings.SplitAfter(content, " ") {
+		if slow && i > 0 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+		chunk(map[string]any{"content": word}, nil)
+	}
+	if calls, ok := msg["tool_calls"].([]any); ok {
+		for i, c := range calls {
+			call := c.(map[string]any)
+			call["index"] = i
+			chunk(map[string]any{"tool_calls": []any{call}}, nil)
+		}
+	}
+	chunk(map[string]any{}, finish(msg))
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 func finish(msg map[string]any) string {
