@@ -44,7 +44,7 @@ type Chat struct {
 	streamEvery  time.Duration // at most one update per this
 	streamDrafts bool          // drafts in private chats
 	noDrafts     atomic.Bool   // Telegram refused a draft: edits only
-	draftSeq     atomic.Int64
+	streamSeq    atomic.Int64  // numbers the streams (their keys, draft ids)
 }
 
 func newChat(tg *tgbot.Bot, rt *retrier, out *sender, log *slog.Logger, scrub func(string) string) *Chat {

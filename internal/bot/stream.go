@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -31,7 +32,11 @@ import (
 //
 // Every update goes through the chat's paced sender under one key, so
 // updates that wait behind a 429 or the flood limits are coalesced: the
-// newest text wins. The text is rendered with tgformat.RenderPartial, so
+// newest text wins. The answer itself goes under that key too: it takes
+// the place of an update still waiting, so when the queues are behind (a
+// burst of chats against the 30 messages a second) an answer whose stream
+// had not gone out yet is sent once, as a message, not as a message and an
+// edit. The text is rendered with tgformat.RenderPartial, so
 // an unfinished construct never breaks the HTML; while the text is longer
 // than one message, the first part is shown. A stopped or failed turn
 // keeps what was shown (a draft is sent as a message): nothing is lost.
@@ -43,15 +48,21 @@ type answerReq struct {
 	done     chan error
 }
 
-// live is the streamed answer of an activity; its goroutine owns it.
+// live is the streamed answer of an activity; its goroutine owns it. Its
+// updates do not wait for Telegram: each is queued under the stream's key
+// (replacing one still queued), and the one that goes out first sends the
+// message the others edit.
 type live struct {
 	a       *activity
+	id      int64 // the stream's, unique in the bot: its keys and its draft id
 	draftID int64 // drafts while not 0
-	msgID   int   // the message edited in place; 0: none yet
+	// gen names the streamed message of this step (its key); a step whose
+	// text is taken down leaves its message to the queued delete.
+	gen     int
+	msg     *atomic.Int64 // the message's id once sent, set by the update that sent it
 	started time.Time
 	last    time.Time // of the last update
-	shown   string    // the text of the last update
-	plain   bool      // Telegram refused the HTML: updates are plain text
+	shown   string    // the HTML of the last update
 	timer   *time.Timer
 	due     <-chan time.Time
 	result  <-chan error // the outcome of the last queued update
@@ -62,18 +73,21 @@ type live struct {
 	done        bool // answered or finished
 }
 
-const (
-	streamKeyEdit  = "stream-edit"
-	streamKeyDraft = "stream-draft"
-)
-
 func newLive(a *activity) *live {
-	l := &live{a: a}
+	l := &live{a: a, id: a.c.streamSeq.Add(1), msg: new(atomic.Int64)}
 	if a.chatID > 0 && a.c.streamDrafts && !a.c.noDrafts.Load() {
-		l.draftID = a.c.draftSeq.Add(1)
+		l.draftID = l.id
 	}
 	l.drafts, l.cancelDraft = context.WithCancel(context.WithoutCancel(a.parent))
 	return l
+}
+
+// key is the sender key of the stream's updates.
+func (l *live) key() string {
+	if l.draftID != 0 {
+		return "draft-" + strconv.FormatInt(l.id, 10)
+	}
+	return "stream-" + strconv.FormatInt(l.id, 10) + "-" + strconv.Itoa(l.gen)
 }
 
 // stop ends the timer (the goroutine's end).
@@ -122,88 +136,98 @@ func (l *live) schedule(d time.Duration) {
 	l.due = l.timer.C
 }
 
-// takeDown removes what was shown of a step that was not the answer.
+// takeDown removes what was shown of a step that was not the answer: a
+// queued update of its message is replaced by the message's deletion (so a
+// message not sent yet never is).
 func (l *live) takeDown() {
 	if l.due != nil {
 		l.timer.Stop()
 		l.due = nil
 	}
+	shown := !l.last.IsZero()
 	l.started, l.last, l.shown = time.Time{}, time.Time{}, ""
-	if l.msgID == 0 {
+	if !shown || l.draftID != 0 {
 		return // a draft goes by itself when the next text or message comes
 	}
-	id, c, chat := l.msgID, l.a.c, l.a.chatID
-	l.msgID = 0
-	ctx := context.WithoutCancel(l.a.parent)
-	_ = c.out.submit(ctx, chat, "deleteMessage", unpaced, "", func(ctx context.Context) error {
-		_, err := c.tg.DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: chat, MessageID: id})
+	c, chat, msg := l.a.c, l.a.chatID, l.msg
+	_ = c.out.submit(context.WithoutCancel(l.a.parent), chat, "deleteMessage", unpaced, l.key(), func(ctx context.Context) error {
+		id := msg.Load()
+		if id == 0 {
+			return nil
+		}
+		_, err := c.tg.DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: chat, MessageID: int(id)})
 		return err
 	})
+	l.gen++
+	l.msg = new(atomic.Int64)
+	l.result = nil
 }
 
-// show sends the update that is due.
+// show queues the update that is due.
 func (l *live) show() {
 	l.due = nil
 	if l.done || l.a.ctx.Err() != nil {
 		return
 	}
 	chunks := tgformat.RenderPartial(l.a.streamText())
-	if len(chunks) == 0 {
+	if len(chunks) == 0 || chunks[0].HTML == l.shown {
 		return
 	}
-	text, mode := l.body(chunks[0])
-	if text == l.shown {
-		return
-	}
+	ch := chunks[0]
 	c, chat := l.a.c, l.a.chatID
-	l.last, l.shown = time.Now(), text
-	switch {
-	case l.draftID != 0:
+	l.last, l.shown = time.Now(), ch.HTML
+	if l.draftID != 0 {
 		draft := strconv.FormatInt(l.draftID, 10)
-		l.result = c.out.submit(l.drafts, chat, "sendMessageDraft", paced, streamKeyDraft, func(ctx context.Context) error {
+		text, mode := body(ch)
+		l.result = c.out.submit(l.drafts, chat, "sendMessageDraft", paced, l.key(), func(ctx context.Context) error {
 			_, err := c.tg.SendMessageDraft(ctx, &tgbot.SendMessageDraftParams{ChatID: chat, DraftID: draft, Text: text, ParseMode: mode})
 			return err
 		})
-	case l.msgID == 0:
-		// The message to edit: sent and waited for (its id is needed),
-		// neither /stop nor Done cutting it short.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(l.a.parent), c.doneTimeout)
-		defer cancel()
-		m, err := c.sendMessage(ctx, chat, text, mode)
-		if err != nil && mode != "" && statusOf(err) == http.StatusBadRequest {
-			l.plain = true
-			text, mode = l.body(chunks[0])
-			l.shown = text
-			m, err = c.sendMessage(ctx, chat, text, mode)
-		}
-		if err != nil {
-			c.log.Debug("streamed message not sent", "chat", chat, "err", err.Error())
-			l.shown = ""
-			return
-		}
-		l.msgID = m.ID
-	default:
-		l.result = c.out.submit(context.WithoutCancel(l.a.parent), chat, "editMessageText", paced, streamKeyEdit, l.edit(l.msgID, text, mode))
+		return
 	}
+	l.result = c.out.submit(context.WithoutCancel(l.a.parent), chat, "editMessageText", paced, l.key(), c.upsert(chat, l.msg, ch))
 }
 
-// body is what an update shows of chunk: its HTML, or its text once
-// Telegram refused the HTML.
-func (l *live) body(ch tgformat.Chunk) (string, models.ParseMode) {
-	if l.plain || ch.HTML == "" {
+// body is what a message shows of ch: its HTML, or its text when it has
+// no markup.
+func body(ch tgformat.Chunk) (string, models.ParseMode) {
+	if ch.HTML == "" {
 		return ch.Text, ""
 	}
 	return ch.HTML, models.ParseModeHTML
 }
 
-func (l *live) edit(id int, text string, mode models.ParseMode) func(context.Context) error {
-	c, chat := l.a.c, l.a.chatID
+// upsert is a call (run by the sender) that shows ch in the message msg
+// holds: an edit once it was sent, else the send, which sets msg. HTML
+// Telegram refuses goes again as plain text; a message the user deleted is
+// sent anew.
+func (c *Chat) upsert(chat int64, msg *atomic.Int64, ch tgformat.Chunk) func(context.Context) error {
+	try := func(ctx context.Context, text string, mode models.ParseMode) error {
+		if id := msg.Load(); id != 0 {
+			_, err := c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
+				ChatID: chat, MessageID: int(id), Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
+			})
+			if notModified(err) {
+				return nil
+			}
+			return err
+		}
+		m, err := c.tg.SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chat, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview})
+		if err == nil {
+			msg.Store(int64(m.ID))
+		}
+		return err
+	}
 	return func(ctx context.Context) error {
-		_, err := c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: chat, MessageID: id, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
-		})
-		if notModified(err) {
-			return nil
+		text, mode := body(ch)
+		err := try(ctx, text, mode)
+		if err != nil && statusOf(err) == http.StatusBadRequest && msg.Load() != 0 && gone(err) {
+			msg.Store(0)
+			err = try(ctx, text, mode)
+		}
+		if err != nil && statusOf(err) == http.StatusBadRequest && mode != "" && ch.Text != "" {
+			c.log.Warn("Telegram refused the HTML; sending plain text", "chat", chat, "err", err.Error())
+			err = try(ctx, ch.Text, "")
 		}
 		return err
 	}
@@ -217,30 +241,24 @@ func (l *live) outcome(err error) {
 	}
 	c, chat := l.a.c, l.a.chatID
 	status := statusOf(err)
-	switch {
-	case l.draftID != 0 && (status == http.StatusBadRequest || status == http.StatusForbidden || status == http.StatusNotFound):
+	if l.draftID != 0 && (status == http.StatusBadRequest || status == http.StatusForbidden || status == http.StatusNotFound) {
 		// No drafts here: from now on, a message edited in place.
 		c.log.Info("Telegram refused a draft; streaming by editing a message instead", "chat", chat, "err", err.Error())
 		c.noDrafts.Store(true)
 		l.draftID = 0
-	case l.draftID == 0 && status == http.StatusBadRequest && !l.plain:
-		c.log.Warn("Telegram refused the streamed HTML; streaming plain text", "chat", chat, "err", err.Error())
-		l.plain = true
-	default:
-		c.log.Debug("streamed update failed", "chat", chat, "err", err.Error())
+		l.shown = ""
+		if l.due == nil {
+			l.schedule(0)
+		}
 		return
 	}
-	l.shown = ""
-	if l.due == nil {
-		l.schedule(0)
-	}
+	c.log.Debug("streamed update failed", "chat", chat, "err", err.Error())
 }
 
 // answer delivers the final answer: the streamed message becomes its first
 // part (a draft gives way to the answer's messages).
 func (l *live) answer(ctx context.Context, markdown string) error {
-	chunks := tgformat.Render(markdown)
-	return l.end(ctx, chunks)
+	return l.end(ctx, tgformat.Render(markdown))
 }
 
 // finish keeps what was streamed of an answer that did not come (the
@@ -262,31 +280,27 @@ func (l *live) finish() {
 	}
 }
 
-// end sends chunks as the answer: the first in the streamed message when
-// there is one, the others (or all) as messages.
+// end sends chunks as the answer: the first under the stream's key — in
+// place of an update still queued, in the streamed message (sent now if no
+// update sent it yet) or, after drafts, as a message — and the others as
+// messages.
 func (l *live) end(ctx context.Context, chunks []tgformat.Chunk) error {
 	l.done = true
 	if l.due != nil {
 		l.timer.Stop()
 		l.due = nil
 	}
-	l.cancelDraft()
 	c, chat := l.a.c, l.a.chatID
-	if l.msgID == 0 || len(chunks) == 0 {
+	if l.last.IsZero() || len(chunks) == 0 {
+		l.cancelDraft()
 		return c.sendChunks(ctx, chat, chunks)
 	}
-	first := chunks[0]
-	text, mode := l.body(first)
-	// Under the stream's key: a partial edit still queued is replaced.
-	err := c.out.wait(ctx, "editMessageText", c.out.submit(ctx, chat, "editMessageText", paced, streamKeyEdit, l.edit(l.msgID, text, mode)))
-	if err != nil && mode != "" && statusOf(err) == http.StatusBadRequest && first.Text != "" {
-		c.log.Warn("Telegram refused the HTML; editing in plain text", "chat", chat, "err", err.Error())
-		err = c.out.do(ctx, chat, "editMessageText", paced, l.edit(l.msgID, first.Text, ""))
+	msg := l.msg
+	if l.draftID != 0 {
+		msg = new(atomic.Int64) // the answer is a new message
 	}
-	if err != nil && statusOf(err) == http.StatusBadRequest {
-		// The message is gone (deleted by the user): send the part anew.
-		err = c.sendChunk(ctx, chat, first)
-	}
+	err := c.out.wait(ctx, "sendMessage", c.out.submit(ctx, chat, "sendMessage", paced, l.key(), c.upsert(chat, msg, chunks[0])))
+	l.cancelDraft()
 	var errs []error
 	if err != nil {
 		c.log.Error("message not delivered", "chat", chat, "part", 1, "of", len(chunks), "err", err.Error())
@@ -301,4 +315,9 @@ func (l *live) end(ctx context.Context, chunks []tgformat.Chunk) error {
 // notModified is Telegram's answer to an edit that changes nothing.
 func notModified(err error) bool {
 	return err != nil && statusOf(err) == http.StatusBadRequest && strings.Contains(err.Error(), "message is not modified")
+}
+
+// gone is Telegram's answer to an edit of a message that is no more.
+func gone(err error) bool {
+	return strings.Contains(err.Error(), "message to edit not found")
 }

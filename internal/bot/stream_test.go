@@ -315,3 +315,28 @@ func TestStreamThrough429(t *testing.T) {
 		}
 	})
 }
+
+// An answer that comes while its stream's first message still waits (the
+// chat is held after a 429) takes that message's place: one message, sent
+// once, no edit.
+func TestAnswerReplacesAWaitingStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newBubbleBot(t, nil)
+		h.fake.FailNext("sendMessage", http.StatusTooManyRequests, "", 5)
+		a := h.bot.Chat().StartActivity(context.Background(), group).(session.StreamingActivity)
+		a.Stream("The first words")
+		time.Sleep(2 * time.Second) // the first update went out, got the 429: held for 5 s
+		a.Stream("The first words and more")
+		if err := a.Answer(context.Background(), "The first words and more, done."); err != nil {
+			t.Fatal(err)
+		}
+		a.Done()
+		sent := h.fake.Sent(group)
+		if len(sent) != 1 || sent[0].Text != "The first words and more, done." || sent[0].Edits() != 0 {
+			t.Errorf("messages %+v, want the answer once", sent)
+		}
+		if n := len(h.fake.RequestsFor("sendMessage")); n != 2 { // the 429, then the answer
+			t.Errorf("%d sendMessage calls, want 2", n)
+		}
+	})
+}
