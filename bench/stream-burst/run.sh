@@ -17,3 +17,6 @@ bin/stream-burst -bin bin/volcanicbot "$@"                  # private chats, one
 bin/stream-burst -bin bin/volcanicbot -drafts "$@"          # private chats, sendMessageDraft
 bin/stream-burst -bin bin/volcanicbot -groups 50 "$@"       # a quarter of them groups (20 a minute)
 bin/stream-burst -bin bin/volcanicbot -stream=false "$@"    # STREAM_REPLIES=false: the floor
+bin/stream-burst -bin bin/volcanicbot -pieces 100 "$@"      # answers of 10 s instead of 3 s
+bin/stream-burst -bin bin/volcanicbot -chats 20 "$@"        # a burst within the 30 a second
+bin/stream-burst -bin bin/volcanicbot -chats 20 -drafts "$@"
