@@ -259,6 +259,10 @@ type envOptions struct {
 	// elicit, when set, makes the chat an Elicitor that answers so.
 	elicit    func(ctx context.Context, req ElicitRequest) (mcpclient.ElicitResult, error)
 	allowance Allowance
+	// streams makes the chat's activities StreamingActivities that record
+	// into it; noStream is Options.NoStream.
+	streams  *streamLog
+	noStream bool
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -292,10 +296,13 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	if o.elicit != nil {
 		port = elicitingChat{chat, o.elicit}
 	}
+	if o.streams != nil {
+		port = streamingChat{port, o.streams}
+	}
 	model := &scriptModel{answer: answer}
 	m := NewManager(Options{DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: port, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
-		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance})
+		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

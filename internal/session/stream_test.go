@@ -3,10 +3,15 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
 // recordingStream is a StreamingActivity that keeps what it was shown.
@@ -54,4 +59,97 @@ func TestAnswerStreamPaced(t *testing.T) {
 			t.Errorf("%d updates in 1 s, want one per %v", n, streamEvery)
 		}
 	})
+}
+
+// streamLog records what streaming activities were given, in order.
+type streamLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (l *streamLog) add(e string) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+}
+
+func (l *streamLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.events)
+}
+
+// streamingChat is a Chat whose activities stream into a streamLog.
+type streamingChat struct {
+	Chat
+	log *streamLog
+}
+
+func (c streamingChat) StartActivity(ctx context.Context, chatID int64) Activity {
+	return streamingActivity{c.Chat.StartActivity(ctx, chatID), c, chatID}
+}
+
+type streamingActivity struct {
+	Activity
+	c    streamingChat
+	chat int64
+}
+
+func (a streamingActivity) Stream(text string) { a.c.log.add("stream " + text) }
+
+func (a streamingActivity) Answer(ctx context.Context, markdown string) error {
+	a.c.log.add("answer " + markdown)
+	return a.c.SendText(ctx, a.chat, markdown)
+}
+
+// speak hands pieces to the request's OnText, as a streaming adapter does.
+func speak(req llm.Request, pieces ...string) string {
+	for _, p := range pieces {
+		if req.OnText != nil {
+			req.OnText(p)
+		}
+	}
+	return strings.Join(pieces, "")
+}
+
+// A tool step's streamed text is taken down; the answer goes through
+// Answer, in place of the stream.
+func TestTurnStreamsEachStep(t *testing.T) {
+	log := &streamLog{}
+	e := newEnv(t, func(_ context.Context, req llm.Request) (llm.Response, error) {
+		if res := lastToolResults(req); len(res) > 0 {
+			return llm.Response{Text: speak(req, "the tool ", "said: ", resultText(res[0]))}, nil
+		}
+		resp := toolCall("c1", "echo", fmt.Sprintf(`{"text":%q}`, lastUserText(req)))
+		resp.Text = speak(req, "Let me ", "check.")
+		return resp, nil
+	}, envOptions{streams: log})
+	e.deliver(1, "hello")
+	if got := e.chat.waitTexts(t, 1, 1); got[0] != "the tool said: hello" {
+		t.Errorf("answer %q", got[0])
+	}
+	want := []string{"stream Let me", "stream ", "stream the tool", "answer the tool said: hello"}
+	if got := log.all(); !slices.Equal(got, want) {
+		t.Errorf("the activity got %q, want %q", got, want)
+	}
+}
+
+// Options.NoStream: no OnText, the answer by SendText.
+func TestNoStreamSendsWholeAnswers(t *testing.T) {
+	log := &streamLog{}
+	var asked []bool
+	var mu sync.Mutex
+	e := newEnv(t, func(_ context.Context, req llm.Request) (llm.Response, error) {
+		mu.Lock()
+		asked = append(asked, req.OnText != nil)
+		mu.Unlock()
+		return llm.Response{Text: speak(req, "whole ", "answer")}, nil
+	}, envOptions{streams: log, noStream: true})
+	e.deliver(1, "hello")
+	e.chat.waitTexts(t, 1, 1)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0] || len(log.all()) != 0 {
+		t.Errorf("streamed: %v, activity got %q", asked, log.all())
+	}
 }
