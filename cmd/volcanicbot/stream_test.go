@@ -63,7 +63,7 @@ func TestE2EStreamedAnswer(t *testing.T) {
 				t.Parallel()
 				tg := telegramtest.Start(telegramtest.Options{NoDrafts: !drafts})
 				t.Cleanup(tg.Close)
-				d := startDaemon(t, slowReply, daemonOptions{provider: provider, tg: tg})
+				d := startDaemon(t, slowReply, daemonOptions{provider: provider, tg: tg, paced: true})
 				d.tg.Message(alice, alice, "plan?")
 				d.waitText(alice, "check again.")
 				msgs := d.tg.Sent(alice)
@@ -103,7 +103,7 @@ func TestE2EStreamedAnswer(t *testing.T) {
 
 // STREAM_REPLIES=false: the answer comes whole, as one message.
 func TestE2EStreamRepliesOff(t *testing.T) {
-	d := startDaemon(t, slowReply, daemonOptions{extra: []string{"STREAM_REPLIES=false"}})
+	d := startDaemon(t, slowReply, daemonOptions{extra: []string{"STREAM_REPLIES=false"}, paced: true})
 	d.tg.Message(alice, alice, "plan?")
 	d.waitText(alice, "check again.")
 	msgs := d.tg.Sent(alice)
@@ -132,7 +132,7 @@ func TestE2EStopMidStream(t *testing.T) {
 					return llmtest.Text("ok")
 				}
 				return llmtest.Reply{Chunks: long, ChunkDelay: 100 * time.Millisecond}
-			}, daemonOptions{provider: provider, tg: tg})
+			}, daemonOptions{provider: provider, tg: tg, paced: true})
 			d.tg.Message(alice, alice, "talk")
 			if _, err := d.tg.WaitFor("editMessageText", 1, 20*time.Second); err != nil {
 				t.Fatal(err)
@@ -163,7 +163,7 @@ func TestE2EStopMidStream(t *testing.T) {
 func TestE2EStreamThrough429(t *testing.T) {
 	tg := telegramtest.Start(telegramtest.Options{NoDrafts: true})
 	t.Cleanup(tg.Close)
-	d := startDaemon(t, slowReply, daemonOptions{tg: tg})
+	d := startDaemon(t, slowReply, daemonOptions{tg: tg, paced: true})
 	d.tg.FailNext("editMessageText", 429, "", 2)
 	d.tg.Message(alice, alice, "plan?")
 	d.waitText(alice, "check again.")
