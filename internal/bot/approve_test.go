@@ -97,16 +97,7 @@ func TestApprove(t *testing.T) {
 				if len(q.Keyboard) != wantRows || len(q.Keyboard[0]) != 2 {
 					t.Fatalf("keyboard %+v, want %d rows", q.Keyboard, wantRows)
 				}
-				for _, p := range tt.presses {
-					id := h.pressAs(t, p, q)
-					a, err := h.fake.WaitAnswer(id, waitLong)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if a.Text != p.answer || a.ShowAlert != p.alert {
-						t.Errorf("press %+v answered %+v, want %q alert=%v", p, a, p.answer, p.alert)
-					}
-				}
+				h.pressAll(t, tt.presses, q)
 				if tt.cancel {
 					synctest.Wait()
 					cancel()

@@ -80,16 +80,7 @@ func TestAsk(t *testing.T) {
 				if q.Text != "Go on?" || len(q.Keyboard) != 1 || len(q.Keyboard[0]) != 2 {
 					t.Fatalf("question %+v", q)
 				}
-				for _, p := range tt.presses {
-					id := h.pressAs(t, p, q)
-					a, err := h.fake.WaitAnswer(id, waitLong)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if a.Text != p.answer || a.ShowAlert != p.alert {
-						t.Errorf("press %+v answered %+v, want %q alert=%v", p, a, p.answer, p.alert)
-					}
-				}
+				h.pressAll(t, tt.presses, q)
 				if tt.cancel {
 					synctest.Wait()
 					cancel()
@@ -117,6 +108,21 @@ func TestAsk(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// pressAll presses each of presses on q in turn and checks how each was
+// answered.
+func (h *harness) pressAll(t *testing.T, presses []press, q telegramtest.Message) {
+	t.Helper()
+	for _, p := range presses {
+		a, err := h.fake.WaitAnswer(h.pressAs(t, p, q), waitLong)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Text != p.answer || a.ShowAlert != p.alert {
+			t.Errorf("press %+v answered %+v, want %q alert=%v", p, a, p.answer, p.alert)
+		}
 	}
 }
 
