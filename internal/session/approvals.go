@@ -4,15 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"sync"
 	"time"
-
-	"github.com/google/renameio/v2"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -39,7 +31,7 @@ func (s *session) approve(ctx context.Context, t mcpclient.Tool, args json.RawMe
 	switch {
 	case rule == mcpconfig.RunFreely:
 		return true, ""
-	case rule == mcpconfig.AskFirst && s.grants.has(m.grantsPath(s.id), t.Server, t.MCPName, m.logger):
+	case rule == mcpconfig.AskFirst && m.grants.has(m.grantsPath(s.id), t.Server, t.MCPName, m.logger):
 		return true, ""
 	}
 	ap, ok := m.o.Chat.(Approver)
@@ -55,8 +47,8 @@ func (s *session) approve(ctx context.Context, t mcpclient.Tool, args json.RawMe
 	decision, err := ap.Approve(ctx, s.id, req)
 	switch {
 	case err == nil && decision == ApprovedAlways:
-		if err := s.grants.add(m.grantsPath(s.id), t.Server, t.MCPName, user, m.o.Now()); err != nil {
-			m.logger.Warn("\"always in this chat\" not saved: it holds until the conversation is released", "chat", s.id, "err", err)
+		if err := m.grants.add(m.grantsPath(s.id), t.Server, t.MCPName, user, m.o.Now()); err != nil {
+			m.logger.Warn("\"always in this chat\" not saved: this call runs, the next one asks again", "chat", s.id, "err", err)
 		}
 		m.logger.Info("tool approved for this chat", "chat", s.id, "server", t.Server, "tool", t.MCPName, "user", user)
 		return true, ""
@@ -68,7 +60,7 @@ func (s *session) approve(ctx context.Context, t mcpclient.Tool, args json.RawMe
 		return false, deniedResult
 	case errors.Is(err, ErrNoApproval):
 		m.logger.Info("tool call denied: no answer in time", "chat", s.id, "server", t.Server, "tool", t.MCPName)
-		return false, fmt.Sprintf("The user denied this call: nobody approved it within %s.", m.o.ApprovalTimeout)
+		return false, "The user denied this call: nobody approved it within " + DurationText(m.o.ApprovalTimeout) + "."
 	case ctx.Err() != nil:
 		return false, stoppedResult
 	}
@@ -76,89 +68,17 @@ func (s *session) approve(ctx context.Context, t mcpclient.Tool, args json.RawMe
 	return false, cannotAskResult
 }
 
-// approvalsDir holds the chats' "always in this chat" grants, one file a
-// chat, under the data directory: outside the chat's workspace, which the
-// agent's own servers may write to, so that it cannot approve itself.
-const approvalsDir = "approvals"
-
-// grantsPath is chat's file of grants.
-func (m *Manager) grantsPath(chatID int64) string {
-	return filepath.Join(m.o.DataDir, approvalsDir, strconv.FormatInt(chatID, 10)+".json")
-}
-
-// grants are a chat's "always in this chat" approvals, read from its file
-// on first use and written there when one is added. They outlive /new
-// and restarts. The tool calls of a turn use them concurrently.
-type grants struct {
-	mu     sync.Mutex
-	loaded bool
-	list   []grant
-}
-
-type grant struct {
-	Server string    `json:"server"`
-	Tool   string    `json:"tool"`
-	By     int64     `json:"by,omitempty"`
-	At     time.Time `json:"at"`
-}
-
-// loadLocked reads the file once; a missing or unreadable one is no grants.
-func (g *grants) loadLocked(path string, log interface{ Warn(string, ...any) }) {
-	if g.loaded {
-		return
+// DurationText says d in words, as the chat and the model read it: in the
+// largest unit that measures it exactly — "5 minutes", "90 seconds",
+// "1 hour" —, in seconds otherwise (rounded).
+func DurationText(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return plural(int(d/time.Hour), "hour")
+	case d >= time.Minute && d%time.Minute == 0:
+		return plural(int(d/time.Minute), "minute")
+	case d > 0 && d < time.Second:
+		return "less than a second"
 	}
-	g.loaded = true
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			log.Warn("approvals of the chat not read", "err", err)
-		}
-		return
-	}
-	var f struct {
-		Always []grant `json:"always"`
-	}
-	if err := json.Unmarshal(data, &f); err != nil {
-		log.Warn("approvals of the chat not read", "err", err)
-		return
-	}
-	g.list = f.Always
-}
-
-func (g *grants) has(path, server, tool string, log interface{ Warn(string, ...any) }) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.loadLocked(path, log)
-	return slices.ContainsFunc(g.list, func(x grant) bool { return x.Server == server && x.Tool == tool })
-}
-
-// add grants server's tool in the chat and saves the grants.
-func (g *grants) add(path, server, tool string, by int64, at time.Time) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.loadLocked(path, nopWarn{})
-	if !slices.ContainsFunc(g.list, func(x grant) bool { return x.Server == server && x.Tool == tool }) {
-		g.list = append(g.list, grant{Server: server, Tool: tool, By: by, At: at.UTC()})
-	}
-	data, err := json.MarshalIndent(struct {
-		Always []grant `json:"always"`
-	}{g.list}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(path, append(data, '\n'))
-}
-
-type nopWarn struct{}
-
-func (nopWarn) Warn(string, ...any) {}
-
-// writeFileAtomic replaces path with data (0600) through renameio (a
-// temporary file in the same folder, synced, then renamed), making the
-// folder (0700) when missing.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return renameio.WriteFile(path, data, 0o600, renameio.WithStaticPermissions(0o600))
+	return plural(int(d.Round(time.Second)/time.Second), "second")
 }

@@ -68,7 +68,7 @@ func TestApprovals(t *testing.T) {
 			decide: func(ApprovalRequest) (Approval, error) { return Denied, nil }, result: "result: The user denied this call."},
 		{name: "no answer in time", approval: mcpconfig.ApprovalAlways, tool: "echo", asked: true, offer: true,
 			decide: func(ApprovalRequest) (Approval, error) { return Denied, fmt.Errorf("%w within 5m", ErrNoApproval) },
-			result: "result: The user denied this call: nobody approved it within 7s."},
+			result: "result: The user denied this call: nobody approved it within 7 seconds."},
 		{name: "could not ask", approval: mcpconfig.ApprovalAlways, tool: "echo", asked: true, offer: true,
 			decide: func(ApprovalRequest) (Approval, error) { return Denied, fmt.Errorf("sendMessage: 403 Forbidden") },
 			result: "result: " + cannotAskResult},

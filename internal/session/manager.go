@@ -99,6 +99,8 @@ type Manager struct {
 	refusalsMu sync.Mutex
 	refusals   map[string]bool
 
+	grants grants // every chat's "always in this chat" (grants.go)
+
 	// catalogMu guards catalog, the plan and the index of the last
 	// catalogue a turn saw (see toolset).
 	catalogMu sync.Mutex

@@ -67,8 +67,6 @@ type session struct {
 
 	tools *toolset          // the last one offered, to tell what vanished
 	gone  map[string]string // tools offered before that vanished: see toolset.gone
-
-	grants grants // "always in this chat", for the tool calls' goroutines
 }
 
 // toolsFor resolves the chat's toolset (Manager.toolset) and notes which
