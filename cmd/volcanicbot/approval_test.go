@@ -122,7 +122,7 @@ func TestE2EApproval(t *testing.T) {
 		{name: "denied", act: func(d *daemon, q telegramtest.Message) { d.press(alice, alice, q, denyBtn) },
 			answer: denied, outcome: "❌ Denied by User 100."},
 		{name: "no answer in time", extra: []string{"APPROVAL_TIMEOUT_SECONDS=1"}, act: func(*daemon, telegramtest.Message) {},
-			answer: "result: ERROR: The user denied this call: nobody approved it within 1s.", outcome: "⌛ No answer within 1 second: denied."},
+			answer: "result: ERROR: The user denied this call: nobody approved it within 1 second.", outcome: "⌛ No answer within 1 second: denied."},
 		{name: "/stop", act: func(d *daemon, _ telegramtest.Message) { d.tg.Message(alice, alice, "/stop") },
 			answer: "Stopped.", outcome: "⏹ Stopped: not run."},
 		{name: "forged presses change nothing", act: func(d *daemon, q telegramtest.Message) {
@@ -197,6 +197,43 @@ func TestE2EApprovalAlwaysInThisChat(t *testing.T) {
 	d.waitApproval(bob, 1)
 	if n := approvals(d, alice); n != 1 {
 		t.Errorf("alice was asked %d times, want once", n)
+	}
+}
+
+// /approvals takes back an "Always in this chat": kept across /new and a
+// restart, listed with a button, and once revoked the next call asks
+// again. A list sent before the restart still works.
+func TestE2ERevokeAlwaysInThisChat(t *testing.T) {
+	dataDir, tg := t.TempDir(), newTelegram(t)
+	d := startApprovalDaemon(t, daemonOptions{dataDir: dataDir, tg: tg})
+	d.tg.Message(alice, alice, "sleep")
+	q := d.waitApproval(alice, 1)
+	d.press(alice, alice, q, alwaysBtn)
+	d.waitText(alice, slept)
+	d.tg.Message(alice, alice, "/new")
+	d.waitText(alice, "New conversation started.")
+	d.tg.Message(alice, alice, "/approvals")
+	d.waitText(alice, "Approved always in this chat (their calls run without asking):\n1. fake: sleep — by user 100, ")
+	var list telegramtest.Message
+	for _, m := range d.tg.Sent(alice) {
+		if strings.HasPrefix(m.Text, "Approved always") {
+			list = m
+		}
+	}
+	d.stop()
+
+	d = startApprovalDaemon(t, daemonOptions{dataDir: dataDir, tg: tg})
+	d.tg.Message(alice, alice, "after /new and a restart")
+	waitTexts(t, d, alice, slept, 2)
+	if a := d.press(alice, alice, list, "Revoke 1. fake: sleep"); a.Text != "Revoked fake: sleep. Its next call asks again." || a.ShowAlert {
+		t.Errorf("the press answered %+v", a)
+	}
+	d.waitText(alice, "Nothing is approved always in this chat: a tool that asks first asks at every call. "+
+		"(\"Always in this chat\" under an approval question adds the tool here.)")
+	d.tg.Message(alice, alice, "sleep once more")
+	d.waitApproval(alice, 2)
+	if n := approvals(d, alice); n != 2 {
+		t.Errorf("asked %d times, want twice", n)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html"
 	"strings"
-	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
@@ -57,7 +56,7 @@ func (c *Chat) Approve(ctx context.Context, chatID int64, req session.ApprovalRe
 	a, err := c.Ask(ctx, chatID, q)
 	switch {
 	case errors.Is(err, ErrNoAnswer):
-		return session.Denied, fmt.Errorf("%w within %s", session.ErrNoApproval, req.Timeout)
+		return session.Denied, fmt.Errorf("%w within %s", session.ErrNoApproval, session.DurationText(req.Timeout))
 	case err != nil:
 		return session.Denied, err
 	}
@@ -103,7 +102,7 @@ func prettyJSON(raw json.RawMessage) string {
 func approvalOutcome(req session.ApprovalRequest, a Answer, err error) string {
 	switch {
 	case errors.Is(err, ErrNoAnswer):
-		return "⌛ No answer within " + humanDuration(req.Timeout) + ": denied."
+		return "⌛ No answer within " + session.DurationText(req.Timeout) + ": denied."
 	case errors.Is(err, context.Canceled):
 		return "⏹ Stopped: not run."
 	case err != nil:
@@ -114,22 +113,4 @@ func approvalOutcome(req session.ApprovalRequest, a Answer, err error) string {
 		return "✅ Approved by " + a.Name + ", for every call of " + req.Tool + " in this chat."
 	}
 	return "❌ Denied by " + a.Name + "."
-}
-
-// humanDuration says d in words: "5 minutes", "90 seconds".
-func humanDuration(d time.Duration) string {
-	switch {
-	case d >= time.Hour && d%time.Hour == 0:
-		return plural(int(d/time.Hour), "hour")
-	case d >= time.Minute && d%time.Minute == 0:
-		return plural(int(d/time.Minute), "minute")
-	}
-	return plural(int(d.Round(time.Second)/time.Second), "second")
-}
-
-func plural(n int, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return fmt.Sprintf("%d %ss", n, unit)
 }

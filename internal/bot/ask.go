@@ -413,7 +413,12 @@ func displayName(u models.User) string {
 
 // onCallback answers a button press, from the poller: settling it takes a
 // lock, and the answer is queued on the chat's sender without waiting.
+// A press of an /approvals button is settled by onRevoke.
 func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
+	if strings.HasPrefix(cq.Data, revokePrefix) {
+		b.onRevoke(cq)
+		return
+	}
 	text, alert, private := b.chat.asks.press(cq, b.access.allows)
 	chatID, _ := pressedIn(cq)
 	if private {
@@ -421,11 +426,5 @@ func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
 	} else {
 		b.log.Debug("button pressed", "chat", chatID, "user", cq.From.ID, "answer", text)
 	}
-	id := cq.ID
-	b.chat.out.submit(ctx, chatID, "answerCallbackQuery", unpaced, "", func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, b.chat.doneTimeout)
-		defer cancel()
-		_, err := b.tg.AnswerCallbackQuery(ctx, &tgbot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert})
-		return err
-	})
+	b.answerPress(ctx, chatID, cq.ID, text, alert)
 }

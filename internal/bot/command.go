@@ -67,6 +67,7 @@ var commandList = []struct {
 	{"new", "/new", "start a new conversation (forget this chat's history, restart its tools)", false},
 	{"stop", "/stop", "stop the answer in progress", false},
 	{"usage", "/usage", "the model tokens this chat used today and this month", false},
+	{"approvals", "/approvals", "the tools approved always in this chat, to take back", false},
 	{"mcp", "/mcp", "the MCP servers and their state", false},
 	{"", "/mcp <name>", "one server: command, tools, last error", false},
 	{"", "/mcp restart <name>", "restart a server: the next call starts a fresh process", false},

@@ -31,6 +31,8 @@ func (b *Bot) command(ctx context.Context, chatID, from int64, group bool, cmd c
 		b.cmdUsers(ctx, chatID, from)
 	case "usage":
 		b.cmdUsage(ctx, chatID, from)
+	case "approvals":
+		b.cmdApprovals(ctx, chatID)
 	case "allow_more":
 		b.cmdAllowMore(ctx, chatID, from, cmd.Args)
 	default:

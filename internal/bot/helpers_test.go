@@ -40,10 +40,14 @@ type fakeSessions struct {
 	// holdTaken leaves delivered messages untaken (a turn runs before
 	// them); otherwise Deliver takes them at once.
 	holdTaken bool
+	// grants are the chats' "Always in this chat"; grantsErr fails every
+	// call about them.
+	grants    map[int64][]session.Grant
+	grantsErr error
 }
 
 func newFakeSessions() *fakeSessions {
-	return &fakeSessions{changed: make(chan struct{}), servers: []string{"playwright", "fetch"}}
+	return &fakeSessions{changed: make(chan struct{}), servers: []string{"playwright", "fetch"}, grants: map[int64][]session.Grant{}}
 }
 
 func (s *fakeSessions) record(ctx context.Context, call string) {
@@ -118,6 +122,33 @@ func (s *fakeSessions) MCPLogin(ctx context.Context, name, redirect string) (*se
 }
 
 func (s *fakeSessions) ServerNames() []string { return s.servers }
+
+func (s *fakeSessions) Grants(chatID int64) ([]session.Grant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.grantsErr != nil {
+		return nil, s.grantsErr
+	}
+	return slices.Clone(s.grants[chatID]), nil
+}
+
+func (s *fakeSessions) RevokeGrant(chatID int64, server, tool string) (bool, error) {
+	s.record(context.Background(), fmt.Sprintf("revoke %d %s %s", chatID, server, tool))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.grants[chatID])
+	s.grants[chatID] = slices.DeleteFunc(s.grants[chatID], func(g session.Grant) bool { return g.Server == server && g.Tool == tool })
+	return len(s.grants[chatID]) < n, s.grantsErr
+}
+
+func (s *fakeSessions) RevokeGrants(chatID int64) (int, error) {
+	s.record(context.Background(), fmt.Sprintf("revoke all %d", chatID))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.grants[chatID])
+	delete(s.grants, chatID)
+	return n, s.grantsErr
+}
 
 func (s *fakeSessions) Calls() []string {
 	s.mu.Lock()

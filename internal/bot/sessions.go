@@ -28,6 +28,14 @@ type Sessions interface {
 	// MCPLogin starts /mcp login <name>: an OAuth login to a server at a
 	// URL.
 	MCPLogin(ctx context.Context, name, redirect string) (*session.MCPLogin, error)
+	// Grants lists chat's "Always in this chat" approvals (/approvals).
+	Grants(chatID int64) ([]session.Grant, error)
+	// RevokeGrant takes back chat's approval of server's tool and reports
+	// whether there was one.
+	RevokeGrant(chatID int64, server, tool string) (bool, error)
+	// RevokeGrants takes back every approval of chat and reports how many
+	// there were.
+	RevokeGrants(chatID int64) (int, error)
 	// ServerNames lists the enabled MCP servers, for /help.
 	ServerNames() []string
 }
