@@ -291,6 +291,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	defer ledger.Close()
+	m.metrics.spend.Store(&spendSource{stats: ledger.Stats, provider: providerName(unwrapModel(model)), model: m.cfg.LLM.Model})
 	if m.cfg.LLM.DailyTokensPerChat > 0 || m.cfg.LLM.DailyTokensPerUser > 0 {
 		m.logger.Info("daily token allowance", "per_chat", m.cfg.LLM.DailyTokensPerChat, "per_user", m.cfg.LLM.DailyTokensPerUser)
 	}
@@ -345,6 +346,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
+	// The usage journal keeps the current month: older days go, at once
+	// and after every UTC midnight.
+	g.Go(func() error { ledger.Maintain(gctx); return nil })
 	// The catalogue is built in the background: a slow server must not
 	// hold up polling. A turn that comes first waits for the servers'
 	// first discoveries.

@@ -13,18 +13,22 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/spend"
 )
 
 // metrics is what GET /metrics on HTTP_ADDR serves, in Prometheus's text
 // format: the MCP servers' processes (live, waiting, memory, starts,
 // failures, evictions, waits), their tool calls (count and latency), and
 // the model's requests and tokens, the Bot API calls made to the chats
-// (paced and not, 429s, updates coalesced). It is the MCP client's
-// Observer and wraps the model.
+// (paced and not, 429s, updates coalesced), and the spend (the model's
+// cost, the allowances reached). It is the MCP client's Observer and wraps
+// the model.
 type metrics struct {
 	reg *prometheus.Registry
 	// sendStats reads the bot's sender, once the bot exists.
 	sendStats atomic.Pointer[func() bot.SendStats]
+	// spend reads the usage ledger, once it exists.
+	spend atomic.Pointer[spendSource]
 
 	starts, failures, evictions *prometheus.CounterVec
 	waits, calls                *prometheus.HistogramVec
@@ -58,7 +62,7 @@ func newMetrics(load func() []mcpclient.ServerLoad) *metrics {
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "volcanicbot_model_tokens_total",
 		Help: "Model tokens: input (cached included), cached (read from the prompt cache), output."}, []string{"kind"})
 	m.reg.MustRegister(m.starts, m.failures, m.evictions, m.waits, m.calls, m.modelRequests, m.modelSeconds, m.tokens,
-		loadCollector{load}, sendCollector{m},
+		loadCollector{load}, sendCollector{m}, spendCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -163,4 +167,45 @@ func (c sendCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, float64(st.Unpaced), "unpaced")
 	ch <- prometheus.MustNewConstMetric(tooManyDesc, prometheus.CounterValue, float64(st.TooMany))
 	ch <- prometheus.MustNewConstMetric(coalescedDesc, prometheus.CounterValue, float64(st.Coalesced))
+}
+
+// spendSource is the usage ledger's counts, and the provider and model the
+// cost is labelled with.
+type spendSource struct {
+	stats           func() spend.Stats
+	provider, model string
+}
+
+var (
+	// The cost is labelled by provider and model, not by chat: a process
+	// has one of each (a restart with another model starts a series of
+	// its own), where chats are unbounded — every chat a series for good —
+	// and a private chat's id is its user's Telegram id, which does not
+	// belong in a monitoring system. Per chat, /usage and the journal say it.
+	costDesc = prometheus.NewDesc("volcanicbot_model_cost_dollars_total",
+		"What the model cost at LLM_PRICE_*_PER_MTOK (cached tokens at the input price), in dollars; only with a price set.",
+		[]string{"provider", "model"}, nil)
+	reachedDesc = prometheus.NewDesc("volcanicbot_allowance_reached_total",
+		"Daily token allowances used up: a chat's (scope chat), or a user's (scope user); each told once a day.", []string{"scope"}, nil)
+)
+
+// spendCollector reads the ledger at each scrape.
+type spendCollector struct{ m *metrics }
+
+func (spendCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- costDesc
+	ch <- reachedDesc
+}
+
+func (c spendCollector) Collect(ch chan<- prometheus.Metric) {
+	src := c.m.spend.Load()
+	if src == nil {
+		return
+	}
+	st := src.stats()
+	if st.Priced {
+		ch <- prometheus.MustNewConstMetric(costDesc, prometheus.CounterValue, st.Cost, src.provider, src.model)
+	}
+	ch <- prometheus.MustNewConstMetric(reachedDesc, prometheus.CounterValue, float64(st.ReachedChat), "chat")
+	ch <- prometheus.MustNewConstMetric(reachedDesc, prometheus.CounterValue, float64(st.ReachedUser), "user")
 }

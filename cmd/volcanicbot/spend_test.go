@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,6 +107,61 @@ func TestE2EDailyAllowance(t *testing.T) {
 			d.waitText(alice, "This month (December 2026): 3,500 tokens in 5 model calls")
 		})
 	}
+}
+
+// /metrics has the spend — the model's cost by provider and model, the
+// allowances reached —, and the usage journal is kept to the current
+// month from the start.
+func TestE2ESpendMetrics(t *testing.T) {
+	clock := &usageClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	dataDir, addr := t.TempDir(), freeAddr(t)
+	old := filepath.Join(dataDir, "usage", "2026-11-30.jsonl")
+	if err := os.MkdirAll(filepath.Dir(old), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, []byte(`{"chat":100,"user":100,"in":5,"out":5}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, costly, daemonOptions{dataDir: dataDir, main: func(m *Main) { m.UsageClock = clock.now },
+		extra: []string{"HTTP_ADDR=" + addr, "LLM_DAILY_TOKENS_PER_CHAT=1000", "LLM_PRICE_INPUT_PER_MTOK=3", "LLM_PRICE_OUTPUT_PER_MTOK=15"}})
+	d.tg.Message(alice, alice, "one")
+	d.waitText(alice, "answer to one")
+	d.tg.Message(alice, alice, "two")
+	d.waitText(alice, "answer to two")
+	d.tg.Message(alice, alice, "three")
+	d.waitText(alice, "This chat has used today's allowance")
+	text := scrape(t, addr)
+	for _, want := range []string{
+		`volcanicbot_model_cost_dollars_total{model="test-model",provider="openai"} 0.0066`,
+		`volcanicbot_allowance_reached_total{scope="chat"} 1`,
+		`volcanicbot_allowance_reached_total{scope="user"} 0`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", text)
+	}
+	d.waitLog("usage journal pruned")
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("last month's journal after the start: %v", err)
+	}
+}
+
+// scrape is GET /metrics on addr.
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }
 
 // waitLogCount waits for n lines of the daemon's log that contain substr.

@@ -57,16 +57,24 @@ func (l *Ledger) countsText(c Counts) string {
 	}
 	s := fmt.Sprintf("%s tokens in %s model %s (input %s, of which %s cached; output %s)",
 		Number(c.Tokens()), Number(c.Calls), calls, Number(c.Input), Number(c.Cached), Number(c.Output))
-	if l.o.PriceInput > 0 || l.o.PriceOutput > 0 {
+	if l.priced() {
 		s += ", about " + l.costText(c)
 	}
 	return s
 }
 
-// costText prices c: input (cached tokens at the input price: an upper
-// bound, as providers charge less for them) and output.
+// cost prices c in dollars: input (cached tokens at the input price: an
+// upper bound, as providers charge less for them) and output.
+func (l *Ledger) cost(c Counts) float64 {
+	return float64(c.Input)*l.o.PriceInput/1e6 + float64(c.Output)*l.o.PriceOutput/1e6
+}
+
+// priced reports whether a price is set (else no cost is shown).
+func (l *Ledger) priced() bool { return l.o.PriceInput > 0 || l.o.PriceOutput > 0 }
+
+// costText is c's cost, as /usage says it.
 func (l *Ledger) costText(c Counts) string {
-	cost := float64(c.Input)*l.o.PriceInput/1e6 + float64(c.Output)*l.o.PriceOutput/1e6
+	cost := l.cost(c)
 	switch {
 	case cost == 0:
 		return "$0"
@@ -74,4 +82,26 @@ func (l *Ledger) costText(c Counts) string {
 		return fmt.Sprintf("$%.4f", cost)
 	}
 	return fmt.Sprintf("$%.2f", cost)
+}
+
+// Stats are what a Ledger counted since it was made, for /metrics (whose
+// counters start with the process).
+type Stats struct {
+	Counts // the model calls recorded
+	// Cost is their cost in dollars at LLM_PRICE_*_PER_MTOK; Priced is
+	// false when no price is set (and Cost is 0: unknown, not free).
+	Cost   float64
+	Priced bool
+	// ReachedChat and ReachedUser are the chats told their daily
+	// allowance was used, and the users told theirs (once a day each).
+	ReachedChat, ReachedUser int64
+}
+
+// Stats reads what the Ledger counted since it was made.
+func (l *Ledger) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.stats
+	st.Cost, st.Priced = l.cost(st.Counts), l.priced()
+	return st
 }

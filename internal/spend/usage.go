@@ -9,7 +9,10 @@
 // JSON line per model call, lift or notice, appended as they happen: so a
 // restart loses nothing that was written, and a line cut by a crash is
 // skipped. Today's totals and this month's per chat are kept in memory,
-// read back from the month's files by Load.
+// read back from the month's files by Load. Nothing reads further back
+// than the current UTC month (/usage's longest window; the allowances are
+// daily): Maintain deletes the files of earlier months and compacts the
+// earlier days of this one to a line per chat and user.
 package spend
 
 import (
@@ -33,7 +36,7 @@ type Counts struct {
 	Input  int64 `json:"in,omitempty"`
 	Cached int64 `json:"cached,omitempty"`
 	Output int64 `json:"out,omitempty"`
-	Calls  int64 `json:"-"`
+	Calls  int64 `json:"-"` // a journal line's (line.Calls)
 }
 
 // Tokens are what the allowance counts: input (cached included) and
@@ -44,7 +47,7 @@ func (c *Counts) add(o Counts) {
 	c.Input += o.Input
 	c.Cached += o.Cached
 	c.Output += o.Output
-	c.Calls++
+	c.Calls += o.Calls
 }
 
 // Options configure a Ledger.
@@ -74,6 +77,9 @@ type Ledger struct {
 	told    map[toldKey]bool
 	month   map[string]map[int64]Counts // this month: day → chat → counts
 	journal *os.File                    // today's, open for appending
+
+	maintained string // the UTC day Maintain last pruned and compacted on
+	stats      Stats  // since New, for /metrics
 }
 
 // toldKey is who was told that the allowance is used: a chat (user 0)
@@ -81,11 +87,14 @@ type Ledger struct {
 type toldKey struct{ chat, user int64 }
 
 // line is one journal entry: a model call (chat, user, counts), a lift
-// (Lift: the chat, By: the admin) or a notice sent (Told).
+// (Lift: the chat, By: the admin) or a notice sent (Told). A compacted
+// day has a line per chat and user with the sum of their calls, and how
+// many (Calls; absent: one call).
 type line struct {
 	Chat int64 `json:"chat,omitempty"`
 	User int64 `json:"user,omitempty"`
 	Counts
+	Calls    int64 `json:"calls,omitempty"`
 	Lift     int64 `json:"lift,omitempty"`
 	By       int64 `json:"by,omitempty"`
 	Told     int64 `json:"told,omitempty"`
@@ -150,6 +159,13 @@ func (l *Ledger) rollLocked(now time.Time) error {
 	return nil
 }
 
+// counts are a count line's counts, with its number of calls.
+func (ln line) counts() Counts {
+	c := ln.Counts
+	c.Calls = max(ln.Calls, 1)
+	return c
+}
+
 func (l *Ledger) readLocked(path, day string, today bool) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -179,7 +195,7 @@ func (l *Ledger) readLocked(path, day string, today bool) error {
 				l.told[toldKey{ln.Told, ln.ToldUser}] = true
 			}
 		case ln.Chat != 0:
-			l.countLocked(day, today, ln.Chat, ln.User, ln.Counts)
+			l.countLocked(day, today, ln.Chat, ln.User, ln.counts())
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -232,13 +248,14 @@ func (l *Ledger) appendLocked(ln line) {
 
 // Record counts a model call made for chat on behalf of user (0: none).
 func (l *Ledger) Record(chat, user int64, u llm.Usage) {
-	c := Counts{Input: int64(u.InputTokens), Cached: int64(u.CacheReadTokens), Output: int64(u.OutputTokens)}
+	c := Counts{Input: int64(u.InputTokens), Cached: int64(u.CacheReadTokens), Output: int64(u.OutputTokens), Calls: 1}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.rollLocked(l.o.Now().UTC()); err != nil {
 		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
 	}
 	l.countLocked(l.day, true, chat, user, c)
+	l.stats.Counts.add(c)
 	l.appendLocked(line{Chat: chat, User: user, Counts: c})
 }
 
@@ -274,6 +291,11 @@ func (l *Ledger) Allow(chat, user int64) (ok bool, notice string) {
 		return false, ""
 	}
 	l.told[who] = true
+	if who.user == 0 {
+		l.stats.ReachedChat++
+	} else {
+		l.stats.ReachedUser++
+	}
 	l.appendLocked(line{Told: who.chat, ToldUser: who.user})
 	l.o.Logger.Info("daily token allowance reached", "chat", chat, "user", who.user)
 	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
