@@ -88,6 +88,12 @@
 // nothing. When Ask returns, the message's buttons give way to an outcome
 // line.
 //
+// The one other kind of button is /approvals' (cmd_approvals.go): its data
+// ("rv:" and a hash of a grant's server and tool) is not a question's but
+// names what to take back, settled on the chat's worker against the
+// chat's grants as they are — stateless, so it works after a restart, and
+// it can only revoke.
+//
 // # One sender for each chat
 //
 // Every Bot API call addressed to a chat goes through the sender
