@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // volcanicbot login <name> prints the authorization address, takes the
@@ -80,6 +83,37 @@ func TestLoginCallbackURL(t *testing.T) {
 	} {
 		if got := loginCallbackURL(in); got != want {
 			t.Errorf("loginCallbackURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A server at a URL that was never logged in is not invisible to the
+// model: it offers remote_login, whose call (asked of nobody, even under
+// "approval": "always") says how to log in, and the chat's user reads it.
+func TestE2ELoginToolOfANeverLoggedInServer(t *testing.T) {
+	o := fakemcp.NewOAuthServer(t)
+	var offered bool
+	var mu sync.Mutex
+	reply := func(req llmtest.Request) llmtest.Reply {
+		if res, ok := toolResultText(req); ok {
+			return llmtest.Text("result: " + res)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		offered = bytes.Contains(req.Body, []byte(`"remote_login"`))
+		return call("remote_login", `{}`)
+	}
+	d := startDaemon(t, reply, daemonOptions{servers: map[string]any{"remote": map[string]any{"url": o.URL + "/mcp", "approval": "always"}}})
+	d.tg.Message(alice, alice, "what is in my notes?")
+	d.waitText(alice, "result: ERROR: remote needs login (OAuth): an admin sends /mcp login remote")
+	mu.Lock()
+	defer mu.Unlock()
+	if !offered {
+		t.Error("the model was not offered remote_login")
+	}
+	for _, txt := range d.tg.Texts(alice) {
+		if strings.Contains(txt, "May I run") {
+			t.Errorf("the login tool asked for an approval: %q", txt)
 		}
 	}
 }

@@ -285,3 +285,42 @@ func needsLogin(err error) (*NeedsLoginError, bool) {
 	ok := errors.As(err, &nl)
 	return nl, ok
 }
+
+// loginToolName is the MCP name of the tool a server that was never
+// logged in offers (see loginCatalog); exposed as <server>_login.
+const loginToolName = "login"
+
+// loginCatalog is what a server that needs a login and has no tools from
+// an earlier one offers: a single tool saying how to log in. Without it
+// the model would not know the server is there, and would tell the user
+// it cannot do what the server is for.
+func loginCatalog(cfg mcpconfig.ServerConfig) Catalog {
+	prefix := cfg.ToolPrefix
+	if prefix == "" {
+		prefix = cfg.Name + "_"
+	}
+	t := Tool{MCPName: loginToolName, LoginOnly: true, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+		Description: fmt.Sprintf("The %s MCP server needs an OAuth login before it offers its tools. Call this when the user "+
+			"wants something %s is for: it says how to log in (an admin sends /mcp login %s in Telegram). It does nothing else.",
+			cfg.Name, cfg.Name, cfg.Name),
+		Annotations: ToolAnnotations{ReadOnlyHint: new(true)}}
+	return Catalog{Server: cfg.Name, Tools: ExposeTools(cfg.Name, prefix, []Tool{t})}
+}
+
+// loginResult is a call of a login tool: the login still needed, or that
+// it is done.
+func (c *Client) loginResult(tool Tool) Result {
+	for _, sc := range c.Lookup() {
+		if sc.Config.Name != tool.Server {
+			continue
+		}
+		if nl, ok := needsLogin(sc.Err); ok {
+			return ErrorResult(tool.Server, tool.Name, nl.Error())
+		}
+	}
+	if c.LoggedIn(tool.Server) {
+		return Result{Server: tool.Server, Tool: tool.Name, Content: []Content{{Type: ContentText,
+			Text: tool.Server + " is logged in now: its tools are offered from the next message on."}}}
+	}
+	return ErrorResult(tool.Server, tool.Name, (&NeedsLoginError{Server: tool.Server}).Error())
+}

@@ -190,3 +190,56 @@ func TestNeedsLoginKeepsTheTools(t *testing.T) {
 		t.Errorf("the saved catalogue: %v (%v)", fi, err)
 	}
 }
+
+// A server that was never logged in offers one tool, which says how to
+// log in when called (the model would otherwise not know the server is
+// there); after the login its own tools replace it, and the placeholder a
+// chat still holds says the login is done.
+func TestNeverLoggedInOffersALoginTool(t *testing.T) {
+	o := fakemcp.NewOAuthServer(t)
+	cfg := httpConfig("remote", o.URL+"/mcp", nil)
+	client := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: redact.NewEnvFilter(os.Environ()),
+		AuthDir: filepath.Join(t.TempDir(), "mcp-auth")})
+	t.Cleanup(client.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+
+	tools, refusals := client.Tools(ctx)
+	if len(tools) != 1 || len(refusals) != 0 {
+		t.Fatalf("tools %v, refusals %v: want the login tool alone", tools, refusals)
+	}
+	lt := tools[0]
+	if lt.Name != "remote_login" || lt.Server != "remote" || !lt.LoginOnly || !strings.Contains(lt.Description, "/mcp login remote") {
+		t.Fatalf("the login tool: %+v", lt)
+	}
+	s, _ := client.NewSession(t.TempDir())
+	defer s.Close()
+	res, err := s.Call(ctx, lt, json.RawMessage(`{}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "remote needs login (OAuth): an admin sends /mcp login remote") {
+		t.Fatalf("calling it: %q (%v)", res.Text(), err)
+	}
+	if txt := s.StatusText(); !strings.Contains(txt, "needs login") || strings.Contains(txt, "last login") {
+		t.Errorf("/mcp:\n%s", txt)
+	}
+
+	login, err := client.Login(ctx, "remote", "http://127.0.0.1:9/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := login.Finish(ctx, fakemcp.Browse(t, login.URL)); err != nil {
+		t.Fatal(err)
+	}
+	tools, _ = client.Tools(ctx)
+	for _, tl := range tools {
+		if tl.LoginOnly {
+			t.Errorf("the login tool is still offered after the login: %+v", tl)
+		}
+	}
+	if len(tools) == 0 {
+		t.Error("no tools after the login")
+	}
+	res, err = s.Call(ctx, lt, json.RawMessage(`{}`))
+	if err != nil || res.IsError || !strings.Contains(res.Text(), "remote is logged in now") {
+		t.Errorf("the placeholder after the login: %q (%v)", res.Text(), err)
+	}
+}

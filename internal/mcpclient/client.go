@@ -185,8 +185,15 @@ func (c *Client) Offered() ([]Tool, []Refusal) { return c.resolve(c.Lookup()) }
 func (c *Client) resolve(cats []ServerCatalog) ([]Tool, []Refusal) {
 	var discovered []Catalog
 	for _, sc := range cats {
-		if _, login := needsLogin(sc.Err); (sc.Err == nil || login) && sc.Config.Enabled && !sc.Discovering {
+		if !sc.Config.Enabled || sc.Discovering {
+			continue
+		}
+		_, login := needsLogin(sc.Err)
+		switch {
+		case sc.Err == nil, login && len(sc.Catalog.Tools) > 0:
 			discovered = append(discovered, sc.Catalog) // needing a login: the tools it had, which say so when called
+		case login:
+			discovered = append(discovered, loginCatalog(sc.Config))
 		}
 	}
 	return ResolveTools(discovered, c.builtins, nil)
@@ -311,6 +318,9 @@ func (s *Session) Workspace() string { return s.workspace }
 func (s *Session) Call(ctx context.Context, tool Tool, args json.RawMessage) (Result, error) {
 	if tool.Server == ResourcesServer {
 		return s.resources(ctx, tool, args)
+	}
+	if tool.LoginOnly {
+		return s.client.loginResult(tool), nil
 	}
 	conn, ok := s.conns[tool.Server]
 	if !ok {

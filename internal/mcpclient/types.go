@@ -52,6 +52,10 @@ type Tool struct {
 	ParamHeaders []ParamHeader
 	// Annotations are the hints the server gave in tools/list.
 	Annotations ToolAnnotations
+	// LoginOnly marks the one tool a server that needs a login it never
+	// had offers: calling it says how to log in (the server is not
+	// called).
+	LoginOnly bool `json:",omitempty"`
 }
 
 // ContentType is the kind of one part of a tool result.

@@ -24,7 +24,7 @@ const (
 func (s *session) approve(ctx context.Context, t mcpclient.Tool, args json.RawMessage, user int64) (bool, string) {
 	m := s.m
 	cfg, ok := m.o.MCP.Server(t.Server)
-	if !ok {
+	if !ok || t.LoginOnly { // a login tool only says how to log in
 		return true, ""
 	}
 	rule := cfg.ApprovalFor(t.MCPName, t.Name, t.Annotations.ReadOnly())
