@@ -34,9 +34,13 @@ type host struct {
 	starts   int
 	closed   bool
 	wg       sync.WaitGroup // idle stops and the ends of dead processes
+
+	freePort func() (int, error) // a port for the next start (tests take one)
 }
 
-func newHost(cfg mcpconfig.ServerConfig, sp *spawner) *host { return &host{cfg: cfg, sp: sp} }
+func newHost(cfg mcpconfig.ServerConfig, sp *spawner) *host {
+	return &host{cfg: cfg, sp: sp, freePort: freePort}
+}
 
 // errHostClosed is acquire after close.
 var errHostClosed = errors.New("the client is closed")
@@ -193,7 +197,7 @@ type portTakenError struct {
 func (e *portTakenError) Error() string { return e.err.Error() }
 
 func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
-	port, err := freePort()
+	port, err := h.freePort()
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: a port for the shared server: %w", h.cfg.Name, err)
 	}
@@ -219,6 +223,7 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
+	foreign := false // another program listens on the port
 	for {
 		var d net.Dialer
 		dialCtx, cancel := context.WithTimeout(ctx, time.Second)
@@ -226,8 +231,14 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
 		cancel()
 		if err == nil {
 			_ = c.Close()
-			h.sp.logger.Info("shared MCP server started", "server", cfg.Name, "pid", p.PID(), "url", url)
-			return p, url, nil
+			// Another program may have taken the port before the server
+			// bound it: it is not the server (which then exits, its port
+			// taken, or never listens).
+			if mine, known := p.Listens(port); mine || !known {
+				h.sp.logger.Info("shared MCP server started", "server", cfg.Name, "pid", p.PID(), "url", url)
+				return p, url, nil
+			}
+			foreign = true
 		}
 		select {
 		case <-p.Exited():
@@ -238,7 +249,7 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
 				msg += "\nstderr:\n" + capTail(tail, maxTailBytes)
 			}
 			p.Terminate()
-			if slices.ContainsFunc(tail, func(l string) bool {
+			if foreign || slices.ContainsFunc(tail, func(l string) bool {
 				return strings.Contains(l, "EADDRINUSE") || strings.Contains(l, "address already in use")
 			}) {
 				return nil, "", &portTakenError{port: port, err: errors.New(msg)}
@@ -247,6 +258,10 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
 		case <-ctx.Done():
 			p.Terminate()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				if foreign {
+					return nil, "", fmt.Errorf("%s: another program listens on %s, the shared server's port, and the server did not "+
+						"within the startup timeout of %s", cfg.Name, addr, fmtSeconds(cfg.StartupTimeout))
+				}
 				return nil, "", fmt.Errorf("%s: the shared server did not listen on %s within the startup timeout of %s",
 					cfg.Name, addr, fmtSeconds(cfg.StartupTimeout))
 			}

@@ -1,9 +1,13 @@
 package mcpclient
 
 import (
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -177,5 +181,54 @@ func TestSharedServerPortTakenIsRetried(t *testing.T) {
 	}
 	if n := len(fakemcp.Filter(fakemcp.ReadLog(t, logPath), fakemcp.EventStart)); n != 1 {
 		t.Errorf("%d fake starts, want 1 (after the taken port)", n)
+	}
+}
+
+// A port taken by another program between its choice and the server's
+// bind is not taken for the server's: the start waits for a listener of
+// the server's own tree, and starts it again on another port when it gave
+// up; the other program is sent nothing.
+func TestSharedServerPortTakenByAnother(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("telling a listener's owner needs /proc")
+	}
+	foreign, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer foreign.Close()
+	var got atomic.Int64
+	go func() {
+		for {
+			c, err := foreign.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				n, _ := io.Copy(io.Discard, c)
+				got.Add(n)
+			}()
+		}
+	}()
+	cfg, _ := sharedServer(t, "shared")
+	h := newHarness(t, nil, cfg)
+	taken := foreign.Addr().(*net.TCPAddr).Port
+	var tries atomic.Int32
+	h.client.sp.hosts["shared"].freePort = func() (int, error) {
+		if tries.Add(1) == 1 {
+			return taken, nil
+		}
+		return freePort()
+	}
+	alice := h.session("")
+	if got := h.call(alice, h.tool("shared", fakemcp.ToolWhoAmI), `{}`).Text(); got != "root: "+alice.Workspace() {
+		t.Fatalf("a call: %q", got)
+	}
+	if n := tries.Load(); n < 2 {
+		t.Errorf("%d ports tried, want the taken one and another", n)
+	}
+	if n := got.Load(); n != 0 {
+		t.Errorf("the other program was sent %d bytes", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,11 +146,7 @@ func (t *Tracker) startInCgroup(cmd *exec.Cmd, inst string) (*exec.Cmd, tree, er
 	}
 	if !direct {
 		cmd.SysProcAttr.UseCgroupFD = false
-		if err = cmd.Start(); err == nil {
-			if werr := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0); werr != nil {
-				t.logger.Warn("MCP server not moved into its cgroup", "dir", dir, "err", werr)
-			}
-		}
+		cmd, err = t.startThenMove(cmd, dir)
 	}
 	_ = unix.Close(fd)
 	if err != nil {
@@ -157,6 +154,49 @@ func (t *Tracker) startInCgroup(cmd *exec.Cmd, inst string) (*exec.Cmd, tree, er
 		return nil, nil, err
 	}
 	return cmd, &cgroupTree{groupTree: newGroupTree(cmd.Process.Pid), dir: dir, t: t}, nil
+}
+
+// startThenMove starts cmd and moves it into the cgroup dir before it
+// runs any code of its own: it starts traced, so it stops at its exec, is
+// moved, and let go (a child it forks is then in the cgroup too). Where
+// tracing is refused (a seccomp profile, Yama's ptrace_scope 3) it starts
+// untraced and is moved at once: a child it forks in that moment stays
+// out.
+func (t *Tracker) startThenMove(cmd *exec.Cmd, dir string) (*exec.Cmd, error) {
+	move := func(pid int) {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			t.logger.Warn("MCP server not moved into its cgroup", "dir", dir, "err", err)
+		}
+	}
+	// The tracer is the thread that started the child: the detach must
+	// come from it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr.Ptrace = true
+	err := cmd.Start()
+	if err == nil {
+		pid := cmd.Process.Pid
+		var ws unix.WaitStatus
+		_, werr := unix.Wait4(pid, &ws, unix.WALL, nil) // its stop at the exec (SIGTRAP); nothing else can come first
+		move(pid)
+		if werr == nil && ws.Stopped() {
+			if derr := unix.PtraceDetach(pid); derr != nil {
+				t.logger.Warn("MCP server traced for its start not let go", "pid", pid, "err", derr)
+			}
+		}
+		return cmd, nil
+	}
+	if !errors.Is(err, syscall.EPERM) {
+		return cmd, err
+	}
+	t.logger.Debug("tracing refused: MCP servers are moved into their cgroup right after the start", "err", err)
+	cmd = cloneCmd(cmd)
+	cmd.SysProcAttr.Ptrace = false
+	if err := cmd.Start(); err != nil {
+		return cmd, err
+	}
+	move(cmd.Process.Pid)
+	return cmd, nil
 }
 
 // cloneCmd is a copy of a cmd that failed to start, to start again.
