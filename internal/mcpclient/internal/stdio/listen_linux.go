@@ -10,12 +10,13 @@ import (
 
 // Listens reports whether a process of p's tree (p and its live
 // descendants) holds a socket listening on TCP port: known is false when
-// that cannot be told (p has exited, /proc unreadable). A start that
-// waits for a port to take connections asks it, so that another program
-// that took the port meanwhile is not taken for the server.
+// that cannot be told (/proc unreadable). A start that waits for a port
+// to take connections asks it, so that another program that took the
+// port meanwhile is not taken for the server. A process that has exited
+// listens on nothing.
 func (p *Process) Listens(port int) (listens, known bool) {
 	if p.Done() {
-		return false, false
+		return false, true
 	}
 	base := "/proc/" + strconv.Itoa(p.pid)
 	inodes := map[string]bool{}
@@ -25,8 +26,9 @@ func (p *Process) Listens(port int) (listens, known bool) {
 			read = true
 		}
 	}
-	if !read {
-		return false, false
+	if !read { // gone (between Done and the read), or no /proc
+		_, err := os.Stat("/proc/self/net/tcp")
+		return false, err == nil
 	}
 	if len(inodes) == 0 {
 		return false, true
