@@ -70,8 +70,12 @@ func TestOAuthLogin(t *testing.T) {
 
 	echo := Tool{Server: "remote", MCPName: fakemcp.ToolEcho, Name: fakemcp.ToolEcho}
 	res, err := s.Call(ctx, echo, json.RawMessage(`{"text":"hi"}`))
-	if err != nil || !res.IsError || !strings.Contains(res.Text(), "needs a login with more permissions") {
+	if err != nil || !res.IsError || !strings.HasPrefix(res.Text(), "remote needs a login with more permissions") ||
+		strings.Contains(res.Text(), "failed to send") || strings.Contains(res.Text(), "reconnects") {
 		t.Fatalf("a call without mcp:write: %q (%v)", res.Text(), err)
+	}
+	if st, _ := s.Status("remote"); st.State == StateDisconnected {
+		t.Errorf("the refused call ended the connection: %v", st.State)
 	}
 	login, err = client.Login(ctx, "remote", redirect)
 	if err != nil {

@@ -207,6 +207,8 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 			msg += ". " + c.exitMessage(srv)
 		}
 		return ErrorResult(c.cfg.Name, tool.Name, msg), nil
+	case errors.As(err, new(*NeedsLoginError)):
+		return ErrorResult(c.cfg.Name, tool.Name, err.Error()), nil
 	case ctx.Err() != nil:
 		if srv.ep.done() { // cut short in the middle of a message: the next call is told
 			c.mu.Lock()

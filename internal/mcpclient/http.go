@@ -363,6 +363,9 @@ func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.T
 	case errors.Is(context.Cause(callCtx), errCallTimeout):
 		return reply{}, errCallTimeout
 	default:
+		if nl, ok := needsLogin(err); ok { // refused, not broken: the session holds
+			return reply{}, nl
+		}
 		h.fail(cleanSendError(err))
 		return reply{}, h.failure()
 	}
