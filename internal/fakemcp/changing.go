@@ -10,7 +10,10 @@ import (
 // ModeChanging declares tools.listChanged and adds the tools that change
 // the list (each change sends notifications/tools/list_changed), and logs
 // an EventList per tools/list. Over stdio a changing tool answers once its
-// notifications are written: the client reads them before the result.
+// notifications are written: the client reads them before the result. On
+// protocol 2026-07-28 they go only on a subscriptions/listen stream that
+// asked for them, on both transports (see listen.go); ToolEndListens ends
+// those streams from the server's side (stdio).
 const ModeChanging = "changing"
 
 // Tools of ModeChanging.
@@ -30,6 +33,7 @@ const EventList = "list"
 func (f *fake) changingTools() []server.ServerTool {
 	name := mcp.WithString("name", mcp.Required(), mcp.Description("The tool's name."))
 	return []server.ServerTool{
+		f.endListensTool(),
 		{
 			Tool: mcp.NewTool(ToolAddTool, mcp.WithDescription("Adds a tool."), name),
 			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

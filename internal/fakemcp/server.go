@@ -43,6 +43,10 @@ type fake struct {
 	// stdout (nil over HTTP): changing mode's tools answer only once
 	// theirs are out, so the client reads them before the result.
 	changes *lineCounter
+	// subs are the stdio client's subscriptions (changing mode; nil over
+	// HTTP), and out what writes to it.
+	subs *subscriptions
+	out  *outputRewriter
 }
 
 // lineCounter counts written lines of one kind; wait blocks until a count
@@ -96,6 +100,7 @@ func newServer(modes map[string]bool, log eventLog, browser bool, outputDir stri
 		}
 		req.Header.Set(requestIDHeader, idText(id))
 	})
+	f.listenHooks(hooks)
 	if modes[ModeChanging] {
 		hooks.AddAfterListTools(func(context.Context, any, *mcp.ListToolsRequest, *mcp.ListToolsResult) {
 			f.log.add(Event{Event: EventList})
@@ -129,10 +134,11 @@ func newServer(modes map[string]bool, log eventLog, browser bool, outputDir stri
 // tell a cancellation from a closed connection); behind it an
 // outputRewriter edits what mcp-go cannot express.
 func (f *fake) serve(in io.Reader, out io.Writer) error {
+	pr, pw := io.Pipe()
 	if f.modes[ModeChanging] {
 		f.changes = newLineCounter()
+		f.subs = newSubscriptions(pw)
 	}
-	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(f.watchInput(in, pw)) }()
 
 	stdio := server.NewStdioServer(f.mcp)
@@ -140,7 +146,8 @@ func (f *fake) serve(in io.Reader, out io.Writer) error {
 	// Calls run on this pool; enough that parallel slow calls don't queue.
 	server.WithWorkerPoolSize(64)(stdio)
 
-	w := &outputRewriter{w: out, changes: f.changes}
+	w := &outputRewriter{w: out, changes: f.changes, subs: f.subs}
+	f.out = w
 	err := stdio.Listen(context.Background(), pr, w)
 	if errors.Is(err, context.Canceled) {
 		err = nil
@@ -157,6 +164,9 @@ func (f *fake) watchInput(in io.Reader, w io.Writer) error {
 		if len(line) > 0 {
 			if bytes.Contains(line, []byte(mcp.MethodNotificationCancelled)) {
 				f.noteCancel(line)
+			}
+			if f.subs != nil {
+				f.subs.client(line)
 			}
 			if _, werr := w.Write(line); werr != nil {
 				return werr
@@ -238,7 +248,16 @@ type outputRewriter struct {
 	mu      sync.Mutex
 	w       io.Writer
 	buf     []byte
-	changes *lineCounter // told of each notifications/tools/list_changed written; may be nil
+	changes *lineCounter   // told of each notifications/tools/list_changed written; may be nil
+	subs    *subscriptions // applies 2026-07-28's opt-in to the notifications; may be nil
+}
+
+// writeLine writes one whole message line of the fake's own.
+func (o *outputRewriter) writeLine(line []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, err := o.w.Write(line)
+	return err
 }
 
 var toolsChangedMarker = []byte(`"method":"` + string(mcp.MethodNotificationToolsListChanged) + `"`)
@@ -263,11 +282,17 @@ func (o *outputRewriter) Write(p []byte) (int, error) {
 		if bytes.Contains(line, []byte(bigImagePlaceholder)) {
 			line = bytes.Replace(line, []byte(bigImagePlaceholder), bigImageBase64(), 1)
 		}
-		if _, err := o.w.Write(line); err != nil {
-			return 0, err
+		lines := [][]byte{line}
+		if o.subs != nil {
+			lines = o.subs.server(line)
+		}
+		for _, l := range lines {
+			if _, err := o.w.Write(l); err != nil {
+				return 0, err
+			}
 		}
 		if o.changes != nil && bytes.Contains(line, toolsChangedMarker) {
-			o.changes.add()
+			o.changes.add() // written, or dropped for want of a subscription
 		}
 		o.buf = o.buf[i+1:]
 		if len(o.buf) == 0 {

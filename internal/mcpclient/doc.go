@@ -27,6 +27,10 @@
 //   - rpc (protocol.go) is the MCP protocol over an endpoint: the
 //     handshake (initialize, or server/discover on 2026-07-28), tools/list
 //     and tools/call, with cancellation.
+//   - A live server that negotiated 2026-07-28 and declares
+//     tools.listChanged keeps a subscriptions/listen stream open for its
+//     tool list (listen.go), reopened with a growing wait while the server
+//     lives, ended with it.
 //   - Results are mapped for the model (result.go: text capped, images
 //     kept, every content type handled) and linked files inlined within the
 //     cap (inline.go); tool names are sanitised and clashes resolved

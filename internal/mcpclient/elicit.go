@@ -48,6 +48,11 @@ type Elicitation struct {
 	Form    ElicitFormSpec
 	URL     string // URL mode: the page the user should open
 	ID      string // URL mode: the server's elicitationId
+	// Completed (URL mode) is closed when the server reports the
+	// interaction at the page finished (notifications/elicitation/complete)
+	// while the question is open: it should then end as accept. Nil when
+	// the server gave no id.
+	Completed <-chan struct{}
 }
 
 // ElicitAction is the user's answer to an elicitation.

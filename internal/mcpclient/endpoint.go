@@ -16,14 +16,20 @@ type liveServer struct {
 	rpc  *rpc
 	dir  string // the working directory, for links in results
 	slot *slot  // its place under the server's ceiling, if it has one
+	// listen is its listen stream for the tool list (2026-07-28), or nil.
+	listen *listener
 	// restoreFirst: the chat's state is restored before the next call (a
 	// Close call ended the server's context for it).
 	restoreFirst atomic.Bool
 }
 
-// terminate ends the server for good: the requests it made and still
-// waits on are answered (cancel), then its endpoint stopped.
+// terminate ends the server for good: its listen stream closed, the
+// requests it made and still waits on answered (cancel), then its
+// endpoint stopped.
 func (s *liveServer) terminate() {
+	if s.listen != nil {
+		s.listen.stop()
+	}
 	s.rpc.peer.close()
 	s.ep.terminate()
 }

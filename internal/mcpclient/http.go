@@ -254,7 +254,13 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: stdio.DefaultMaxMessageBytes, over: t.tooLarge}
+	over := t.tooLarge
+	if r.Context().Value(streamKey{}) != nil {
+		// A long-lived stream reaches the limit in time: the stream ends
+		// (and is opened again), the connection stays.
+		over = func(error) {}
+	}
+	resp.Body = &limitedBody{rc: resp.Body, left: stdio.DefaultMaxMessageBytes, over: over}
 	if r.Method != http.MethodPost || r.Header.Get(transport.HeaderKeySessionID) == "" {
 		return resp, nil
 	}
@@ -352,6 +358,9 @@ func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.T
 		}{m.tool, m.args, m.meta}
 		params = call
 	}
+	if m.stream {
+		callCtx = context.WithValue(callCtx, streamKey{}, true)
+	}
 	resp, err := h.tr.SendRequest(callCtx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(m.id), Method: m.method, Params: params,
 		Header: h.standardHeaders(m),
@@ -362,6 +371,10 @@ func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.T
 		return reply{}, context.Cause(ctx)
 	case errors.Is(context.Cause(callCtx), errCallTimeout):
 		return reply{}, errCallTimeout
+	case m.stream:
+		// A stream that broke off (a proxy's timeout, a restart) is the
+		// stream's end, not the connection's: it is opened again.
+		return reply{}, cleanSendError(err)
 	default:
 		if nl, ok := needsLogin(err); ok { // refused, not broken: the session holds
 			return reply{}, nl
@@ -381,6 +394,13 @@ func (h *httpEndpoint) roundTrip(ctx context.Context, m message, deadline time.T
 	}
 	return reply{result: resp.Result}, nil
 }
+
+// streamKey marks the context of a stream's HTTP request (message.stream).
+type streamKey struct{}
+
+// closesStreams: a stream ends when its request's context does (the
+// response stream is closed), without notifications/cancelled.
+func (h *httpEndpoint) closesStreams() {}
 
 // cleanSendError drops the repetitions of mcp-go's "failed to send
 // request: " (it wraps the same words twice).

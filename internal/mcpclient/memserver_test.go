@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -25,6 +27,13 @@ type memServer struct {
 	block chan struct{}
 	// called is the tool of every tools/call, in order.
 	called []string
+	// modern: it speaks 2026-07-28 (server/discover) and declares
+	// tools.listChanged; listen is how it serves subscriptions/listen
+	// (nil: acknowledged, held until the client ends it); listens counts
+	// them.
+	modern  bool
+	listen  func(ctx context.Context, p *peer, id int64) (reply, error)
+	listens int
 }
 
 func (m *memServer) calls() []string {
@@ -34,11 +43,11 @@ func (m *memServer) calls() []string {
 }
 
 // dial is a spawner's dial: each start is a new endpoint.
-func (m *memServer) dial(context.Context, mcpconfig.ServerConfig, mcpconfig.Spawn, func(), *peer) (endpoint, error) {
+func (m *memServer) dial(_ context.Context, _ mcpconfig.ServerConfig, _ mcpconfig.Spawn, _ func(), p *peer) (endpoint, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.starts++
-	e := &memEndpoint{srv: m, ended: make(chan struct{})}
+	e := &memEndpoint{srv: m, ended: make(chan struct{}), peer: p}
 	m.live = append(m.live, e)
 	return e, nil
 }
@@ -53,6 +62,22 @@ type memEndpoint struct {
 	srv      *memServer
 	ended    chan struct{}
 	stopOnce sync.Once
+	peer     *peer
+}
+
+func (m *memServer) listenCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.listens
+}
+
+// acknowledge is the server's notifications/subscriptions/acknowledged of
+// subscription id, granting the tool list or not.
+func acknowledge(p *peer, id int64, tools bool) {
+	p.notified(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: mcp.MethodNotificationSubscriptionsAcknowledged,
+		Params: mcp.NotificationParams{Meta: map[string]any{mcp.MetaKeySubscriptionID: float64(id)},
+			AdditionalFields: map[string]any{"notifications": map[string]any{"toolsListChanged": tools}}}}})
 }
 
 var _ endpoint = (*memEndpoint)(nil)
@@ -76,6 +101,27 @@ func (e *memEndpoint) roundTrip(ctx context.Context, m message, _ time.Time) (re
 		}
 	}
 	switch m.method {
+	case "server/discover":
+		if !e.srv.modern {
+			break
+		}
+		return reply{result: json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],` +
+			`"capabilities":{"tools":{"listChanged":true}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mem","version":"1"}}}`)}, nil
+	case "subscriptions/listen":
+		e.srv.mu.Lock()
+		e.srv.listens++
+		listen := e.srv.listen
+		e.srv.mu.Unlock()
+		if listen != nil {
+			return listen(ctx, e.peer, m.id)
+		}
+		acknowledge(e.peer, m.id, true)
+		select {
+		case <-ctx.Done():
+			return reply{}, context.Cause(ctx)
+		case <-e.ended:
+			return reply{}, errors.New("ended")
+		}
 	case "initialize":
 		return reply{result: json.RawMessage(`{"protocolVersion":"2025-11-25","serverInfo":{"name":"mem","version":"1"}}`)}, nil
 	case "tools/list":

@@ -35,6 +35,9 @@ type peer struct {
 	rootsAsked *atomic.Int32
 	// toolsChanged, when set, is told of notifications/tools/list_changed.
 	toolsChanged func()
+	// listening is the server's listen stream (2026-07-28), told of its
+	// acknowledgements and of its end by the server.
+	listening atomic.Pointer[listener]
 
 	// life ends the requests still waiting when the server stops.
 	life context.Context
@@ -43,6 +46,9 @@ type peer struct {
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup // the replies sent later (see replyLater); Go under mu while open
+	// visits are the URL-mode elicitations being asked, by elicitationId:
+	// closed when the server says the interaction finished.
+	visits map[string]chan struct{}
 }
 
 func newPeer(server, root string, elicitor Elicitor, sampler Sampler, timeout time.Duration, logger *slog.Logger) *peer {
@@ -80,13 +86,74 @@ func (p *peer) capabilities() any {
 }
 
 // notified handles a server's notification: a change of its tools is
-// passed on; the rest is only logged.
+// passed on, the end of a URL-mode elicitation ends its question, the
+// listen stream's own are its listener's; the rest is only logged.
 func (p *peer) notified(n mcp.JSONRPCNotification) {
-	if n.Method == string(mcp.MethodNotificationToolsListChanged) && p.toolsChanged != nil {
-		p.toolsChanged()
+	switch n.Method {
+	case string(mcp.MethodNotificationToolsListChanged):
+		if p.toolsChanged != nil {
+			p.toolsChanged()
+			return
+		}
+	case string(mcp.MethodNotificationElicitationComplete):
+		p.visited(n)
 		return
+	case mcp.MethodNotificationSubscriptionsAcknowledged:
+		if l := p.listening.Load(); l != nil {
+			l.acknowledged(n)
+			return
+		}
+	case string(mcp.MethodNotificationCancelled):
+		if l := p.listening.Load(); l != nil && l.serverCancelled(n) {
+			return
+		}
 	}
 	p.logger.Debug("MCP notification ignored", "server", p.server, "method", n.Method)
+}
+
+// visit registers a URL-mode elicitation being asked: the channel is
+// closed when the server reports it complete. done forgets it.
+func (p *peer) visit(id string) (completed <-chan struct{}, done func()) {
+	if id == "" {
+		return nil, func() {}
+	}
+	ch := make(chan struct{})
+	p.mu.Lock()
+	if p.visits == nil {
+		p.visits = map[string]chan struct{}{}
+	}
+	if _, dup := p.visits[id]; dup { // the server reused an id: the first keeps it
+		p.mu.Unlock()
+		return nil, func() {}
+	}
+	p.visits[id] = ch
+	p.mu.Unlock()
+	return ch, func() {
+		p.mu.Lock()
+		if p.visits[id] == ch {
+			delete(p.visits, id)
+		}
+		p.mu.Unlock()
+	}
+}
+
+// visited handles notifications/elicitation/complete: the question of
+// that elicitation, if it is still asked, ends as done. An id the client
+// does not know — another server's, or one already answered — is ignored.
+func (p *peer) visited(n mcp.JSONRPCNotification) {
+	id, _ := n.Params.AdditionalFields["elicitationId"].(string)
+	p.mu.Lock()
+	ch, ok := p.visits[id]
+	if ok {
+		delete(p.visits, id)
+	}
+	p.mu.Unlock()
+	if !ok {
+		p.logger.Debug("MCP elicitation completion ignored: no such question is open", "server", p.server, "elicitation", id)
+		return
+	}
+	p.logger.Debug("MCP server says the URL elicitation is complete", "server", p.server, "elicitation", id)
+	close(ch)
 }
 
 // slow reports whether method waits for a person or a model: it is
@@ -153,6 +220,9 @@ func (p *peer) elicit(ctx context.Context, params json.RawMessage) (json.RawMess
 			return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "url mode needs an http or https url"}
 		}
 		e.URL, e.ID = req.URL, req.ElicitationID
+		completed, forget := p.visit(req.ElicitationID)
+		defer forget()
+		e.Completed = completed
 	default:
 		return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("unknown elicitation mode %q", req.Mode)}
 	}

@@ -60,6 +60,9 @@ type message struct {
 	// headers are the tool's x-mcp-header parameters, mirrored into
 	// Mcp-Param-* headers over HTTP on the 2026-07-28 protocol.
 	headers []ParamHeader
+	// stream: a request whose answer may never come (subscriptions/listen):
+	// no call waits behind it, and its failure is not the connection's.
+	stream bool
 }
 
 // toolRetry is the params of a tools/call sent again with the answers to
@@ -129,6 +132,9 @@ type rpc struct {
 	// 2026-07-28 protocol; nil on the handshake protocols.
 	meta json.RawMessage
 	info ServerInfo
+	// toolsListChanged: the server declares tools.listChanged (read on
+	// 2026-07-28, where the client opens a stream for it).
+	toolsListChanged bool
 	// peer answers the server's requests and says what the client
 	// declares to it.
 	peer *peer
@@ -183,6 +189,9 @@ func (c *rpc) handshake(ctx context.Context, version string, ci clientInfo) erro
 // serverCapabilities is what the client reads of a server's capabilities.
 type serverCapabilities struct {
 	Resources json.RawMessage `json:"resources"`
+	Tools     struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"tools"`
 }
 
 // resources reports whether the server offers resources: an object there,
@@ -225,6 +234,7 @@ func (c *rpc) discover(ctx context.Context, version string, ci clientInfo) error
 	}
 	c.info = ServerInfo{Name: si.Name, Version: si.Version, ProtocolVersion: version, Instructions: res.Instructions,
 		Resources: res.Capabilities.resources()}
+	c.toolsListChanged = res.Capabilities.Tools.ListChanged
 	return nil
 }
 
@@ -434,21 +444,26 @@ func (c *rpc) exchangeOnce(ctx context.Context, m message, deadline time.Time) (
 	default:
 		return nil, err
 	}
-	if r.errRaw != nil {
-		var e struct {
-			Code    int             `json:"code"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		}
-		if err := json.Unmarshal(r.errRaw, &e); err != nil {
-			return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: capMessage("undecodable error: "+string(r.errRaw), maxRPCErrorBytes)}
-		}
-		if len(e.Data) > maxRPCErrorBytes {
-			e.Data = nil // no use to anyone at that size
-		}
-		return nil, &RPCError{Code: e.Code, Message: capMessage(e.Message, maxRPCErrorBytes), Data: e.Data}
+	return r.decode()
+}
+
+// decode is the reply's result, or its JSON-RPC error as an *RPCError.
+func (r reply) decode() (json.RawMessage, error) {
+	if r.errRaw == nil {
+		return r.result, nil
 	}
-	return r.result, nil
+	var e struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.errRaw, &e); err != nil {
+		return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: capMessage("undecodable error: "+string(r.errRaw), maxRPCErrorBytes)}
+	}
+	if len(e.Data) > maxRPCErrorBytes {
+		e.Data = nil // no use to anyone at that size
+	}
+	return nil, &RPCError{Code: e.Code, Message: capMessage(e.Message, maxRPCErrorBytes), Data: e.Data}
 }
 
 // cancel tells the server to stop working on request id. Best effort: the

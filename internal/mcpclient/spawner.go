@@ -132,6 +132,13 @@ func (s *spawner) negotiate(ctx context.Context, cfg mcpconfig.ServerConfig, ep 
 	if h, ok := httpOf(ep); ok {
 		h.negotiated(srv.rpc.info.ProtocolVersion)
 	}
+	if p.toolsChanged != nil && srv.rpc.meta != nil && srv.rpc.toolsListChanged {
+		// 2026-07-28: the tool list's changes come only on a listen
+		// stream. Its acknowledgement is waited for (briefly), so that a
+		// change the first call makes is not missed.
+		srv.listen = startListener(srv, cfg.Name, s.logger)
+		srv.listen.waitAcked(ctx)
+	}
 	return srv, nil
 }
 

@@ -18,9 +18,12 @@ type stdioEndpoint struct {
 var _ endpoint = stdioEndpoint{}
 
 func (s stdioEndpoint) roundTrip(ctx context.Context, m message, deadline time.Time) (reply, error) {
-	r, err := s.p.Transport().RoundTrip(ctx, stdio.Request{
-		ID: m.id, Method: m.method, Params: m.params, Tool: m.tool, Args: m.args, Meta: m.meta,
-	}, deadline)
+	req := stdio.Request{ID: m.id, Method: m.method, Params: m.params, Tool: m.tool, Args: m.args, Meta: m.meta}
+	if m.stream {
+		r, err := s.p.Transport().Stream(ctx, req)
+		return reply{result: r.Result, errRaw: r.Error}, err
+	}
+	r, err := s.p.Transport().RoundTrip(ctx, req, deadline)
 	if errors.Is(err, stdio.ErrTimeout) {
 		err = errCallTimeout
 	}

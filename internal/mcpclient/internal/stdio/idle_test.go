@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -147,5 +148,69 @@ func TestIdleEOFLeftToTheNextCall(t *testing.T) {
 	_, err := s.tr.RoundTrip(context.Background(), Request{ID: 2, Method: "tools/call", Tool: "echo", Args: json.RawMessage(`{}`)}, time.Now().Add(5*time.Second))
 	if err == nil || !strings.Contains(err.Error(), "closed its output") {
 		t.Fatalf("the call after the end: %v", err)
+	}
+}
+
+// A stream (subscriptions/listen) waits for its answer without reading:
+// while it is open, what the server sends between calls is still read
+// at once by the idle reader, calls read their own answers, and the
+// stream gets its answer when it comes, or its context's end.
+func TestStreamLeavesReadingToOthers(t *testing.T) {
+	s := newPipeServer(t)
+	notified := make(chan string, 4)
+	s.tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) { notified <- n.Method })
+	type answer struct {
+		r   Response
+		err error
+	}
+	open := func(ctx context.Context, id int64) <-chan answer {
+		done := make(chan answer, 1)
+		go func() {
+			r, err := s.tr.Stream(ctx, Request{ID: id, Method: "subscriptions/listen", Params: map[string]any{}})
+			done <- answer{r, err}
+		}()
+		if m := s.next(t, 5*time.Second); string(m["method"]) != `"subscriptions/listen"` {
+			t.Fatalf("the client wrote %v", m)
+		}
+		return done
+	}
+	stream := open(context.Background(), 1)
+	if !s.tr.quiet() {
+		t.Error("an open stream counts as a call in flight: nothing would read between calls")
+	}
+	s.write(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	select {
+	case m := <-notified:
+		if m != "notifications/tools/list_changed" {
+			t.Errorf("notified of %s", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing read the notification while the stream was open")
+	}
+	s.roundTrip(t, 2)
+	s.roundTrip(t, 3)
+	s.write(t, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}`)
+	select {
+	case a := <-stream:
+		if a.err != nil || string(a.r.Result) != `{"resultType":"complete"}` {
+			t.Errorf("the stream ended with %s, %v", a.r.Result, a.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream's answer was not delivered")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	stream = open(ctx, 4)
+	cancel()
+	select {
+	case a := <-stream:
+		if !errors.Is(a.err, context.Canceled) {
+			t.Errorf("a cancelled stream ended with %v", a.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a cancelled stream still waits")
+	}
+	if !s.tr.quiet() || s.tr.streams != 0 {
+		t.Errorf("the ended streams are still counted (%d)", s.tr.streams)
 	}
 }

@@ -66,6 +66,7 @@ type Transport struct {
 
 	mu      sync.Mutex
 	pending map[int64]*waiter
+	streams int       // the pending requests that are streams (Stream): no call waits on them
 	free    []*waiter // waiters to reuse
 	closed  bool
 	done    chan struct{}
@@ -227,11 +228,12 @@ func (t *Transport) idleLoop() {
 	}
 }
 
-// quiet reports whether no request is in flight.
+// quiet reports whether no request is in flight (a stream that waits for
+// its end does not count: nobody reads for it).
 func (t *Transport) quiet() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.pending) == 0 && !t.closed
+	return len(t.pending) == t.streams && !t.closed
 }
 
 // kickIdle wakes the idle reader when it is parked.
@@ -324,13 +326,58 @@ func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time
 	default:
 	}
 	t.free = append(t.free, w)
-	idle := len(t.pending) == 0
+	idle := len(t.pending) == t.streams
 	t.mu.Unlock()
 	if idle {
 		t.kickIdle()
 	}
 	if got {
 		return r, nil // an answer that arrived with the deadline still counts
+	}
+	return Response{}, err
+}
+
+// Stream writes m, a request whose answer may come much later or never
+// (subscriptions/listen: the server's notifications meanwhile are its
+// stream), and waits for the answer until ctx ends or the transport
+// closes. It does not read: the calls' readers and the idle reader deliver
+// its answer and its notifications, and the idle reader counts no call in
+// flight while only streams wait. Its write is bounded like a
+// notification's.
+func (t *Transport) Stream(ctx context.Context, m Request) (Response, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return Response{}, t.closedErr()
+	}
+	if _, dup := t.pending[m.ID]; dup {
+		t.mu.Unlock()
+		return Response{}, fmt.Errorf("request id %d is already waiting", m.ID)
+	}
+	w := &waiter{ch: make(chan struct{}, 1)}
+	t.pending[m.ID] = w
+	t.streams++
+	t.mu.Unlock()
+
+	err := t.writeMessage(ctx, &m, nil, time.Now().Add(writeTimeout))
+	t.kickIdle() // what follows is read by the idle reader when no call is in flight
+	if err == nil {
+		select {
+		case <-w.ch:
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		case <-t.done:
+			err = t.closedErr()
+		}
+	}
+
+	t.mu.Lock()
+	delete(t.pending, m.ID)
+	t.streams--
+	got, r := w.got, Response{Result: w.result, Error: w.errRaw}
+	t.mu.Unlock()
+	if got {
+		return r, nil
 	}
 	return Response{}, err
 }
