@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"html"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -233,4 +236,33 @@ func TestE2EElicitationExpiresWithARestart(t *testing.T) {
 	}
 	d.tg.Message(alice, alice, "42")
 	d.waitText(alice, "heard: 42")
+}
+
+// URL mode end to end: the server sends the chat to its own page; the
+// user opens it (a GET of the link) and presses nothing; the server's
+// notifications/elicitation/complete closes the question as done, and the
+// server gets accept.
+func TestE2EElicitationURLCompletedByTheServer(t *testing.T) {
+	d := startDaemon(t, func(req llmtest.Request) llmtest.Reply {
+		if res, ok := toolResultText(req); ok {
+			return llmtest.Text("server said: " + res)
+		}
+		return call(fakemcp.ToolElicitURL, `{"visit":true}`)
+	}, daemonOptions{modes: []string{fakemcp.ModeAsk}})
+	d.tg.Message(alice, alice, "log me in")
+	q := d.waitOpen(alice, "asks you to open a page")
+	link := regexp.MustCompile(`<a href="([^"]+)">`).FindStringSubmatch(q.Text)
+	if link == nil || !strings.Contains(link[1], "/visit/") {
+		t.Fatalf("no visit link in %q", q.Text)
+	}
+	resp, err := http.Get(html.UnescapeString(link[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	d.waitClosed(alice, q, "✅ fake reports it finished.")
+	d.waitText(alice, "server said: accept")
+	if a, err := d.tg.WaitAnswer(d.tg.Callback(alice, alice, q.ID, q.Keyboard[0][0].Data), 20*time.Second); err != nil || a.Text != "This button has expired." {
+		t.Errorf("Done after the server's completion answered %+v, %v", a, err)
+	}
 }

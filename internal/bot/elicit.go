@@ -66,9 +66,11 @@ const (
 // the server only. A URL: the link, its host, and Done, Decline and
 // Cancel. In a private chat its user answers; in a group the user whose
 // message started the turn, or an admin; the others' messages go on to
-// the session as usual. ctx's end (the call's timeout, /stop, the turn's
-// end) cancels; the buttons then answer "expired". One form is open in a
-// chat at a time: another waits its turn.
+// the session as usual. A URL question also ends, as Done, when the server
+// reports the interaction at the page finished (req.Completed). ctx's end
+// (the call's timeout, /stop, the turn's end) cancels; the buttons then
+// answer "expired". One form is open in a chat at a time: another waits
+// its turn.
 func (c *Chat) Elicit(ctx context.Context, chatID int64, req session.ElicitRequest) (mcpclient.ElicitResult, error) {
 	cancelled := mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}
 	release, err := c.forms.acquire(ctx, chatID)
@@ -120,27 +122,41 @@ func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRe
 		fmt.Sprintf("\n\nThe page is on <b>%s</b>:\n<a href=\"%s\">%s</a>\n\nOpen it, then press Done; or Decline.",
 			html.EscapeString(host), html.EscapeString(req.URL), html.EscapeString(req.URL))
 	q := Question{Text: text, HTML: true, MayAnswer: may, Refusal: elicitRefusal, Private: true,
-		Buttons: [][]Button{{{Label: doneLabel, Choice: choiceDone}, {Label: declineLabel, Choice: choiceDecline}, {Label: cancelLabel, Choice: choiceCancel}}},
-		Outcome: func(a Answer, err error) string {
-			switch {
-			case err != nil:
-				return endLine(ctx, err)
-			case a.Choice == choiceDone:
-				return "✅ " + a.Name + " went to the page."
-			case a.Choice == choiceDecline:
-				return "❌ Declined by " + a.Name + "."
-			}
-			return "Cancelled by " + a.Name + "."
-		}}
-	a, err := c.Ask(ctx, chatID, q)
+		Buttons: [][]Button{{{Label: doneLabel, Choice: choiceDone}, {Label: declineLabel, Choice: choiceDecline}, {Label: cancelLabel, Choice: choiceCancel}}}}
+	if err := q.check(); err != nil {
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
+	}
+	ps, err := c.pose(ctx, chatID, q, false)
+	if err != nil {
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
+	}
+	// A press, the server's word that the interaction at the page is over
+	// (notifications/elicitation/complete: as good as Done), or the end.
+	var a Answer
+	finished := false
+	select {
+	case a = <-ps.p.answer:
+	case <-req.Completed: // nil when the server gave no id: never
+		finished = true
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+	}
+	c.asks.close(ps.p) // a press from now on has expired
 	switch {
+	case finished:
+		c.closeWith(ctx, ps, "✅ "+req.Server+" reports it finished.")
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
 	case err != nil:
+		c.closeWith(ctx, ps, endLine(ctx, err))
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
 	case a.Choice == choiceDone:
+		c.closeWith(ctx, ps, "✅ "+a.Name+" went to the page.")
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
 	case a.Choice == choiceDecline:
+		c.closeWith(ctx, ps, "❌ Declined by "+a.Name+".")
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitDecline}, nil
 	}
+	c.closeWith(ctx, ps, "Cancelled by "+a.Name+".")
 	return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
 }
 

@@ -354,3 +354,57 @@ func TestElicitNoFieldsAndURL(t *testing.T) {
 		})
 	}
 }
+
+// A URL question the server reports finished (notifications/elicitation/
+// complete) while it is open ends as Done: the message says so, its
+// buttons go, the server gets accept, and a later press has expired. Once
+// Done was pressed, the server's word changes nothing.
+func TestElicitURLCompleted(t *testing.T) {
+	t.Run("while open", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := startBubbleBot(t, nil)
+			completed := make(chan struct{})
+			done := h.elicitIn(context.Background(), alice, mcpclient.Elicitation{Server: "pay", Mode: mcpclient.ElicitURL,
+				Message: "Confirm the payment", URL: "https://pay.example.com/c", ID: "e-1", Completed: completed})
+			q := h.nth(t, alice, 1)
+			close(completed)
+			select {
+			case r := <-done:
+				if r.err != nil || r.res.Action != mcpclient.ElicitAccept {
+					t.Errorf("Elicit = %+v, %v; want accept", r.res, r.err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("the server's completion did not end the question")
+			}
+			time.Sleep(DefaultLimits.ChatEvery)
+			synctest.Wait()
+			m := h.fake.Sent(alice)[0]
+			if !strings.HasSuffix(m.Text, "<i>✅ pay reports it finished.</i>") || m.Keyboard != nil {
+				t.Errorf("the question ends %q (buttons %v)", m.Text, m.Keyboard)
+			}
+			h.tap(t, alice, alice, q, doneLabel, "This button has expired.", false)
+		})
+	})
+	t.Run("after Done", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := startBubbleBot(t, nil)
+			completed := make(chan struct{})
+			done := h.elicitIn(context.Background(), alice, mcpclient.Elicitation{Server: "pay", Mode: mcpclient.ElicitURL,
+				URL: "https://pay.example.com/c", ID: "e-1", Completed: completed})
+			q := h.nth(t, alice, 1)
+			h.tap(t, alice, alice, q, doneLabel, doneLabel, false)
+			if r := <-done; r.res.Action != mcpclient.ElicitAccept {
+				t.Errorf("Elicit = %+v", r.res)
+			}
+			close(completed)
+			time.Sleep(3 * DefaultLimits.ChatEvery)
+			synctest.Wait()
+			if m := h.fake.Sent(alice)[0]; m.Edits() != 1 || !strings.HasSuffix(m.Text, "<i>✅ User 1001 went to the page.</i>") {
+				t.Errorf("the question ends %q after %d edits, want one", m.Text, m.Edits())
+			}
+			if n := len(h.fake.Sent(alice)); n != 1 {
+				t.Errorf("%d messages, want the question alone", n)
+			}
+		})
+	})
+}

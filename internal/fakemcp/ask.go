@@ -11,8 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// ModeAsk adds the tools that ask the client: elicit, elicit_url, sample
-// and roots. They are written the 2026-07-28 way (an input_required result,
+// ModeAsk adds the tools that ask the client: elicit, elicit_url, sample,
+// roots and needs_visit (visit.go). They are written the 2026-07-28 way (an input_required result,
 // then the retry with the answers); mcp-go's server turns that into
 // server-initiated requests for a client on an older protocol, so one tool
 // covers both eras and both transports.
@@ -51,7 +51,9 @@ const (
 	// the log (an EventElicited with the content as Arguments), never in
 	// what the model reads.
 	ToolElicit = "elicit"
-	// ToolElicitURL asks the user to open {"url": s} → the action.
+	// ToolElicitURL asks the user to open {"url": s} (elicitationId e-1)
+	// → the action; with {"visit": true} the page is one of the fake's
+	// visit pages (visit.go), whose GET completes the elicitation.
 	ToolElicitURL = "elicit_url"
 	// ToolSample asks the client's model: {"prompt": s} → "model <m>: <text>".
 	ToolSample = "sample"
@@ -96,17 +98,26 @@ func (f *fake) askTools() []server.ServerTool {
 		},
 		{
 			Tool: mcp.NewTool(ToolElicitURL, mcp.WithDescription("Asks the user to open a page."),
-				mcp.WithString("url", mcp.Required(), mcp.Description("The page."))),
-			Handler: func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				mcp.WithString("url", mcp.Description("The page.")),
+				mcp.WithBoolean("visit", mcp.Description("Send the user to the fake's own visit page instead."))),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if r := server.ElicitationResponse(req.Params.InputResponses, "visit"); r != nil {
 					return mcp.NewToolResultText(elicitText(r)), nil
 				}
+				id, u := "e-1", req.GetString("url", "")
+				if req.GetBool("visit", false) {
+					id = f.newVisitID()
+					var err error
+					if u, err = f.page(ctx, id); err != nil {
+						return nil, err
+					}
+				}
 				return server.NewInputRequestBuilder("").Elicit("visit", mcp.ElicitationParams{
-					Mode: mcp.ElicitationModeURL, Message: "Please sign in", ElicitationID: "e-1",
-					URL: req.GetString("url", ""),
+					Mode: mcp.ElicitationModeURL, Message: "Please sign in", ElicitationID: id, URL: u,
 				}).ToolResult(), nil
 			},
 		},
+		f.needsVisitTool(),
 		{
 			Tool: mcp.NewTool(ToolSample, mcp.WithDescription("Asks the client's model."),
 				mcp.WithString("prompt", mcp.Required(), mcp.Description("What to ask."))),

@@ -47,6 +47,8 @@ type fake struct {
 	// HTTP), and out what writes to it.
 	subs *subscriptions
 	out  *outputRewriter
+	// visits are the URL-mode elicitations' pages (mode ask).
+	visits visits
 }
 
 // lineCounter counts written lines of one kind; wait blocks until a count

@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -370,4 +371,61 @@ func (p *peer) fulfil(ctx context.Context, requests map[string]json.RawMessage) 
 		out[key] = s.result
 	}
 	return out, nil
+}
+
+// codeURLElicitationRequired is the JSON-RPC error of a request that
+// cannot go on until the user completed URL-mode elicitations
+// (URLElicitationRequiredError, 2025-11-25); its data lists them.
+const codeURLElicitationRequired = -32042
+
+// maxPageRounds bounds how often one tools/call is sent again after the
+// user went to the pages its server asked for.
+const maxPageRounds = 3
+
+// urlElicitationRequired reports whether err is a URLElicitationRequiredError.
+func urlElicitationRequired(err error) (*RPCError, bool) {
+	var rpcErr *RPCError
+	if errors.As(err, &rpcErr) && rpcErr.Code == codeURLElicitationRequired {
+		return rpcErr, true
+	}
+	return nil, false
+}
+
+// openPages asks the user to open each page a URLElicitationRequiredError
+// names, as the URL-mode elicitation/create it describes (Done, or the
+// server's completion, is accept): nil once every one is accepted, when
+// the request may be sent again; otherwise why not, as an inputError (the
+// server's own error when it names no page).
+func (p *peer) openPages(ctx context.Context, e *RPCError) error {
+	var data struct {
+		Elicitations []json.RawMessage `json:"elicitations"`
+	}
+	if json.Unmarshal(e.Data, &data) != nil || len(data.Elicitations) == 0 {
+		return e
+	}
+	for _, raw := range data.Elicitations {
+		var el struct {
+			Mode string `json:"mode"`
+			URL  string `json:"url"`
+		}
+		if json.Unmarshal(raw, &el) != nil || el.Mode != string(ElicitURL) {
+			return &inputError{"the server asked for a page to be opened first, in a form this client does not know"}
+		}
+		host := el.URL
+		if u, err := url.Parse(el.URL); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		s := p.serveLogged(ctx, string(mcp.MethodElicitationCreate), raw)
+		if s.err != nil {
+			return &inputError{fmt.Sprintf("the server needs the user to open a page on %s first: %s", host, s.err.Message)}
+		}
+		var r struct {
+			Action ElicitAction `json:"action"`
+		}
+		_ = json.Unmarshal(s.result, &r)
+		if r.Action != ElicitAccept {
+			return &inputError{fmt.Sprintf("the server needs the user to open a page on %s first, and the user answered %s", host, r.Action)}
+		}
+	}
+	return nil
 }

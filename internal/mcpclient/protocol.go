@@ -341,8 +341,20 @@ func (c *rpc) request(ctx context.Context, method string, params any) (json.RawM
 // each input request — and m sent again, with a new id, until the server
 // completes it.
 func (c *rpc) exchange(ctx context.Context, m message, deadline time.Time) (json.RawMessage, error) {
+	pages := 0
 	for round := 0; ; round++ {
 		raw, err := c.exchangeOnce(ctx, m, deadline)
+		if rpcErr, ok := urlElicitationRequired(err); ok && m.args != nil && c.peer.elicitor != nil {
+			// 2025-11-25: the call needs the user at a page first. Once
+			// they have been there, it is sent again.
+			if pages++; pages > maxPageRounds {
+				return nil, err
+			}
+			if err := c.peer.openPages(ctx, rpcErr); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err != nil || c.meta == nil { // input_required exists only on 2026-07-28
 			return raw, err
 		}
