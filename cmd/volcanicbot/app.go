@@ -127,8 +127,12 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		secrets.Add(redact.ExplicitSecrets(s.Env)...)
 		secrets.Add(redact.HeaderSecrets(s.Headers)...)
 		secrets.Add(redact.ArgSecrets(s.Args)...) // /mcp <name> shows the command line
-		if s.OAuth.ClientSecret != "" {
-			secrets.Add(s.OAuth.ClientSecret) // a pre-registered OAuth client's secret
+		if s.URL != "" && s.OAuth.ClientSecret != "" {
+			// A pre-registered OAuth client's secret, as the login expands
+			// it (${VAR} and the like, as in headers).
+			if sp, err := s.Expand("", env); err == nil && sp.OAuth.ClientSecret != "" {
+				secrets.Add(sp.OAuth.ClientSecret)
+			}
 		}
 	}
 

@@ -189,21 +189,35 @@ func TestLiteralArgumentSecretIsRedacted(t *testing.T) {
 }
 
 // A pre-registered OAuth client's secret (oauthClientSecret) is a known
-// secret: redacted from every log line and reply.
+// secret: redacted from every log line and reply — written as it is, or
+// as a ${VAR} the login expands.
 func TestOAuthClientSecretIsRedacted(t *testing.T) {
-	dir := t.TempDir()
-	entry := map[string]any{"url": "http://127.0.0.1:9/mcp", "oauthClientId": "volcanic", "oauthClientSecret": "cs-literal-0123456789abcdef"}
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"remote": entry}})
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m, err := NewMain(io.Discard, baseEnviron(t, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if got := m.secrets.Redact("the secret is cs-literal-0123456789abcdef"); strings.Contains(got, "cs-literal") {
-		t.Errorf("redacted: %q", got)
+	for _, tc := range []struct{ name, secret, environ, value string }{
+		{"literal", "cs-literal-0123456789abcdef", "", "cs-literal-0123456789abcdef"},
+		{"variable", "${REMOTE_CLIENT_CS}", "REMOTE_CLIENT_CS=cs-variable-0123456789abcdef", "cs-variable-0123456789abcdef"},
+		{"env form", "${env:REMOTE_CLIENT_CS}", "REMOTE_CLIENT_CS=cs-env-0123456789abcdef", "cs-env-0123456789abcdef"},
+		{"default", "${REMOTE_CLIENT_UNSET:-cs-default-0123456789abcdef}", "", "cs-default-0123456789abcdef"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			entry := map[string]any{"url": "http://127.0.0.1:9/mcp", "oauthClientId": "volcanic", "oauthClientSecret": tc.secret}
+			b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"remote": entry}})
+			if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			environ := baseEnviron(t, dir)
+			if tc.environ != "" {
+				environ = append(environ, tc.environ)
+			}
+			m, err := NewMain(io.Discard, environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if got := m.secrets.Redact("the secret is " + tc.value); strings.Contains(got, tc.value) {
+				t.Errorf("redacted: %q", got)
+			}
+		})
 	}
 }
 

@@ -291,6 +291,8 @@ func TestParseSettingsRefusals(t *testing.T) {
 			[]string{`server "gh": an entry has either a command (stdio) or a url (http), not both`}},
 		{"http without url", `{"mcpServers": {"gh": {"type": "http"}}}`,
 			[]string{`server "gh": url must not be empty for type http`}},
+		{"oauthClientMetadataUrl not https", `{"mcpServers": {"gh": {"url": "https://x/mcp", "oauthClientMetadataUrl": "http://x/c.json"}}}`,
+			[]string{`server "gh": oauthClientMetadataUrl must be an https URL`}},
 		{"http with a bad url", `{"mcpServers": {"gh": {"url": "ftp://x"}}}`,
 			[]string{`server "gh": url must be an http or https URL (got "ftp://x")`}},
 		{"http with stdio fields", `{"mcpServers": {"gh": {"type": "http", "url": "https://x/mcp", "args": ["a"], "cwd": "/"}}}`,
@@ -596,4 +598,20 @@ func FuzzMatchTool(f *testing.F) {
 			t.Fatalf("MatchTool(%q, %q) = %v, path.Match says %v", pattern, name, got, want)
 		}
 	})
+}
+
+// The oauth fields of a url server may hold ${…} references, expanded at
+// the login: an oauthClientMetadataUrl that is one is checked there.
+func TestParseSettingsOAuthVariables(t *testing.T) {
+	data := `{"mcpServers": {"r": {"url": "https://x/mcp", "oauthClientId": "${ID:-bot}", "oauthClientSecret": "${env:SECRET}",
+		"oauthClientMetadataUrl": "${CIMD_URL}", "oauthScopes": ["read"]}}}`
+	got, err := ParseSettings([]byte(data), "o")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	want := OAuthConfig{ClientID: "${ID:-bot}", ClientSecret: "${env:SECRET}", ClientMetadataURL: "${CIMD_URL}", Scopes: []string{"read"}}
+	if o := got[0].OAuth; o.ClientID != want.ClientID || o.ClientSecret != want.ClientSecret || o.ClientMetadataURL != want.ClientMetadataURL ||
+		!slices.Equal(o.Scopes, want.Scopes) {
+		t.Errorf("OAuth %+v, want %+v", o, want)
+	}
 }

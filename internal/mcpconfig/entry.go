@@ -222,7 +222,7 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	} else if e.OAuthClientID != "" || e.OAuthClientSecret != "" || e.OAuthClientMetadataURL != "" || len(e.OAuthScopes) > 0 {
 		refuse("oauthClientId", "the oauth fields are for a server at a url; a command authenticates by its own means")
 	}
-	if u := e.OAuthClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") {
+	if u := e.OAuthClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "${") {
 		refuse("oauthClientMetadataUrl", "oauthClientMetadataUrl must be an https URL (the client's metadata document)")
 	}
 

@@ -34,17 +34,20 @@ type Spawn struct {
 	Dir     string
 	Env     []string
 
-	// URL and Headers, set instead of the above for an HTTP server, with
-	// ${env:NAME} expanded.
+	// URL, Headers and OAuth, set instead of the above for an HTTP
+	// server, with ${env:NAME} expanded (OAuth's client id, secret and
+	// metadata URL; its scopes as written).
 	URL     string
 	Headers map[string]string
+	OAuth   OAuthConfig
 }
 
 // Expand prepares c for a process in workspace (a chat workspace, or the
 // temp directory of a discovery) — or, for an HTTP server, its URL and
 // headers:
 //
-//   - in the command, args, cwd, env values, url and headers alike,
+//   - in the command, args, cwd, env values, url, headers and the oauth
+//     client id, secret and metadata URL alike,
 //     ${workspace} becomes workspace, ${env:NAME} and ${NAME} the host
 //     variable NAME read through env.Lookup (unset: empty), and
 //     ${NAME:-default} the variable or, unset or empty, default;
@@ -60,7 +63,8 @@ func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
 	}
 	x := func(s string) string { return expandVars(s, workspace, env.Lookup) }
 	if c.URL != "" {
-		sp := Spawn{Dir: workspace, URL: x(c.URL)}
+		sp := Spawn{Dir: workspace, URL: x(c.URL), OAuth: OAuthConfig{ClientID: x(c.OAuth.ClientID),
+			ClientSecret: x(c.OAuth.ClientSecret), ClientMetadataURL: x(c.OAuth.ClientMetadataURL), Scopes: slices.Clone(c.OAuth.Scopes)}}
 		if len(c.Headers) > 0 {
 			sp.Headers = make(map[string]string, len(c.Headers))
 			for k, v := range c.Headers {
@@ -174,6 +178,9 @@ func (c ServerConfig) eachValue(f func(string)) {
 	for _, k := range sortedKeys(c.Headers) {
 		f(c.Headers[k])
 	}
+	f(c.OAuth.ClientID)
+	f(c.OAuth.ClientSecret)
+	f(c.OAuth.ClientMetadataURL)
 }
 
 // varRef is one ${…} of a value: a host variable (name), with a default

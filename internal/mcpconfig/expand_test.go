@@ -227,12 +227,45 @@ func TestExpandRelativeCommand(t *testing.T) {
 func TestUnsetAndArgVariables(t *testing.T) {
 	c := ServerConfig{Command: "${TOOLS:-/opt}/srv", Args: []string{"--k=${API_KEY}", "${env:TOKEN}", "$${NOT_A_REF}"},
 		Cwd: "${WORK_DIR}", Env: map[string]*string{"A": cfgPtr("${SET}"), "B": cfgPtr("${EMPTY}"), "C": nil},
-		URL: "https://${HOST}/mcp", Headers: map[string]string{"Authorization": "Bearer ${API_KEY}", "X": "${OPT:-1}"}}
+		URL: "https://${HOST}/mcp", Headers: map[string]string{"Authorization": "Bearer ${API_KEY}", "X": "${OPT:-1}"},
+		OAuth: OAuthConfig{ClientID: "${CLIENT_ID:-bot}", ClientSecret: "${env:CLIENT_SECRET}", ClientMetadataURL: "https://${META_HOST}/c.json"}}
 	lookup := func(n string) (string, bool) { v, ok := map[string]string{"SET": "1", "EMPTY": ""}[n]; return v, ok }
-	if got, want := c.UnsetVariables(lookup), []string{"API_KEY", "EMPTY", "HOST", "TOKEN", "WORK_DIR"}; !slices.Equal(got, want) {
+	if got, want := c.UnsetVariables(lookup), []string{"API_KEY", "CLIENT_SECRET", "EMPTY", "HOST", "META_HOST", "TOKEN", "WORK_DIR"}; !slices.Equal(got, want) {
 		t.Errorf("UnsetVariables = %v, want %v", got, want)
 	}
 	if got, want := c.ArgVariables(), []string{"API_KEY", "TOKEN", "TOOLS"}; !slices.Equal(got, want) {
 		t.Errorf("ArgVariables = %v, want %v", got, want)
+	}
+}
+
+// A url server's oauth client id, secret and metadata URL are expanded
+// like its headers; its scopes are taken as written.
+func TestExpandOAuth(t *testing.T) {
+	host := map[string]string{"OAUTH_ID": "bot-1", "OAUTH_SECRET": "cs-0123456789", "EMPTY": "", "META": "meta.example"}
+	for _, tt := range []struct {
+		name string
+		in   OAuthConfig
+		want OAuthConfig
+	}{
+		{"literal", OAuthConfig{ClientID: "bot", ClientSecret: "s3cret", Scopes: []string{"a", "${B}"}},
+			OAuthConfig{ClientID: "bot", ClientSecret: "s3cret", Scopes: []string{"a", "${B}"}}},
+		{"variables", OAuthConfig{ClientID: "${OAUTH_ID}", ClientSecret: "${env:OAUTH_SECRET}", ClientMetadataURL: "https://${META}/client.json"},
+			OAuthConfig{ClientID: "bot-1", ClientSecret: "cs-0123456789", ClientMetadataURL: "https://meta.example/client.json"}},
+		{"defaults", OAuthConfig{ClientID: "${UNSET:-fallback}", ClientSecret: "${EMPTY:-def}", ClientMetadataURL: "${UNSET}"},
+			OAuthConfig{ClientID: "fallback", ClientSecret: "def"}},
+		{"escaped", OAuthConfig{ClientSecret: "$${OAUTH_SECRET}"}, OAuthConfig{ClientSecret: "${OAUTH_SECRET}"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ServerConfig{Name: "r", URL: "https://x/mcp", OAuth: tt.in}
+			sp, err := c.Expand("/ws", stubEnv{host: host})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := sp.OAuth
+			if got.ClientID != tt.want.ClientID || got.ClientSecret != tt.want.ClientSecret || got.ClientMetadataURL != tt.want.ClientMetadataURL ||
+				!slices.Equal(got.Scopes, tt.want.Scopes) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
