@@ -9,8 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+
+	"github.com/google/renameio/v2"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/oauth"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -23,13 +27,23 @@ type NeedsLoginError struct {
 	Server string
 	StepUp bool
 	Scope  string // the scopes the server asked for, when it said
+	// Reason is why a server that was logged in needs a login again (a
+	// refresh the authorization server refused, a token the server
+	// refused), on one line; "" for one never logged in.
+	Reason string
 }
 
 func (e *NeedsLoginError) Error() string {
+	var msg string
 	if e.StepUp {
-		return fmt.Sprintf("%s needs a login with more permissions (scope %q): an admin sends /mcp login %s again", e.Server, e.Scope, e.Server)
+		msg = fmt.Sprintf("%s needs a login with more permissions (scope %q): an admin sends /mcp login %s again", e.Server, e.Scope, e.Server)
+	} else {
+		msg = fmt.Sprintf("%s needs login (OAuth): an admin sends /mcp login %s, or runs `volcanicbot login %s` on the bot's host", e.Server, e.Server, e.Server)
 	}
-	return fmt.Sprintf("%s needs login (OAuth): an admin sends /mcp login %s, or runs `volcanicbot login %s` on the bot's host", e.Server, e.Server, e.Server)
+	if e.Reason != "" {
+		msg += "; " + e.Reason
+	}
+	return msg
 }
 
 // authStore keeps each url server's OAuth state: in dir (a file per
@@ -43,11 +57,14 @@ type authStore struct {
 	states     map[string]*oauth.State // loaded or saved
 	modTimes   map[string]time.Time    // of the file each state was read from or written to
 	challenges map[string]oauth.Challenge
-	catalogs   map[string]Catalog // the last catalogues discovered with a token
+	reasons    map[string]string        // why a server logged in needs a login again
+	refreshing map[string]chan struct{} // a server's refresh under way: held (a send) while it runs
+	catalogs   map[string]Catalog       // the last catalogues discovered with a token
 }
 
 func newAuthStore(dir string) *authStore {
-	return &authStore{dir: dir, states: map[string]*oauth.State{}, modTimes: map[string]time.Time{}, challenges: map[string]oauth.Challenge{}}
+	return &authStore{dir: dir, states: map[string]*oauth.State{}, modTimes: map[string]time.Time{}, challenges: map[string]oauth.Challenge{},
+		reasons: map[string]string{}, refreshing: map[string]chan struct{}{}}
 }
 
 func (a *authStore) path(server string) string { return filepath.Join(a.dir, server+".json") }
@@ -87,32 +104,35 @@ func (a *authStore) save(server string, st *oauth.State) error {
 	if a.dir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(a.dir, 0o700); err != nil {
-		return err
-	}
 	raw, err := json.Marshal(&c)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(a.dir, "."+server+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(raw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), a.path(server)); err != nil { // CreateTemp made it 0600
+	if err := a.writeFile(a.path(server), raw); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(a.path(server)); err == nil {
 		a.modTimes[server] = fi.ModTime()
 	}
 	return nil
+}
+
+// writeFile replaces path with raw: 0600 whatever the umask or the file
+// before, in the 0700 directory, written whole in a file beside it and
+// renamed (never half a file, and never a token in the temp directory).
+func (a *authStore) writeFile(path string, raw []byte) error {
+	if err := os.MkdirAll(a.dir, 0o700); err != nil {
+		return err
+	}
+	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(a.dir), renameio.WithStaticPermissions(0o600))
+	if err != nil {
+		return err
+	}
+	defer f.Cleanup()
+	if _, err := f.Write(raw); err != nil {
+		return err
+	}
+	return f.CloseAtomicallyReplace()
 }
 
 // toolsPath is where server's last catalogue is kept while it is logged
@@ -134,18 +154,8 @@ func (a *authStore) saveCatalog(server string, cat Catalog) {
 	if a.dir == "" {
 		return
 	}
-	raw, err := json.Marshal(cat)
-	if err != nil || os.MkdirAll(a.dir, 0o700) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(a.dir, "."+server+"-tools-*")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(raw)
-	if cerr := tmp.Close(); werr == nil && cerr == nil {
-		_ = os.Rename(tmp.Name(), a.toolsPath(server))
+	if raw, err := json.Marshal(cat); err == nil {
+		_ = a.writeFile(a.toolsPath(server), raw)
 	}
 }
 
@@ -182,6 +192,61 @@ func (a *authStore) challenge(server string) oauth.Challenge {
 	return a.challenges[server]
 }
 
+// noteReason keeps why server needs a login again ("": it does not).
+func (a *authStore) noteReason(server, reason string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if reason == "" {
+		delete(a.reasons, server)
+		return
+	}
+	a.reasons[server] = reason
+}
+
+func (a *authStore) reason(server string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reasons[server]
+}
+
+// token is server's access token for a request, refreshed (and saved)
+// when it expired: one refresh at a time per server, so that a rotating
+// refresh token is used once. A refresh the authorization server refuses
+// drops the tokens (the registration stays): the server needs a login, and
+// no later request tries that refresh again. Any other failure keeps them
+// for the next request to try.
+func (a *authStore) token(ctx context.Context, server string, hc *http.Client) (string, error) {
+	a.mu.Lock()
+	lock, ok := a.refreshing[server]
+	if !ok {
+		lock = make(chan struct{}, 1)
+		a.refreshing[server] = lock
+	}
+	a.mu.Unlock()
+	select {
+	case lock <- struct{}{}:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	defer func() { <-lock }()
+
+	st := a.state(server) // again: a refresh that held the lock may have saved a new one
+	token, changed, err := st.Token(ctx, hc)
+	switch {
+	case err != nil && oauth.Refused(err):
+		st.DropTokens()
+		_ = a.save(server, st) // unsaved, the next request is refused the same way
+		a.noteReason(server, err.Error())
+		return "", err
+	case err != nil:
+		return "", err
+	case changed:
+		_ = a.save(server, st) // unsaved, the next request refreshes again
+	}
+	a.noteReason(server, "") // a token again (a login on the terminal, say): the last reason is past
+	return token, nil
+}
+
 // authTransport puts the server's access token on its requests (refreshed
 // when it expired), unless the entry's headers carry an Authorization of
 // their own, and turns a Bearer challenge into a NeedsLoginError.
@@ -197,15 +262,25 @@ func (t authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if originOf(r.URL) != t.origin || r.Header.Get("Authorization") != "" {
 		return t.base.RoundTrip(r)
 	}
-	if st := t.store.state(t.server); st.LoggedIn() {
-		token, changed, err := st.Token(r.Context(), t.plain)
-		if changed {
-			_ = t.store.save(t.server, st) // a failed save refreshes again next time
-		}
-		if err == nil {
+	sent := false
+	if t.store.state(t.server).LoggedIn() {
+		token, err := t.store.token(r.Context(), t.server, t.plain)
+		switch {
+		case err == nil:
 			r = r.Clone(r.Context())
 			r.Header.Set("Authorization", "Bearer "+token)
+			sent = true
+		case !oauth.Refused(err) && !errors.Is(err, oauth.ErrNoToken):
+			// The authorization server is down for now: the tokens stay,
+			// and the next request refreshes.
+			if r.Body != nil {
+				r.Body.Close()
+			}
+			return nil, fmt.Errorf("%s: %s", t.server, capMessage(singleLine(err.Error()), maxLoginError))
 		}
+		// Refused (by this request's refresh or another's): the tokens
+		// are gone; sent without one, the request gets the server's
+		// challenge for the next login.
 	}
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
@@ -221,7 +296,18 @@ func (t authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	t.store.noteChallenge(t.server, ch)
-	return nil, &NeedsLoginError{Server: t.server, StepUp: resp.StatusCode == http.StatusForbidden, Scope: ch.Scope}
+	nl := &NeedsLoginError{Server: t.server, StepUp: resp.StatusCode == http.StatusForbidden, Scope: ch.Scope}
+	switch {
+	case nl.StepUp:
+	case !sent:
+		nl.Reason = t.store.reason(t.server)
+	default:
+		nl.Reason = "the server refused its token"
+		if ch.Error != "" {
+			nl.Reason += " (" + capMessage(singleLine(ch.Error), 64) + ")"
+		}
+	}
+	return nil, nl
 }
 
 // Login is an OAuth login to a url server under way: the admin opens URL,
@@ -232,13 +318,17 @@ type Login struct {
 
 	client *Client
 	cfg    mcpconfig.ServerConfig
+	secret string // the client's secret, expanded: never in an error
 	flow   *oauth.Flow
 }
 
 // Login starts a login to the server name (a server at a URL): its
 // authorization server is discovered and the bot registered with it if
 // need be. redirectURL is where the authorization server sends the
-// browser back (the bot's callback, or an address the admin copies).
+// browser back (the bot's callback, or an address the admin copies). The
+// entry's oauth fields are expanded like its headers (${VAR},
+// ${VAR:-default}, ${env:NAME}). What goes wrong is one line naming the
+// reason, with no secret in it.
 func (c *Client) Login(ctx context.Context, name, redirectURL string) (*Login, error) {
 	cfg, ok := c.Server(name)
 	if !ok {
@@ -248,13 +338,37 @@ func (c *Client) Login(ctx context.Context, name, redirectURL string) (*Login, e
 	if err != nil || sp.URL == "" {
 		return nil, fmt.Errorf("%s is not a server at a URL: it has no login", name)
 	}
-	flow, err := oauth.Begin(ctx, oauth.Config{ServerURL: sp.URL, ClientID: cfg.OAuth.ClientID, ClientSecret: cfg.OAuth.ClientSecret,
-		ClientMetadataURL: cfg.OAuth.ClientMetadataURL, ClientName: c.sp.client.Name, RedirectURL: redirectURL,
-		Scopes: cfg.OAuth.Scopes, HTTP: &http.Client{Timeout: 30 * time.Second}}, c.auth.state(name), c.auth.challenge(name))
+	flow, err := oauth.Begin(ctx, oauth.Config{ServerURL: sp.URL, ClientID: sp.OAuth.ClientID, ClientSecret: sp.OAuth.ClientSecret,
+		ClientMetadataURL: sp.OAuth.ClientMetadataURL, ClientName: c.sp.client.Name, RedirectURL: redirectURL,
+		Scopes: sp.OAuth.Scopes, HTTP: &http.Client{Timeout: 30 * time.Second}}, c.auth.state(name), c.auth.challenge(name))
 	if err != nil {
-		return nil, fmt.Errorf("%s: login: %s", name, c.sp.redactor.Redact(err.Error()))
+		return nil, c.loginError(name, err, sp.OAuth.ClientSecret)
 	}
-	return &Login{URL: flow.URL, client: c, cfg: cfg, flow: flow}, nil
+	return &Login{URL: flow.URL, client: c, cfg: cfg, secret: sp.OAuth.ClientSecret, flow: flow}, nil
+}
+
+// maxLoginError caps a login's error: one line to read in a chat.
+const maxLoginError = 500
+
+// loginError is err as the admin reads it: "<name>: login: <reason>", on
+// one line, known secrets (and the client's secret) redacted, cut.
+func (c *Client) loginError(name string, err error, secret string) error {
+	msg := c.sp.redactor.Redact(err.Error())
+	if len(secret) >= 6 {
+		msg = strings.ReplaceAll(msg, secret, "[REDACTED]")
+	}
+	return errors.New(capMessage(singleLine(name+": login: "+msg), maxLoginError))
+}
+
+// singleLine is s with its line breaks and other control characters as
+// spaces.
+func singleLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // State is the login's state parameter, which the redirect back carries:
@@ -263,15 +377,18 @@ func (l *Login) State() string { return l.flow.State() }
 
 // Finish completes the login with the address the browser ended on (or
 // the bare code): the token is saved, and the server discovered again.
+// What goes wrong is one line (see Client.Login), and leaves the server as
+// it was.
 func (l *Login) Finish(ctx context.Context, redirected string) error {
 	st, err := l.flow.Finish(ctx, redirected)
 	if err != nil {
-		return fmt.Errorf("%s: login: %s", l.cfg.Name, l.client.sp.redactor.Redact(err.Error()))
+		return l.client.loginError(l.cfg.Name, err, l.secret)
 	}
 	if err := l.client.auth.save(l.cfg.Name, st); err != nil {
-		return fmt.Errorf("%s: login: saving the token failed: %v", l.cfg.Name, err)
+		return l.client.loginError(l.cfg.Name, fmt.Errorf("saving the token failed: %w", err), l.secret)
 	}
 	l.client.auth.noteChallenge(l.cfg.Name, oauth.Challenge{})
+	l.client.auth.noteReason(l.cfg.Name, "")
 	l.client.cache.forget(l.cfg)
 	return nil
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,7 +131,7 @@ func TestOAuthLoginFailures(t *testing.T) {
 		t.Errorf("a wrong iss: %v", err)
 	}
 	o.SetTokenError("invalid_grant")
-	if err := login.Finish(ctx, back); err == nil || !strings.Contains(err.Error(), "invalid_grant the code expired") || strings.Contains(err.Error(), "\n") {
+	if err := login.Finish(ctx, back); err == nil || !strings.Contains(err.Error(), "invalid_grant (the code expired)") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("a token error: %v", err)
 	}
 	if client.LoggedIn("remote") {
@@ -168,8 +170,8 @@ func TestNeedsLoginKeepsTheTools(t *testing.T) {
 	client := newClient()
 	cats := client.Discover(ctx)
 	var nl *NeedsLoginError
-	if !errors.As(cats[0].Err, &nl) {
-		t.Fatalf("discovery: %v, want needs login", cats[0].Err)
+	if !errors.As(cats[0].Err, &nl) || nl.Reason != "the server refused its token" {
+		t.Fatalf("discovery: %v, want needs login because the token was refused", cats[0].Err)
 	}
 	tools, _ := client.Tools(ctx)
 	var echo Tool
@@ -245,5 +247,290 @@ func TestNeverLoggedInOffersALoginTool(t *testing.T) {
 	res, err = s.Call(ctx, lt, json.RawMessage(`{}`))
 	if err != nil || res.IsError || !strings.Contains(res.Text(), "remote is logged in now") {
 		t.Errorf("the placeholder after the login: %q (%v)", res.Text(), err)
+	}
+}
+
+// maxLoginErrorForTests is what a login's error may be at most: one line,
+// short enough to read in a chat.
+const maxLoginErrorForTests = 600
+
+// oauthClient is a client of the fake's MCP endpoint (as "remote", edited
+// by edit), its OAuth state in dir.
+func oauthClient(t *testing.T, o *fakemcp.OAuthServer, dir string, environ []string, edit func(*mcpconfig.ServerConfig)) *Client {
+	t.Helper()
+	cfg := httpConfig("remote", o.URL+"/mcp", nil)
+	if edit != nil {
+		edit(&cfg)
+	}
+	c := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: redact.NewEnvFilter(environ), AuthDir: dir})
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Bad input from the authorization server or the browser: each gives one
+// line naming the reason, with no secret in it (the client's secret, the
+// code, the verifier), and leaves the server needing a login — not logged
+// in, /mcp says so, no token file.
+func TestOAuthLoginBadInput(t *testing.T) {
+	const secret = "cs-0123456789abcdef-secret"
+	preRegistered := func(id, secret string) func(*mcpconfig.ServerConfig) {
+		return func(c *mcpconfig.ServerConfig) { c.OAuth = mcpconfig.OAuthConfig{ClientID: id, ClientSecret: secret} }
+	}
+	cases := []struct {
+		name     string
+		fault    fakemcp.Fault
+		edit     func(*mcpconfig.ServerConfig)
+		before   func(o *fakemcp.OAuthServer) // between the browser's redirect and Finish
+		back     func(string) string          // the address pasted instead of the redirect
+		beginErr string                       // Login's error, or
+		err      string                       // Finish's
+	}{
+		{name: "resource metadata is HTML", fault: fakemcp.ResourceMetadataHTML, beginErr: "an HTML page, not JSON"},
+		{name: "resource metadata names no authorization server", fault: fakemcp.ResourceMetadataNoServers, beginErr: "names no authorization server"},
+		{name: "resource metadata for another resource", fault: fakemcp.ResourceMetadataOtherResource, beginErr: `is for "https://elsewhere.example/mcp"`},
+		{name: "server metadata is HTML", fault: fakemcp.ServerMetadataHTML, beginErr: "an HTML page, not JSON"},
+		{name: "server metadata without endpoints", fault: fakemcp.ServerMetadataNoEndpoints, beginErr: "no authorization_endpoint"},
+		{name: "server metadata of another issuer", fault: fakemcp.ServerMetadataOtherIssuer, beginErr: `for the issuer "https://evil.example"`},
+		{name: "no PKCE S256", fault: fakemcp.ServerMetadataNoPKCE, beginErr: "does not support PKCE with S256"},
+		{name: "metadata URL not https once expanded", edit: func(c *mcpconfig.ServerConfig) {
+			c.OAuth.ClientMetadataURL = "${VOLCANIC_TEST_UNSET_CIMD:-http://bot.example/c.json}"
+		}, beginErr: `oauthClientMetadataUrl "http://bot.example/c.json" is not an https URL`},
+		{name: "wrong state", back: func(b string) string { return strings.Replace(b, "state=", "state=x", 1) }, err: "wrong state"},
+		{name: "wrong iss", back: func(b string) string { return strings.Replace(b, "iss=", "iss=x", 1) }, err: "another authorization server"},
+		{name: "not an answer", back: func(string) string { return "http://127.0.0.1:9/callback?foo=bar" }, err: "wrong state"},
+		{name: "unknown client", edit: preRegistered("nobody", ""), err: "the authorization server refused: unauthorized_client (unknown client_id)"},
+		{name: "expired code", before: (*fakemcp.OAuthServer).ExpireCodes, err: "the token endpoint refused the code: invalid_grant (the code expired)"},
+		{name: "used code", before: (*fakemcp.OAuthServer).SpendCodes, err: "the token endpoint refused the code: invalid_grant (the code was already used)"},
+		{name: "wrong client secret", edit: preRegistered("pre-1", "wrong-"+secret), err: "invalid_client (unknown client, or a wrong secret)"},
+		{name: "token error", before: func(o *fakemcp.OAuthServer) { o.SetTokenError("temporarily_unavailable") }, err: "temporarily_unavailable (the code expired)"},
+		{name: "token endpoint 500 HTML", before: func(o *fakemcp.OAuthServer) { o.SetFault(fakemcp.TokenHTML) }, err: "HTTP 500 (an HTML page)"},
+		{name: "token endpoint huge answer", before: func(o *fakemcp.OAuthServer) { o.SetFault(fakemcp.TokenHuge) }, err: "HTTP 400 (an answer of over 1 MiB)"},
+		{name: "token error quoting secrets", edit: preRegistered("pre-1", secret),
+			before: func(o *fakemcp.OAuthServer) { o.SetFault(fakemcp.TokenEcho) }, err: "invalid_request (refused code=[REDACTED] code_verifier=[REDACTED]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := fakemcp.NewOAuthServer(t)
+			o.AddClient("pre-1", secret)
+			dir := filepath.Join(t.TempDir(), "mcp-auth")
+			client := oauthClient(t, o, dir, os.Environ(), tc.edit)
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			if cats := client.Discover(ctx); !errors.As(cats[0].Err, new(*NeedsLoginError)) {
+				t.Fatalf("discovery: %v, want needs login", cats[0].Err)
+			}
+			o.SetFault(tc.fault)
+			var err error
+			var back string
+			login, err := client.Login(ctx, "remote", "http://127.0.0.1:9/callback")
+			if tc.beginErr != "" {
+				if err == nil {
+					t.Fatal("the login began")
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				back = fakemcp.Browse(t, login.URL)
+				if tc.before != nil {
+					tc.before(o)
+				}
+				if tc.back != nil {
+					back = tc.back(back)
+				}
+				err = login.Finish(ctx, back)
+			}
+			want := tc.beginErr + tc.err
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %v, want %q", err, want)
+			}
+			msg := err.Error()
+			t.Log(msg)
+			if !strings.HasPrefix(msg, "remote: login: ") || strings.ContainsAny(msg, "\r\n") || len(msg) > maxLoginErrorForTests {
+				t.Errorf("not one short line (%d bytes): %q", len(msg), msg)
+			}
+			secrets := []string{secret}
+			if u, err := url.Parse(back); err == nil && u.Query().Get("code") != "" {
+				secrets = append(secrets, u.Query().Get("code"))
+			}
+			for _, f := range o.TokenRequests() {
+				secrets = append(secrets, f.Get("code"), f.Get("code_verifier"))
+			}
+			for _, s := range secrets {
+				if s != "" && strings.Contains(msg, s) {
+					t.Errorf("the error quotes the secret %q: %s", s, msg)
+				}
+			}
+			if client.LoggedIn("remote") {
+				t.Error("logged in")
+			}
+			s, _ := client.NewSession(t.TempDir())
+			defer s.Close()
+			if txt := s.StatusText(); !strings.Contains(txt, "remote: needs login") {
+				t.Errorf("/mcp:\n%s", txt)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "remote.json")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a token file: %v", err)
+			}
+		})
+	}
+}
+
+// An expired token is refreshed with the resource indicator (RFC 8707);
+// a refresh the authorization server refuses (invalid_grant) drops the
+// tokens — the server needs a login, /mcp says why, and no request tries
+// the refresh again; one that fails for a while (a 500) keeps them, fails
+// the discovery with the reason, and the next one refreshes.
+func TestOAuthRefresh(t *testing.T) {
+	o := fakemcp.NewOAuthServer(t)
+	dir := filepath.Join(t.TempDir(), "mcp-auth")
+	client := oauthClient(t, o, dir, os.Environ(), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	rediscover := func() ServerCatalog { // a discovery now, whatever the last one found
+		t.Helper()
+		client.cache.forget(client.servers[0])
+		return client.Discover(ctx)[0]
+	}
+	refreshes := func() []url.Values {
+		var out []url.Values
+		for _, f := range o.TokenRequests() {
+			if f.Get("grant_type") == "refresh_token" {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	login := func() {
+		t.Helper()
+		l, err := client.Login(ctx, "remote", "http://127.0.0.1:9/callback")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Finish(ctx, fakemcp.Browse(t, l.URL)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	o.SetExpiresIn(1) // expired at once: the first request refreshes
+	login()
+	if sc := rediscover(); sc.Err != nil {
+		t.Fatalf("discovery with a refreshed token: %v", sc.Err)
+	}
+	r := refreshes()
+	if len(r) == 0 {
+		t.Fatal("no refresh")
+	}
+	if got := r[0].Get("resource"); got != o.URL+"/mcp" {
+		t.Errorf("the refresh's resource %q, want %q (form %v)", got, o.URL+"/mcp", r[0])
+	}
+
+	// A refresh that fails for a while keeps the tokens.
+	o.SetFault(fakemcp.TokenHTML)
+	sc := rediscover()
+	if sc.Err == nil || errors.As(sc.Err, new(*NeedsLoginError)) || !strings.Contains(sc.Err.Error(), "HTTP 500") || !client.LoggedIn("remote") {
+		t.Fatalf("a refresh answered 500: %v (logged in %v)", sc.Err, client.LoggedIn("remote"))
+	}
+	o.SetFault(fakemcp.NoFault)
+	if sc := rediscover(); sc.Err != nil {
+		t.Fatalf("the next discovery: %v", sc.Err)
+	}
+
+	// A refused refresh drops them.
+	o.Revoke()
+	before := len(refreshes())
+	sc = rediscover()
+	var nl *NeedsLoginError
+	if !errors.As(sc.Err, &nl) || !strings.Contains(sc.Err.Error(), "invalid_grant (the refresh token is not valid)") {
+		t.Fatalf("a refused refresh: %v, want needs login with the reason", sc.Err)
+	}
+	if client.LoggedIn("remote") {
+		t.Error("still logged in")
+	}
+	s, _ := client.NewSession(t.TempDir())
+	defer s.Close()
+	if txt := s.StatusText(); !strings.Contains(txt, "needs login") || !strings.Contains(txt, "invalid_grant") {
+		t.Errorf("/mcp:\n%s", txt)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "remote.json"))
+	if err != nil || strings.Contains(string(raw), "access_token") || strings.Contains(string(raw), "refresh_token") {
+		t.Errorf("the file keeps the tokens: %s (%v)", raw, err)
+	}
+	rediscover()
+	rediscover()
+	if n := len(refreshes()) - before; n != 1 {
+		t.Errorf("%d refreshes after the refusal, want 1", n)
+	}
+	login() // the registration was kept: no new one
+	if sc := rediscover(); sc.Err != nil || !client.LoggedIn("remote") {
+		t.Fatalf("after a new login: %v", sc.Err)
+	}
+}
+
+// oauthClientId, oauthClientSecret and oauthClientMetadataUrl are expanded
+// like headers: ${VAR}, ${VAR:-default}, ${env:NAME}.
+func TestOAuthFieldsExpanded(t *testing.T) {
+	o := fakemcp.NewOAuthServer(t)
+	o.AddClient("pre-7", "cs-from-the-env-0123456789")
+	client := oauthClient(t, o, "", append(os.Environ(), "VOLCANIC_TEST_OAUTH_SECRET=cs-from-the-env-0123456789"),
+		func(c *mcpconfig.ServerConfig) {
+			c.OAuth = mcpconfig.OAuthConfig{ClientID: "${VOLCANIC_TEST_OAUTH_ID:-pre-7}", ClientSecret: "${env:VOLCANIC_TEST_OAUTH_SECRET}"}
+		})
+	ctx := t.Context()
+	l, err := client.Login(ctx, "remote", "http://127.0.0.1:9/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := fakemcp.Browse(t, l.URL)
+	if got := o.AuthQuery().Get("client_id"); got != "pre-7" {
+		t.Errorf("client_id %q, want pre-7", got)
+	}
+	if err := l.Finish(ctx, back); err != nil {
+		t.Fatal(err)
+	}
+	if !client.LoggedIn("remote") {
+		t.Error("not logged in")
+	}
+}
+
+// Requests that find the token expired at once refresh it once: a rotated
+// refresh token is good once, and a second refresh with it would be
+// refused and lose the login.
+func TestOAuthRefreshOnce(t *testing.T) {
+	o := fakemcp.NewOAuthServer(t)
+	client := oauthClient(t, o, "", os.Environ(), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	o.SetExpiresIn(1)
+	l, err := client.Login(ctx, "remote", "http://127.0.0.1:9/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Finish(ctx, fakemcp.Browse(t, l.URL)); err != nil {
+		t.Fatal(err)
+	}
+	o.SetExpiresIn(3600)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	const n = 8
+	tokens := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { tokens[i], errs[i] = client.auth.token(ctx, "remote", hc) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || tokens[i] != tokens[0] {
+			t.Errorf("request %d: %q (%v), want %q", i, tokens[i], errs[i], tokens[0])
+		}
+	}
+	refreshes := 0
+	for _, f := range o.TokenRequests() {
+		if f.Get("grant_type") == "refresh_token" {
+			refreshes++
+		}
+	}
+	if refreshes != 1 || !client.LoggedIn("remote") {
+		t.Errorf("%d refreshes (logged in %v), want 1", refreshes, client.LoggedIn("remote"))
 	}
 }

@@ -50,8 +50,11 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal, cost ToolCost)
 	if sc.Discovering {
 		return "starting (listing its tools)"
 	}
-	if _, ok := needsLogin(sc.Err); ok {
+	if nl, ok := needsLogin(sc.Err); ok {
 		line := "needs login: an admin sends /mcp login " + sc.Config.Name + " (or runs `volcanicbot login " + sc.Config.Name + "` on the bot's host)"
+		if nl.Reason != "" {
+			line += "; " + nl.Reason
+		}
 		if n := len(sc.Catalog.Tools); n > 0 {
 			line += fmt.Sprintf("; its %s from the last login say so when called", plural(n, "tool"))
 		}

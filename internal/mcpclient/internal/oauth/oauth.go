@@ -5,11 +5,15 @@
 // identity (pre-registered, a client ID metadata document, or dynamic
 // registration, RFC 7591), the authorization code with PKCE (S256) and
 // resource indicators (RFC 8707), the iss check of RFC 9207, scope
-// selection and step-up, and refresh. golang.org/x/oauth2 does the
-// authorization URL, the code exchange and the refresh; discovery,
-// registration and the checks are here, as no library does them.
+// selection and step-up, and refresh. golang.org/x/oauth2 builds the
+// authorization URL and the PKCE verifier; the token requests are our own
+// (its refresh cannot send the resource indicator, and its errors quote
+// the answer whole), as are discovery, registration and the checks, as no
+// library does them.
 //
-// Nothing here logs, and no error carries a token or a secret.
+// Nothing here logs, and no error carries a token or a secret: what an
+// error quotes of a server's answer is on one line, cut, and scrubbed of
+// the request's code, verifier, refresh token and client secret.
 package oauth
 
 import (
@@ -150,47 +154,6 @@ type State struct {
 // LoggedIn reports whether s holds a token.
 func (s *State) LoggedIn() bool { return s != nil && s.AccessToken != "" }
 
-// oauth2Config is s's client as x/oauth2 sees it.
-func (s *State) oauth2Config(authURL string) *oauth2.Config {
-	style := oauth2.AuthStyleInParams
-	if s.AuthMethod == "client_secret_basic" {
-		style = oauth2.AuthStyleInHeader
-	}
-	return &oauth2.Config{ClientID: s.ClientID, ClientSecret: s.ClientSecret,
-		Endpoint: oauth2.Endpoint{AuthURL: authURL, TokenURL: s.TokenEndpoint, AuthStyle: style}}
-}
-
-// Token returns a valid access token, refreshed when it expired and a
-// refresh token is there; changed says the state changed (save it).
-func (s *State) Token(ctx context.Context, hc *http.Client) (token string, changed bool, err error) {
-	if !s.LoggedIn() {
-		return "", false, ErrNoToken
-	}
-	t := &oauth2.Token{AccessToken: s.AccessToken, TokenType: s.TokenType, RefreshToken: s.RefreshToken, Expiry: s.Expiry}
-	if t.Valid() || s.RefreshToken == "" {
-		return s.AccessToken, false, nil
-	}
-	if hc != nil {
-		ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
-	}
-	nt, err := s.oauth2Config("").TokenSource(ctx, t).Token()
-	if err != nil {
-		return "", false, fmt.Errorf("refreshing the token failed: %s", oauthErrorText(err))
-	}
-	s.setToken(nt)
-	return s.AccessToken, true, nil
-}
-
-func (s *State) setToken(t *oauth2.Token) {
-	s.AccessToken, s.TokenType, s.Expiry = t.AccessToken, t.TokenType, t.Expiry
-	if t.RefreshToken != "" {
-		s.RefreshToken = t.RefreshToken
-	}
-	if sc, ok := t.Extra("scope").(string); ok && sc != "" {
-		s.Scope = sc
-	}
-}
-
 // ErrNoToken is a state without a token: a login is needed.
 var ErrNoToken = errors.New("not logged in")
 
@@ -221,6 +184,9 @@ func Begin(ctx context.Context, cfg Config, prev *State, ch Challenge) (*Flow, e
 		hc = http.DefaultClient
 	}
 	cfg.HTTP = hc
+	if cfg.ClientMetadataURL != "" && !strings.HasPrefix(cfg.ClientMetadataURL, "https://") {
+		return nil, fmt.Errorf("oauthClientMetadataUrl %q is not an https URL", quoted(cfg.ClientMetadataURL))
+	}
 	pr, err := discoverResource(ctx, hc, cfg.ServerURL, ch.ResourceMetadata)
 	if err != nil {
 		return nil, err
@@ -232,12 +198,6 @@ func Begin(ctx context.Context, cfg Config, prev *State, ch Challenge) (*Flow, e
 	meta, err := discoverServer(ctx, hc, issuer)
 	if err != nil {
 		return nil, err
-	}
-	if meta.AuthorizationEndpoint == "" || meta.TokenEndpoint == "" {
-		return nil, fmt.Errorf("the authorization server %s has no authorization or token endpoint in its metadata", issuer)
-	}
-	if !slices.Contains(meta.CodeChallengeMethods, "S256") {
-		return nil, fmt.Errorf("the authorization server %s does not support PKCE with S256 (code_challenge_methods_supported)", issuer)
 	}
 	next := State{Issuer: meta.Issuer, TokenEndpoint: meta.TokenEndpoint, Resource: pr.Resource, RedirectURL: cfg.RedirectURL}
 	switch {
@@ -258,8 +218,7 @@ func Begin(ctx context.Context, cfg Config, prev *State, ch Challenge) (*Flow, e
 		scope = unionScopes(prev.Scope, scope)
 	}
 	f := &Flow{cfg: cfg, state: randomString(), verifier: oauth2.GenerateVerifier(), meta: meta, next: next, scope: scope}
-	oc := next.oauth2Config(meta.AuthorizationEndpoint)
-	oc.RedirectURL = cfg.RedirectURL
+	oc := &oauth2.Config{ClientID: next.ClientID, RedirectURL: cfg.RedirectURL, Endpoint: oauth2.Endpoint{AuthURL: meta.AuthorizationEndpoint}}
 	if scope != "" {
 		oc.Scopes = strings.Fields(scope)
 	}
@@ -279,30 +238,33 @@ func (f *Flow) Issuer() string { return f.meta.Issuer }
 
 // Finish checks where the authorization server sent the browser back —
 // the whole redirect URL, or only its code — and exchanges the code for a
-// token: the new state.
+// token (PKCE's verifier and the resource with it): the new state.
 func (f *Flow) Finish(ctx context.Context, redirected string) (*State, error) {
 	code, err := f.code(strings.TrimSpace(redirected))
 	if err != nil {
 		return nil, err
 	}
-	oc := f.next.oauth2Config(f.meta.AuthorizationEndpoint)
-	oc.RedirectURL = f.cfg.RedirectURL
-	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(f.verifier)}
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {f.cfg.RedirectURL},
+		"code_verifier": {f.verifier}}
 	if f.next.Resource != "" {
-		opts = append(opts, oauth2.SetAuthURLParam("resource", f.next.Resource))
-	}
-	t, err := oc.Exchange(context.WithValue(ctx, oauth2.HTTPClient, f.cfg.HTTP), code, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("the token endpoint refused the code: %s", oauthErrorText(err))
+		form.Set("resource", f.next.Resource) // RFC 8707 §2.2
 	}
 	st := f.next
+	ans, err := requestToken(ctx, f.cfg.HTTP, &st, form)
+	if err != nil {
+		if Refused(err) {
+			return nil, fmt.Errorf("the token endpoint refused the code: %w", err)
+		}
+		return nil, fmt.Errorf("exchanging the code for a token failed: %w", err)
+	}
 	st.Scope = f.scope
-	st.setToken(t)
+	st.setToken(ans, time.Now())
 	return &st, nil
 }
 
 // code is the authorization code of a redirect, checked: the state, the
-// issuer (RFC 9207), an error the server sent instead.
+// issuer (RFC 9207), an error the server sent instead. What it quotes of
+// the answer is on one line and cut.
 func (f *Flow) code(redirected string) (string, error) {
 	if redirected == "" {
 		return "", errors.New("no code: paste the whole address the browser ended on")
@@ -312,21 +274,25 @@ func (f *Flow) code(redirected string) (string, error) {
 	}
 	u, err := url.Parse(redirected)
 	if err != nil {
-		return "", fmt.Errorf("not an address: %v", err)
+		return "", errors.New("that is not the address the browser ended on, nor a code: paste the whole address")
 	}
 	q := u.Query()
 	if q.Get("state") != f.state {
-		return "", errors.New("the answer is not for this login (wrong state): start the login again")
+		return "", errors.New("the answer is not for this login (wrong state)")
 	}
 	iss, hasIss := q["iss"]
 	switch {
 	case hasIss && (len(iss) != 1 || iss[0] != f.meta.Issuer):
-		return "", fmt.Errorf("the answer names another authorization server (iss %q, want %q)", strings.Join(iss, ","), f.meta.Issuer)
+		return "", fmt.Errorf("the answer names another authorization server (iss %q, want %q)", quoted(strings.Join(iss, ",")), f.meta.Issuer)
 	case !hasIss && f.meta.ISSParameterSupported:
 		return "", errors.New("the answer lacks the issuer (iss) its authorization server promised")
 	}
 	if e := q.Get("error"); e != "" {
-		return "", fmt.Errorf("the authorization server refused: %s %s", e, q.Get("error_description"))
+		msg := "the authorization server refused: " + quoted(e)
+		if d := q.Get("error_description"); d != "" {
+			msg += " (" + quoted(d) + ")"
+		}
+		return "", errors.New(msg)
 	}
 	code := q.Get("code")
 	if code == "" {
@@ -377,12 +343,16 @@ func register(ctx context.Context, hc *http.Client, cfg Config, meta ServerMetad
 	hreq.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(hreq)
 	if err != nil {
-		return fmt.Errorf("registering the client failed: %v", err)
+		return fmt.Errorf("registering the client failed: %s", quoted(err.Error()))
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("registering the client failed: HTTP %d %s", resp.StatusCode, errorText(raw))
+		msg := fmt.Sprintf("registering the client failed: HTTP %d", resp.StatusCode)
+		if e := errorText(raw); e != "" {
+			msg += ": " + e
+		}
+		return errors.New(msg)
 	}
 	var out struct {
 		ClientID     string `json:"client_id"`
@@ -433,103 +403,6 @@ func unionScopes(a, b string) string {
 	return strings.Join(out, " ")
 }
 
-// discoverResource fetches the protected-resource metadata: at the
-// challenge's URL, else at the well-known URL for the endpoint's path,
-// else at the origin's. Its resource must be the endpoint (or a prefix of
-// it, on the same origin).
-func discoverResource(ctx context.Context, hc *http.Client, serverURL, advertised string) (ProtectedResource, error) {
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		return ProtectedResource{}, err
-	}
-	var candidates []string
-	if advertised != "" {
-		candidates = append(candidates, advertised)
-	}
-	origin := u.Scheme + "://" + u.Host
-	if p := strings.TrimSuffix(u.EscapedPath(), "/"); p != "" {
-		candidates = append(candidates, origin+"/.well-known/oauth-protected-resource"+p)
-	}
-	candidates = append(candidates, origin+"/.well-known/oauth-protected-resource")
-	var last error
-	for _, c := range candidates {
-		var pr ProtectedResource
-		if err := getJSON(ctx, hc, c, &pr); err != nil {
-			last = err
-			continue
-		}
-		if pr.Resource == "" || !bindsTo(pr.Resource, u) {
-			return ProtectedResource{}, fmt.Errorf("the protected-resource metadata at %s is for %q, not for %s", c, pr.Resource, serverURL)
-		}
-		return pr, nil
-	}
-	return ProtectedResource{}, fmt.Errorf("no protected-resource metadata found for %s: %v", serverURL, last)
-}
-
-// bindsTo reports whether resource identifies u: the same scheme and host,
-// and a path that is u's or one of its parents.
-func bindsTo(resource string, u *url.URL) bool {
-	r, err := url.Parse(resource)
-	if err != nil || r.Fragment != "" || !strings.EqualFold(r.Scheme, u.Scheme) || !strings.EqualFold(r.Host, u.Host) {
-		return false
-	}
-	rp, up := strings.TrimSuffix(r.Path, "/"), strings.TrimSuffix(u.Path, "/")
-	return rp == "" || rp == up || strings.HasPrefix(up, rp+"/")
-}
-
-// discoverServer fetches the authorization server's metadata at the
-// well-known URLs of RFC 8414 and OpenID discovery for issuer (path
-// inserted, then appended), and checks it is issuer's.
-func discoverServer(ctx context.Context, hc *http.Client, issuer string) (ServerMetadata, error) {
-	u, err := url.Parse(issuer)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return ServerMetadata{}, fmt.Errorf("the authorization server %q is not a URL", issuer)
-	}
-	origin := u.Scheme + "://" + u.Host
-	p := strings.TrimSuffix(u.EscapedPath(), "/")
-	candidates := []string{origin + "/.well-known/oauth-authorization-server" + p, origin + "/.well-known/openid-configuration" + p}
-	if p != "" {
-		candidates = append(candidates, origin+p+"/.well-known/openid-configuration")
-	}
-	var last error
-	for _, c := range candidates {
-		var m ServerMetadata
-		if err := getJSON(ctx, hc, c, &m); err != nil {
-			last = err
-			continue
-		}
-		if m.Issuer != issuer {
-			return ServerMetadata{}, fmt.Errorf("the authorization server metadata at %s is for the issuer %q, not %q", c, m.Issuer, issuer)
-		}
-		return m, nil
-	}
-	return ServerMetadata{}, fmt.Errorf("no authorization server metadata found for %s: %v", issuer, last)
-}
-
-func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: HTTP %d", u, resp.StatusCode)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("%s: malformed metadata: %v", u, err)
-	}
-	return nil
-}
-
 // errorText is an OAuth error answer's error and description, or nothing.
 func errorText(raw []byte) string {
 	var e struct {
@@ -539,25 +412,10 @@ func errorText(raw []byte) string {
 	if json.Unmarshal(raw, &e) != nil || e.Error == "" {
 		return ""
 	}
-	return strings.TrimSpace(e.Error + " " + e.Description)
-}
-
-// oauthErrorText is x/oauth2's error without the response body it may
-// quote whole.
-func oauthErrorText(err error) string {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		if re.ErrorCode != "" {
-			return strings.TrimSpace(re.ErrorCode + " " + re.ErrorDescription)
-		}
-		if e := errorText(re.Body); e != "" {
-			return e
-		}
-		if re.Response != nil {
-			return fmt.Sprintf("HTTP %d", re.Response.StatusCode)
-		}
+	if e.Description == "" {
+		return quoted(e.Error)
 	}
-	return err.Error()
+	return quoted(e.Error) + " (" + quoted(e.Description) + ")"
 }
 
 func randomString() string {
