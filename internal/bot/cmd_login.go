@@ -126,11 +126,9 @@ func (b *Bot) LoginCallbackHandler() http.Handler {
 		}
 		back := strings.TrimSuffix(b.o.LoginCallback, b.LoginCallbackPath()) + r.URL.RequestURI()
 		if err := p.login.Finish(ctx, back); err != nil {
-			msg := errText(b.scrub, err)
-			b.log.Info("MCP login failed", "chat", chatID, "server", p.name, "err", msg)
+			msg := b.loginFailed(ctx, chatID, p.name, err)
 			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprintln(w, "volcanicbot: the login failed: "+msg)
-			b.reply(ctx, chatID, "The login failed: "+msg+"\nSend /mcp login "+b.scrub(p.name)+" to try again.")
+			fmt.Fprintln(w, "volcanicbot: "+msg)
 			return
 		}
 		b.log.Info("MCP login finished", "chat", chatID, "server", p.name)
@@ -151,12 +149,23 @@ func (b *Bot) finishLogin(ctx context.Context, chatID, userID int64, text string
 		return true
 	}
 	if err := p.login.Finish(ctx, strings.TrimSpace(text)); err != nil {
-		msg := errText(b.scrub, err)
-		b.log.Info("MCP login failed", "chat", chatID, "server", p.name, "err", msg)
-		b.reply(ctx, chatID, "The login failed: "+msg+"\nSend /mcp login "+b.scrub(p.name)+" to try again.")
+		b.loginFailed(ctx, chatID, p.name, err)
 		return true
 	}
 	b.log.Info("MCP login finished", "chat", chatID, "server", p.name)
 	b.reply(ctx, chatID, b.scrub(p.name)+": logged in. Its tools are offered from the next message on.")
 	return true
+}
+
+// loginFailed tells the chat that the login to name failed, on one line:
+// the reason (the login's error, which names the server already, without
+// that prefix) and what to do; it returns that line.
+func (b *Bot) loginFailed(ctx context.Context, chatID int64, name string, err error) string {
+	name = b.scrub(name)
+	reason := strings.TrimPrefix(strings.Join(strings.Fields(errText(b.scrub, err)), " "), name+": login: ")
+	reason = strings.TrimSuffix(reason, ".")
+	b.log.Info("MCP login failed", "chat", chatID, "server", name, "err", reason)
+	msg := "The login to " + name + " failed: " + reason + ". Send /mcp login " + name + " to try again."
+	b.reply(ctx, chatID, msg)
+	return msg
 }

@@ -37,6 +37,9 @@ type fakeSessions struct {
 	onCall   func(ctx context.Context, call string)                               // runs before the call returns (may block or panic)
 	mcpText  func(ctx context.Context, chatID int64, name string) (string, error) // nil: "status of <name>"
 	resetErr error
+	// mcpLogin, when set, starts the logins (a real client's, in a test
+	// of what the chat sees of a login).
+	mcpLogin func(ctx context.Context, name, redirect string) (*session.MCPLogin, error)
 	// holdTaken leaves delivered messages untaken (a turn runs before
 	// them); otherwise Deliver takes them at once.
 	holdTaken bool
@@ -109,6 +112,12 @@ func (s *fakeSessions) MCPLogin(ctx context.Context, name, redirect string) (*se
 		call += " " + redirect
 	}
 	s.record(ctx, call)
+	s.mu.Lock()
+	login := s.mcpLogin
+	s.mu.Unlock()
+	if login != nil {
+		return login(ctx, name, redirect)
+	}
 	if name != "remote" {
 		return nil, fmt.Errorf("%s is not a server at a URL: it has no login", name)
 	}
