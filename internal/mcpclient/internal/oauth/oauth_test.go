@@ -143,6 +143,11 @@ func TestDiscoverResource(t *testing.T) {
 				s.raw("/.well-known/oauth-protected-resource/mcp", http.StatusOK, "application/json", `{"resource": 5}`)
 			},
 			err: "is not metadata JSON"},
+		{name: "over 1 MiB", path: "/mcp",
+			routes: func(s *server) {
+				s.raw("/.well-known/oauth-protected-resource/mcp", http.StatusOK, "application/json", `{"resource":"`+strings.Repeat("x", 2<<20)+`"}`)
+			},
+			err: "/.well-known/oauth-protected-resource/mcp is over 1 MiB"},
 		{name: "none", path: "/mcp", routes: func(*server) {}, err: "/.well-known/oauth-protected-resource/mcp: HTTP 404"},
 		{name: "another path", path: "/mcp",
 			routes: func(s *server) {
