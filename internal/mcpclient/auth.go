@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -120,9 +121,20 @@ func (a *authStore) save(server string, st *oauth.State) error {
 // writeFile replaces path with raw: 0600 whatever the umask or the file
 // before, in the 0700 directory, written whole in a file beside it and
 // renamed (never half a file, and never a token in the temp directory).
+//
+// Run as root beside a bot of another user (`docker exec … volcanicbot
+// login`, which runs as root in the image), the folder and the file are
+// given the owner of the folder's parent, the data directory: the bot
+// must read the token, and write the next.
 func (a *authStore) writeFile(path string, raw []byte) error {
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
 		return err
+	}
+	uid, gid, chown := a.owner()
+	if chown {
+		if err := os.Lchown(a.dir, uid, gid); err != nil {
+			return err
+		}
 	}
 	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(a.dir), renameio.WithStaticPermissions(0o600))
 	if err != nil {
@@ -132,7 +144,29 @@ func (a *authStore) writeFile(path string, raw []byte) error {
 	if _, err := f.Write(raw); err != nil {
 		return err
 	}
+	if chown {
+		if err := f.Chown(uid, gid); err != nil {
+			return err
+		}
+	}
 	return f.CloseAtomicallyReplace()
+}
+
+// owner is whom the store's files must belong to when that is not the
+// caller: run as root, the data directory's owner, unless root.
+func (a *authStore) owner() (uid, gid int, chown bool) {
+	if os.Geteuid() != 0 {
+		return 0, 0, false
+	}
+	fi, err := os.Stat(filepath.Dir(a.dir))
+	if err != nil {
+		return 0, 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Uid == 0 {
+		return 0, 0, false
+	}
+	return int(st.Uid), int(st.Gid), true
 }
 
 // toolsPath is where server's last catalogue is kept while it is logged

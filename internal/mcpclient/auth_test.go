@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -532,5 +533,44 @@ func TestOAuthRefreshOnce(t *testing.T) {
 	}
 	if refreshes != 1 || !client.LoggedIn("remote") {
 		t.Errorf("%d refreshes (logged in %v), want 1", refreshes, client.LoggedIn("remote"))
+	}
+}
+
+// Run as root (`docker exec volcanicbot volcanicbot login notes`, beside a
+// bot of another user), a login leaves its folder and files the data
+// directory's owner's: the bot can read the token and write the next.
+func TestLoginAsRootKeepsTheBotsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	data := t.TempDir()
+	if err := os.Chown(data, 10001, 10001); err != nil {
+		t.Fatal(err)
+	}
+	o := fakemcp.NewOAuthServer(t)
+	dir := filepath.Join(data, "mcp-auth")
+	client := New(Options{Servers: []mcpconfig.ServerConfig{httpConfig("remote", o.URL+"/mcp", nil)},
+		Env: redact.NewEnvFilter(os.Environ()), AuthDir: dir})
+	t.Cleanup(client.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	login, err := client.Login(ctx, "remote", "http://127.0.0.1:9/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := login.Finish(ctx, fakemcp.Browse(t, login.URL)); err != nil {
+		t.Fatal(err)
+	}
+	if cats := client.Discover(ctx); cats[0].Err != nil {
+		t.Fatal(cats[0].Err)
+	}
+	for _, p := range []string{dir, filepath.Join(dir, "remote.json"), filepath.Join(dir, "remote.tools.json")} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 10001 || st.Gid != 10001 {
+			t.Errorf("%s is %d:%d, want the data directory's 10001:10001", p, st.Uid, st.Gid)
+		}
 	}
 }
