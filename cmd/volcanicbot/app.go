@@ -127,10 +127,13 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		secrets.Add(redact.ExplicitSecrets(s.Env)...)
 		secrets.Add(redact.HeaderSecrets(s.Headers)...)
 		secrets.Add(redact.ArgSecrets(s.Args)...) // /mcp <name> shows the command line
-		if s.URL != "" && s.OAuth.ClientSecret != "" {
-			// A pre-registered OAuth client's secret, as the login expands
-			// it (${VAR} and the like, as in headers).
-			if sp, err := s.Expand("", env); err == nil && sp.OAuth.ClientSecret != "" {
+		// And as expanded: a secret header or env entry, or a
+		// pre-registered OAuth client's secret, written as ${VAR} (or
+		// ${VAR:-default}) of a variable whose name looks harmless.
+		if sp, err := s.Expand("", env); err == nil {
+			secrets.Add(redact.HeaderSecrets(sp.Headers)...)
+			secrets.Add(redact.ExplicitSecrets(explicitEnv(s.Env, sp.Env))...)
+			if sp.OAuth.ClientSecret != "" {
 				secrets.Add(sp.OAuth.ClientSecret)
 			}
 		}
@@ -489,4 +492,17 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// explicitEnv is the entries of the expanded environment of a process
+// that its configuration's env names, with their expanded values.
+func explicitEnv(configured map[string]*string, expanded []string) map[string]*string {
+	out := make(map[string]*string, len(configured))
+	for _, kv := range expanded {
+		name, value, ok := strings.Cut(kv, "=")
+		if _, named := configured[name]; ok && named {
+			out[name] = &value
+		}
+	}
+	return out
 }

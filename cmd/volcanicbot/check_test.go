@@ -192,16 +192,35 @@ func TestLiteralArgumentSecretIsRedacted(t *testing.T) {
 // secret: redacted from every log line and reply — written as it is, or
 // as a ${VAR} the login expands.
 func TestOAuthClientSecretIsRedacted(t *testing.T) {
-	for _, tc := range []struct{ name, secret, environ, value string }{
-		{"literal", "cs-literal-0123456789abcdef", "", "cs-literal-0123456789abcdef"},
-		{"variable", "${REMOTE_CLIENT_CS}", "REMOTE_CLIENT_CS=cs-variable-0123456789abcdef", "cs-variable-0123456789abcdef"},
-		{"env form", "${env:REMOTE_CLIENT_CS}", "REMOTE_CLIENT_CS=cs-env-0123456789abcdef", "cs-env-0123456789abcdef"},
-		{"default", "${REMOTE_CLIENT_UNSET:-cs-default-0123456789abcdef}", "", "cs-default-0123456789abcdef"},
+	oauth := func(v string) map[string]any {
+		return map[string]any{"url": "http://127.0.0.1:9/mcp", "oauthClientId": "volcanic", "oauthClientSecret": v}
+	}
+	// A secret header or env entry whose value is a ${VAR} of a harmless
+	// name: the value as expanded is the secret.
+	header := func(v string) map[string]any {
+		return map[string]any{"url": "http://127.0.0.1:9/mcp", "headers": map[string]string{"Authorization": "Bearer " + v}}
+	}
+	env := func(v string) map[string]any {
+		return map[string]any{"command": "true", "env": map[string]string{"SERVICE_API_KEY": v}}
+	}
+	for _, tc := range []struct {
+		name    string
+		entry   map[string]any
+		environ string
+		value   string
+	}{
+		{"literal", oauth("cs-literal-0123456789abcdef"), "", "cs-literal-0123456789abcdef"},
+		{"variable", oauth("${REMOTE_CLIENT_CS}"), "REMOTE_CLIENT_CS=cs-variable-0123456789abcdef", "cs-variable-0123456789abcdef"},
+		{"env form", oauth("${env:REMOTE_CLIENT_CS}"), "REMOTE_CLIENT_CS=cs-env-0123456789abcdef", "cs-env-0123456789abcdef"},
+		{"default", oauth("${REMOTE_CLIENT_UNSET:-cs-default-0123456789abcdef}"), "", "cs-default-0123456789abcdef"},
+		{"header variable", header("${REMOTE_SERVICE}"), "REMOTE_SERVICE=hv-variable-0123456789abcdef", "hv-variable-0123456789abcdef"},
+		{"header default", header("${REMOTE_UNSET:-hv-default-0123456789abcdef}"), "", "hv-default-0123456789abcdef"},
+		{"env variable", env("${MY_SERVICE}"), "MY_SERVICE=ev-variable-0123456789abcdef", "ev-variable-0123456789abcdef"},
+		{"env default", env("${MY_UNSET:-ev-default-0123456789abcdef}"), "", "ev-default-0123456789abcdef"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			entry := map[string]any{"url": "http://127.0.0.1:9/mcp", "oauthClientId": "volcanic", "oauthClientSecret": tc.secret}
-			b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"remote": entry}})
+			b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"remote": tc.entry}})
 			if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
 				t.Fatal(err)
 			}
