@@ -111,3 +111,31 @@ func sameSet(t *testing.T, what string, got, want []string) {
 		t.Errorf("docs/configuration.md names some %s twice: %v", what, got)
 	}
 }
+
+// compose.yaml hands the container every configuration variable: Coolify
+// (before 4.0.0-beta.443) and docker compose pass only the variables it
+// names, so one left out cannot be set on the deployment (TELEGRAM_ADMINS
+// was: no admin could run /mcp login or /allow there).
+func TestComposeNamesEveryVariable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot, _, _ := strings.Cut(string(b), "\n  browser:") // the bot's service, not the optional browser's
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^      ([A-Z][A-Z0-9_]*): "?\$\{([A-Z][A-Z0-9_]*):-`).FindAllStringSubmatch(bot, -1) {
+		if m[1] != m[2] {
+			t.Errorf("compose.yaml sets %s from ${%s}", m[1], m[2])
+		}
+		named[m[1]] = true
+	}
+	want := []string{configFileVar}
+	for _, k := range configKeys {
+		want = append(want, k.env)
+	}
+	for _, v := range want {
+		if !named[v] {
+			t.Errorf("compose.yaml does not pass %s to the bot", v)
+		}
+	}
+}
