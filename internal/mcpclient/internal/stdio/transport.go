@@ -287,13 +287,9 @@ func (t *Transport) dispatchIdle(line []byte) bool {
 // call (or /stop) beyond them.
 func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time) (Response, error) {
 	t.mu.Lock()
-	if t.closed {
+	if err := t.admitLocked(m.ID); err != nil {
 		t.mu.Unlock()
-		return Response{}, t.closedErr()
-	}
-	if _, dup := t.pending[m.ID]; dup {
-		t.mu.Unlock()
-		return Response{}, fmt.Errorf("request id %d is already waiting", m.ID)
+		return Response{}, err
 	}
 	var w *waiter
 	if n := len(t.free); n > 0 {
@@ -337,6 +333,18 @@ func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time
 	return Response{}, err
 }
 
+// admitLocked refuses a request on a closed transport, or with the id of
+// one still waiting. t.mu is held.
+func (t *Transport) admitLocked(id int64) error {
+	if t.closed {
+		return t.closedErr()
+	}
+	if _, dup := t.pending[id]; dup {
+		return fmt.Errorf("request id %d is already waiting", id)
+	}
+	return nil
+}
+
 // Stream writes m, a request whose answer may come much later or never
 // (subscriptions/listen: the server's notifications meanwhile are its
 // stream), and waits for the answer until ctx ends or the transport
@@ -346,13 +354,9 @@ func (t *Transport) RoundTrip(ctx context.Context, m Request, deadline time.Time
 // notification's.
 func (t *Transport) Stream(ctx context.Context, m Request) (Response, error) {
 	t.mu.Lock()
-	if t.closed {
+	if err := t.admitLocked(m.ID); err != nil {
 		t.mu.Unlock()
-		return Response{}, t.closedErr()
-	}
-	if _, dup := t.pending[m.ID]; dup {
-		t.mu.Unlock()
-		return Response{}, fmt.Errorf("request id %d is already waiting", m.ID)
+		return Response{}, err
 	}
 	w := &waiter{ch: make(chan struct{}, 1)}
 	t.pending[m.ID] = w
