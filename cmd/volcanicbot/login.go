@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
 // loginCallback is where `volcanicbot login` has the authorization server
@@ -73,7 +75,7 @@ func runLogin(ctx context.Context, name string, stdin io.Reader, stdout, stderr 
 	select {
 	case answer = <-answers:
 	case <-ctx.Done():
-		return fmt.Errorf("%s: no login within %s", name, loginTimeout)
+		return fmt.Errorf("%s: no login within %s", name, session.DurationText(loginTimeout))
 	}
 	if err := login.Finish(ctx, answer); err != nil {
 		return err

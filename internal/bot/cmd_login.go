@@ -68,14 +68,14 @@ func (b *Bot) cmdLogin(ctx context.Context, chatID, userID int64, name string) {
 	b.logins.put(chatID, pendingLogin{user: userID, name: name, login: login, until: time.Now().Add(loginWait)})
 	b.log.Info("MCP login started", "chat", chatID, "user", userID, "server", name)
 	if b.o.LoginCallback != "" {
-		b.reply(ctx, chatID, "To log in to "+b.scrub(name)+", open this link and log in, within 10 minutes:\n\n"+login.URL+
+		b.reply(ctx, chatID, "To log in to "+b.scrub(name)+", open this link and log in, within "+session.DurationText(loginWait)+":\n\n"+login.URL+
 			"\n\nThe browser then comes back to me, and I say here when it is done. (If that page does not load, send me its "+
 			"address as your next message instead; it does not reach the model.)")
 		return
 	}
 	b.reply(ctx, chatID, "To log in to "+b.scrub(name)+", open this link and log in:\n\n"+login.URL+
 		"\n\nThe browser then goes to "+session.LoginRedirect+"…, which will not load: copy that whole address (or the code the page shows) "+
-		"and send it here as your next message, within 10 minutes. It does not reach the model.")
+		"and send it here as your next message, within "+session.DurationText(loginWait)+". It does not reach the model.")
 }
 
 // takeByState returns and forgets the login whose redirect carries state,
