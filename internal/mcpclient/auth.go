@@ -239,8 +239,14 @@ func (a *authStore) noteReason(server, reason string) {
 
 func (a *authStore) reason(server string) string {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.reasons[server]
+	r := a.reasons[server]
+	a.mu.Unlock()
+	if r == "" {
+		if st := a.state(server); st != nil && !st.LoggedIn() {
+			r = st.Dropped // by an earlier run
+		}
+	}
+	return r
 }
 
 // token is server's access token for a request, refreshed (and saved)
@@ -269,6 +275,7 @@ func (a *authStore) token(ctx context.Context, server string, hc *http.Client) (
 	switch {
 	case err != nil && oauth.Refused(err):
 		st.DropTokens()
+		st.Dropped = err.Error()
 		_ = a.save(server, st) // unsaved, the next request is refused the same way
 		a.noteReason(server, err.Error())
 		return "", err

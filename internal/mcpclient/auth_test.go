@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -461,6 +462,11 @@ func TestOAuthRefresh(t *testing.T) {
 	rediscover()
 	if n := len(refreshes()) - before; n != 1 {
 		t.Errorf("%d refreshes after the refusal, want 1", n)
+	}
+	// The reason outlives the bot: the next one's /mcp says it too.
+	next := oauthClient(t, o, dir, os.Environ(), nil)
+	if sc := next.Discover(ctx)[0]; !strings.Contains(fmt.Sprint(sc.Err), "invalid_grant (the refresh token is not valid)") {
+		t.Errorf("after a restart: %v, want the reason", sc.Err)
 	}
 	login() // the registration was kept: no new one
 	if sc := rediscover(); sc.Err != nil || !client.LoggedIn("remote") {

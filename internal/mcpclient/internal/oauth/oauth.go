@@ -149,6 +149,9 @@ type State struct {
 	TokenType     string    `json:"token_type,omitempty"`
 	RefreshToken  string    `json:"refresh_token,omitempty"`
 	Expiry        time.Time `json:"expiry,omitzero"`
+	// Dropped is why the tokens were dropped (a refresh refused), kept
+	// until the next login so that a restarted bot can still say it.
+	Dropped string `json:"dropped,omitempty"`
 }
 
 // LoggedIn reports whether s holds a token.

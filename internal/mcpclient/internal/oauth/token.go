@@ -219,7 +219,7 @@ func (s *State) DropTokens() {
 }
 
 func (s *State) setToken(a tokenAnswer, now time.Time) {
-	s.AccessToken, s.TokenType, s.Expiry = a.AccessToken, a.TokenType, time.Time{}
+	s.AccessToken, s.TokenType, s.Expiry, s.Dropped = a.AccessToken, a.TokenType, time.Time{}, ""
 	if s.TokenType == "" {
 		s.TokenType = "Bearer"
 	}
