@@ -81,6 +81,9 @@ func TestOAuthLogin(t *testing.T) {
 	if st, _ := s.Status("remote"); st.State == StateDisconnected {
 		t.Errorf("the refused call ended the connection: %v", st.State)
 	}
+	if txt := s.StatusText(); !strings.Contains(txt, `some calls need a login with more permissions (scope "mcp:read mcp:write"): an admin sends /mcp login remote`) {
+		t.Errorf("/mcp after a call refused for its scope:\n%s", txt)
+	}
 	login, err = client.Login(ctx, "remote", redirect)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +97,9 @@ func TestOAuthLogin(t *testing.T) {
 	}
 	if res, err := s.Call(ctx, echo, json.RawMessage(`{"text":"hi"}`)); err != nil || res.IsError || res.Text() != "hi" {
 		t.Fatalf("the call after the step-up: %q (%v)", res.Text(), err)
+	}
+	if txt := s.StatusText(); strings.Contains(txt, "more permissions") {
+		t.Errorf("/mcp after the step-up login:\n%s", txt)
 	}
 	forms := o.TokenRequests()
 	last := forms[len(forms)-1]

@@ -83,6 +83,10 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal, cost ToolCost)
 	if len(refused) > 0 {
 		line += fmt.Sprintf(" (%d refused: see /mcp %s)", len(refused), sc.Config.Name)
 	}
+	if ch := s.client.auth.challenge(sc.Config.Name); ch.InsufficientScope() && sc.Config.URL != "" {
+		line += fmt.Sprintf("; some calls need a login with more permissions (scope %q): an admin sends /mcp login %s",
+			ch.Scope, sc.Config.Name)
+	}
 	if live, limit, waiting := s.client.Usage(sc.Config.Name); limit > 0 {
 		line += fmt.Sprintf("; %d of %d live across chats", live, limit)
 		if waiting > 0 {
