@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/oauth"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/ownership"
 )
 
 // NeedsLoginError is a server at a URL that wants an OAuth login (it
@@ -130,11 +130,12 @@ func (a *authStore) writeFile(path string, raw []byte) error {
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
 		return err
 	}
-	uid, gid, chown := a.owner()
-	if chown {
-		if err := os.Lchown(a.dir, uid, gid); err != nil {
-			return err
-		}
+	own, err := ownership.Of(filepath.Dir(a.dir))
+	if err != nil {
+		return err
+	}
+	if err := own(a.dir); err != nil {
+		return err
 	}
 	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(a.dir), renameio.WithStaticPermissions(0o600))
 	if err != nil {
@@ -144,29 +145,10 @@ func (a *authStore) writeFile(path string, raw []byte) error {
 	if _, err := f.Write(raw); err != nil {
 		return err
 	}
-	if chown {
-		if err := f.Chown(uid, gid); err != nil {
-			return err
-		}
+	if err := own(f.Name()); err != nil {
+		return err
 	}
 	return f.CloseAtomicallyReplace()
-}
-
-// owner is whom the store's files must belong to when that is not the
-// caller: run as root, the data directory's owner, unless root.
-func (a *authStore) owner() (uid, gid int, chown bool) {
-	if os.Geteuid() != 0 {
-		return 0, 0, false
-	}
-	fi, err := os.Stat(filepath.Dir(a.dir))
-	if err != nil {
-		return 0, 0, false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || st.Uid == 0 {
-		return 0, 0, false
-	}
-	return int(st.Uid), int(st.Gid), true
 }
 
 // toolsPath is where server's last catalogue is kept while it is logged

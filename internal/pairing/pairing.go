@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2"
+	"github.com/volcanicbot/volcanicbot/internal/ownership"
 	"golang.org/x/sys/unix"
 )
 
@@ -244,7 +245,7 @@ func (s *Store) Revoke(userID int64) (bool, error) {
 func (s *Store) change(fn func([]User, []Request) ([]User, []Request, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	own, err := s.owner()
+	own, err := ownership.Of(filepath.Dir(s.dir)) // run as root, the files stay the bot's
 	if err != nil {
 		return err
 	}
@@ -296,27 +297,6 @@ func (s *Store) change(fn func([]User, []Request) ([]User, []Request, error)) er
 		s.users = nil // read again
 	}
 	return nil
-}
-
-// owner returns what gives a file the data directory's owner. Run as root
-// (`docker exec` into the image, whose bot runs as another user), the
-// store makes its files that user's, so that the bot can still read and
-// change them; otherwise files are the caller's and nothing is changed.
-func (s *Store) owner() (func(path string) error, error) {
-	none := func(string) error { return nil }
-	if os.Geteuid() != 0 {
-		return none, nil
-	}
-	fi, err := os.Stat(filepath.Dir(s.dir))
-	if err != nil {
-		return nil, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || st.Uid == 0 {
-		return none, nil
-	}
-	uid, gid := int(st.Uid), int(st.Gid)
-	return func(path string) error { return os.Lchown(path, uid, gid) }, nil
 }
 
 func (s *Store) newCode(reqs []Request) (string, error) {
