@@ -58,14 +58,13 @@ type authStore struct {
 	states     map[string]*oauth.State // loaded or saved
 	modTimes   map[string]time.Time    // of the file each state was read from or written to
 	challenges map[string]oauth.Challenge
-	reasons    map[string]string        // why a server logged in needs a login again
 	refreshing map[string]chan struct{} // a server's refresh under way: held (a send) while it runs
 	catalogs   map[string]Catalog       // the last catalogues discovered with a token
 }
 
 func newAuthStore(dir string) *authStore {
 	return &authStore{dir: dir, states: map[string]*oauth.State{}, modTimes: map[string]time.Time{}, challenges: map[string]oauth.Challenge{},
-		reasons: map[string]string{}, refreshing: map[string]chan struct{}{}}
+		refreshing: map[string]chan struct{}{}}
 }
 
 func (a *authStore) path(server string) string { return filepath.Join(a.dir, server+".json") }
@@ -208,27 +207,14 @@ func (a *authStore) challenge(server string) oauth.Challenge {
 	return a.challenges[server]
 }
 
-// noteReason keeps why server needs a login again ("": it does not).
-func (a *authStore) noteReason(server, reason string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if reason == "" {
-		delete(a.reasons, server)
-		return
-	}
-	a.reasons[server] = reason
-}
-
+// reason is why server, logged in once, needs a login again: the refused
+// refresh that dropped its tokens (kept in its state, so across restarts),
+// or "".
 func (a *authStore) reason(server string) string {
-	a.mu.Lock()
-	r := a.reasons[server]
-	a.mu.Unlock()
-	if r == "" {
-		if st := a.state(server); st != nil && !st.LoggedIn() {
-			r = st.Dropped // by an earlier run
-		}
+	if st := a.state(server); st != nil && !st.LoggedIn() {
+		return st.Dropped
 	}
-	return r
+	return ""
 }
 
 // token is server's access token for a request, refreshed (and saved)
@@ -259,14 +245,12 @@ func (a *authStore) token(ctx context.Context, server string, hc *http.Client) (
 		st.DropTokens()
 		st.Dropped = err.Error()
 		_ = a.save(server, st) // unsaved, the next request is refused the same way
-		a.noteReason(server, err.Error())
 		return "", err
 	case err != nil:
 		return "", err
 	case changed:
 		_ = a.save(server, st) // unsaved, the next request refreshes again
 	}
-	a.noteReason(server, "") // a token again (a login on the terminal, say): the last reason is past
 	return token, nil
 }
 
@@ -411,7 +395,6 @@ func (l *Login) Finish(ctx context.Context, redirected string) error {
 		return l.client.loginError(l.cfg.Name, fmt.Errorf("saving the token failed: %w", err), l.secret)
 	}
 	l.client.auth.noteChallenge(l.cfg.Name, oauth.Challenge{})
-	l.client.auth.noteReason(l.cfg.Name, "")
 	l.client.cache.forget(l.cfg)
 	return nil
 }
