@@ -417,3 +417,38 @@ func TestCgroupNames(t *testing.T) {
 		}
 	}
 }
+
+// Where neither clone3 nor tracing is allowed, a server is still moved
+// into its cgroup (right after its start), and stopping it removes the
+// cgroup.
+func TestCgroupModeWithoutClone3OrTracing(t *testing.T) {
+	if trackingModes(t)[0] != TrackCgroup {
+		t.Skip("no cgroup mode here")
+	}
+	tr := openTracker(t, TrackCgroup, "test-escape", "")
+	tr.sys.noClone3, tr.sys.noPtrace = true, true
+	log := filepath.Join(t.TempDir(), "log")
+	l := fakemcp.Command(fakemcp.ModeNormal).WithLog(log)
+	p, err := Start(Command{Path: l.Command, Args: l.Args, Dir: t.TempDir(), Env: append(os.Environ(), l.Environ()...)},
+		Options{Name: "fake", Tracker: tr, Grace: testGrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Terminate)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p.PID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := p.tree.(*cgroupTree).dir
+	if _, v2, _ := strings.Cut(string(b), "0::"); !strings.HasSuffix(dir, strings.TrimSpace(v2)) {
+		t.Errorf("server in cgroup %q, want %s", strings.TrimSpace(v2), dir)
+	}
+	if st, _ := readStat(p.PID()); st.state == 't' || st.state == 'T' {
+		t.Errorf("the server is stopped (%c): traced although tracing is off", st.state)
+	}
+	p.Terminate()
+	fakemcp.WaitDead(t, 5*time.Second, p.PID())
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the server's cgroup %s is still there: %v", dir, err)
+	}
+}

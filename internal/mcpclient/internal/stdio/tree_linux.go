@@ -26,6 +26,7 @@ type trackerSys struct {
 	parentDir string // the bot's own cgroup, where the bots' cgroups are
 	cgroupDir string // the bot's cgroup for its servers, under parentDir
 	noClone3  bool   // clone3 (CLONE_INTO_CGROUP) is refused: move children in after the start
+	noPtrace  bool   // tracing is refused too: move them in right after the start, untraced
 
 	// subreaper mode: the servers by leader pid (their zombies are the exit
 	// watchers' to reap), the adopted processes no server claims, the
@@ -168,35 +169,49 @@ func (t *Tracker) startThenMove(cmd *exec.Cmd, dir string) (*exec.Cmd, error) {
 			t.logger.Warn("MCP server not moved into its cgroup", "dir", dir, "err", err)
 		}
 	}
-	// The tracer is the thread that started the child: the detach must
-	// come from it.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	cmd.SysProcAttr.Ptrace = true
-	err := cmd.Start()
-	if err == nil {
-		pid := cmd.Process.Pid
-		var ws unix.WaitStatus
-		_, werr := unix.Wait4(pid, &ws, unix.WALL, nil) // its stop at the exec (SIGTRAP); nothing else can come first
-		move(pid)
-		if werr == nil && ws.Stopped() {
-			if derr := unix.PtraceDetach(pid); derr != nil {
-				t.logger.Warn("MCP server traced for its start not let go", "pid", pid, "err", derr)
-			}
+	t.mu.Lock()
+	traced := !t.sys.noPtrace
+	t.mu.Unlock()
+	if traced {
+		err := t.startTraced(cmd, move)
+		if !errors.Is(err, syscall.EPERM) {
+			return cmd, err
 		}
-		return cmd, nil
+		t.mu.Lock()
+		t.sys.noPtrace = true // for every later start: refused once, refused always
+		t.mu.Unlock()
+		t.logger.Debug("tracing refused: MCP servers are moved into their cgroup right after the start", "err", err)
+		cmd = cloneCmd(cmd) // an exec.Cmd starts once
 	}
-	if !errors.Is(err, syscall.EPERM) {
-		return cmd, err
-	}
-	t.logger.Debug("tracing refused: MCP servers are moved into their cgroup right after the start", "err", err)
-	cmd = cloneCmd(cmd)
 	cmd.SysProcAttr.Ptrace = false
 	if err := cmd.Start(); err != nil {
 		return cmd, err
 	}
 	move(cmd.Process.Pid)
 	return cmd, nil
+}
+
+// startTraced starts cmd traced, so that it stops at its exec, runs move
+// on it, and lets it go.
+func (t *Tracker) startTraced(cmd *exec.Cmd, move func(pid int)) error {
+	// The tracer is the thread that started the child: the detach must
+	// come from it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr.Ptrace = true
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pid := cmd.Process.Pid
+	var ws unix.WaitStatus
+	_, werr := unix.Wait4(pid, &ws, unix.WALL, nil) // its stop at the exec (SIGTRAP); nothing else can come first
+	move(pid)
+	if werr == nil && ws.Stopped() {
+		if err := unix.PtraceDetach(pid); err != nil {
+			t.logger.Warn("MCP server traced for its start not let go", "pid", pid, "err", err)
+		}
+	}
+	return nil
 }
 
 // cloneCmd is a copy of a cmd that failed to start, to start again.
