@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -74,7 +73,7 @@ func grantsMessage(list []session.Grant) (string, models.ReplyMarkup) {
 		}
 		fmt.Fprintf(&s, "%d. %s: %s — by user %d, %s\n", i+1, g.Server, g.Tool, g.By, g.At.UTC().Format("2 Jan 2006"))
 		kb.InlineKeyboard = append(kb.InlineKeyboard, []models.InlineKeyboardButton{
-			{Text: cutLabel(fmt.Sprintf("Revoke %d. %s: %s", i+1, g.Server, g.Tool)), CallbackData: revokePrefix + grantKey(g)},
+			{Text: truncate(fmt.Sprintf("Revoke %d. %s: %s", i+1, g.Server, g.Tool), 60), CallbackData: revokePrefix + grantKey(g)},
 		})
 	}
 	s.WriteString("Press one to take it back: its next call asks again.")
@@ -89,16 +88,6 @@ func grantsMessage(list []session.Grant) (string, models.ReplyMarkup) {
 func grantKey(g session.Grant) string {
 	h := sha256.Sum256([]byte(g.Server + "\x00" + g.Tool))
 	return base64.RawURLEncoding.EncodeToString(h[:12])
-}
-
-// cutLabel keeps a button's label short enough to read.
-func cutLabel(s string) string {
-	const max = 60
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…"
 }
 
 // onRevoke settles a press of an /approvals button, from the poller: a

@@ -162,7 +162,7 @@ func (b *Bot) finishLogin(ctx context.Context, chatID, userID int64, text string
 // that prefix) and what to do; it returns that line.
 func (b *Bot) loginFailed(ctx context.Context, chatID int64, name string, err error) string {
 	name = b.scrub(name)
-	reason := strings.TrimPrefix(strings.Join(strings.Fields(errText(b.scrub, err)), " "), name+": login: ")
+	reason := strings.TrimPrefix(oneLine(errText(b.scrub, err)), name+": login: ")
 	reason = strings.TrimSuffix(reason, ".")
 	b.log.Info("MCP login failed", "chat", chatID, "server", name, "err", reason)
 	msg := "The login to " + name + " failed: " + reason + ". Send /mcp login " + name + " to try again."
