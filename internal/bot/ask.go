@@ -43,7 +43,14 @@ type Question struct {
 	// Private: the answer is the user's business (a server's form), and
 	// the log of a press leaves out which button it was.
 	Private bool
+	// Ends, when it closes, ends the question as a press would, with the
+	// answer Answer{Choice: ChoiceEnded}: the other side settled it (a
+	// server saying the page's work is done). nil: never.
+	Ends <-chan struct{}
 }
+
+// ChoiceEnded is the answer's Choice when Question.Ends closed.
+const ChoiceEnded = "ended\x00" // no button's: a NUL is never in callback data
 
 // Button is one choice of a Question.
 type Button struct {
@@ -122,6 +129,8 @@ func (c *Chat) Ask(ctx context.Context, chatID int64, q Question) (Answer, error
 	var a Answer
 	select {
 	case a = <-p.answer:
+	case <-q.Ends:
+		a = Answer{Choice: ChoiceEnded}
 	case <-timeout:
 		err = ErrNoAnswer
 	case <-ctx.Done():

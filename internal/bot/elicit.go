@@ -122,41 +122,36 @@ func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRe
 		fmt.Sprintf("\n\nThe page is on <b>%s</b>:\n<a href=\"%s\">%s</a>\n\nOpen it, then press Done; or Decline.",
 			html.EscapeString(host), html.EscapeString(req.URL), html.EscapeString(req.URL))
 	q := Question{Text: text, HTML: true, MayAnswer: may, Refusal: elicitRefusal, Private: true,
-		Buttons: [][]Button{{{Label: doneLabel, Choice: choiceDone}, {Label: declineLabel, Choice: choiceDecline}, {Label: cancelLabel, Choice: choiceCancel}}}}
-	if err := q.check(); err != nil {
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
-	}
-	ps, err := c.pose(ctx, chatID, q, false)
-	if err != nil {
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
-	}
-	// A press, the server's word that the interaction at the page is over
-	// (notifications/elicitation/complete: as good as Done), or the end.
-	var a Answer
-	finished := false
-	select {
-	case a = <-ps.p.answer:
-	case <-req.Completed: // nil when the server gave no id: never
-		finished = true
-	case <-ctx.Done():
-		err = context.Cause(ctx)
-	}
-	c.asks.close(ps.p) // a press from now on has expired
+		Buttons: [][]Button{{{Label: doneLabel, Choice: choiceDone}, {Label: declineLabel, Choice: choiceDecline}, {Label: cancelLabel, Choice: choiceCancel}}},
+		// The server's word that the interaction at the page is over
+		// (notifications/elicitation/complete) is as good as Done; nil
+		// when the server gave no id.
+		Ends: req.Completed,
+		Outcome: func(a Answer, err error) string {
+			switch {
+			case err != nil:
+				return endLine(ctx, err)
+			case a.Choice == ChoiceEnded:
+				return "✅ " + req.Server + " reports it finished."
+			case a.Choice == choiceDone:
+				return "✅ " + a.Name + " went to the page."
+			case a.Choice == choiceDecline:
+				return "❌ Declined by " + a.Name + "."
+			}
+			return "Cancelled by " + a.Name + "."
+		}}
+	a, err := c.Ask(ctx, chatID, q)
 	switch {
-	case finished:
-		c.closeWith(ctx, ps, "✅ "+req.Server+" reports it finished.")
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
 	case err != nil:
-		c.closeWith(ctx, ps, endLine(ctx, err))
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
-	case a.Choice == choiceDone:
-		c.closeWith(ctx, ps, "✅ "+a.Name+" went to the page.")
+	case a.Choice == ChoiceEnded, a.Choice == choiceDone:
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
 	case a.Choice == choiceDecline:
-		c.closeWith(ctx, ps, "❌ Declined by "+a.Name+".")
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitDecline}, nil
 	}
-	c.closeWith(ctx, ps, "Cancelled by "+a.Name+".")
 	return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
 }
 
