@@ -76,9 +76,9 @@ func (a tokenAnswer) expiresIn() time.Duration {
 // requestToken posts form (a grant) to st's token endpoint, the client
 // authenticated as st says, and reads the token. What fails is a
 // *TokenError, or the request's own error; neither quotes a secret of the
-// request.
+// request. It adds the client's credentials to form, which is the caller's
+// own (built for this request).
 func requestToken(ctx context.Context, hc *http.Client, st *State, form url.Values) (tokenAnswer, error) {
-	form = cloneValues(form)
 	secrets := []string{form.Get("code"), form.Get("code_verifier"), form.Get("refresh_token"), st.ClientSecret, st.AccessToken}
 	method := st.AuthMethod
 	if method == "" && st.ClientSecret != "" {
@@ -163,14 +163,6 @@ func describeBody(raw []byte, ctype string, over, parsed bool, secrets []string)
 	default:
 		return "not JSON: " + quoted(text, secrets...)
 	}
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := make(url.Values, len(v))
-	for k, vv := range v {
-		out[k] = append([]string(nil), vv...)
-	}
-	return out
 }
 
 // expiryDelta is how long before its expiry a token counts as expired: a
