@@ -122,21 +122,15 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	browser.PromptSection = preset.BrowserSection(true, pw.OutputDir()) // send is always offered
 	servers := mcpconfig.Merge(logger, cfg.MCPServers, []mcpconfig.ServerConfig{browser}, settings)
 	for _, s := range servers {
-		// Secrets written literally into a server's env or headers are known
-		// secrets too.
-		secrets.Add(redact.ExplicitSecrets(s.Env)...)
-		secrets.Add(redact.HeaderSecrets(s.Headers)...)
-		secrets.Add(redact.ArgSecrets(s.Args)...) // /mcp <name> shows the command line
-		// And as expanded: a secret header or env entry, or a
-		// pre-registered OAuth client's secret, written as ${VAR} (or
-		// ${VAR:-default}) of a variable whose name looks harmless.
-		if sp, err := s.Expand("", env); err == nil {
-			secrets.Add(redact.HeaderSecrets(sp.Headers)...)
-			secrets.Add(redact.ExplicitSecrets(explicitEnv(s.Env, sp.Env))...)
-			if sp.OAuth.ClientSecret != "" {
-				secrets.Add(sp.OAuth.ClientSecret)
-			}
-		}
+		// Secrets written into a server's env, headers or args are known
+		// secrets too, as expanded: literally, or as ${VAR} (${VAR:-default})
+		// of a variable whose name looks harmless; and a pre-registered
+		// OAuth client's secret.
+		v := s.Values(env.Lookup)
+		secrets.Add(redact.ExplicitSecrets(v.Env)...)
+		secrets.Add(redact.HeaderSecrets(v.Headers)...)
+		secrets.Add(redact.ArgSecrets(v.Args)...) // /mcp <name> shows the command line
+		secrets.Add(v.OAuth.ClientSecret)
 	}
 
 	owner := ownerMark(cfg.DataDir)
@@ -492,17 +486,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// explicitEnv is the entries of the expanded environment of a process
-// that its configuration's env names, with their expanded values.
-func explicitEnv(configured map[string]*string, expanded []string) map[string]*string {
-	out := make(map[string]*string, len(configured))
-	for _, kv := range expanded {
-		name, value, ok := strings.Cut(kv, "=")
-		if _, named := configured[name]; ok && named {
-			out[name] = &value
-		}
-	}
-	return out
 }

@@ -217,6 +217,10 @@ func TestOAuthClientSecretIsRedacted(t *testing.T) {
 		{"header default", header("${REMOTE_UNSET:-hv-default-0123456789abcdef}"), "", "hv-default-0123456789abcdef"},
 		{"env variable", env("${MY_SERVICE}"), "MY_SERVICE=ev-variable-0123456789abcdef", "ev-variable-0123456789abcdef"},
 		{"env default", env("${MY_UNSET:-ev-default-0123456789abcdef}"), "", "ev-default-0123456789abcdef"},
+		{"env of a command not installed", map[string]any{"command": "no-such-server-installed",
+			"env": map[string]string{"SERVICE_API_KEY": "${MY_SERVICE}"}}, "MY_SERVICE=ev-missing-0123456789abcdef", "ev-missing-0123456789abcdef"},
+		{"arg variable", map[string]any{"command": "true", "args": []string{"--api-key", "${MY_ARG}"}},
+			"MY_ARG=av-variable-0123456789abcdef", "av-variable-0123456789abcdef"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -122,6 +122,35 @@ func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
 	return sp, nil
 }
 
+// Values is c with its variables expanded as Expand would — in the
+// command, args, env values, url, headers and the oauth client fields —
+// and nothing else done: no command looked up, no environment built, so
+// it holds for a server whose command is not installed. ${workspace}
+// becomes "". For finding the secrets a configuration hands its servers.
+func (c ServerConfig) Values(lookup func(string) (string, bool)) ServerConfig {
+	x := func(s string) string { return expandVars(s, "", lookup) }
+	v := c
+	v.Command, v.URL, v.Cwd = x(c.Command), x(c.URL), x(c.Cwd)
+	v.OAuth.ClientID, v.OAuth.ClientSecret, v.OAuth.ClientMetadataURL = x(c.OAuth.ClientID), x(c.OAuth.ClientSecret), x(c.OAuth.ClientMetadataURL)
+	v.Args = make([]string, len(c.Args))
+	for i, a := range c.Args {
+		v.Args[i] = x(a)
+	}
+	v.Headers = make(map[string]string, len(c.Headers))
+	for k, h := range c.Headers {
+		v.Headers[k] = x(h)
+	}
+	v.Env = make(map[string]*string, len(c.Env))
+	for k, e := range c.Env {
+		if e != nil {
+			s := x(*e)
+			e = &s
+		}
+		v.Env[k] = e
+	}
+	return v
+}
+
 // UnsetVariables returns the host variables that c refers to (${NAME} or
 // ${env:NAME}, in any field that is expanded) without a default and that
 // are unset or empty in lookup, sorted, each once: the server gets an
