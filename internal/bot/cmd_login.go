@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -158,12 +160,15 @@ func (b *Bot) finishLogin(ctx context.Context, chatID, userID int64, text string
 }
 
 // loginFailed tells the chat that the login to name failed, on one line:
-// the reason (the login's error, which names the server already, without
-// that prefix) and what to do; it returns that line.
+// the reason (a *mcpclient.LoginError's, or the error's) and what to do;
+// it returns that line.
 func (b *Bot) loginFailed(ctx context.Context, chatID int64, name string, err error) string {
 	name = b.scrub(name)
-	reason := strings.TrimPrefix(oneLine(errText(b.scrub, err)), name+": login: ")
-	reason = strings.TrimSuffix(reason, ".")
+	reason := errText(b.scrub, err)
+	if le, ok := errors.AsType[*mcpclient.LoginError](err); ok {
+		reason = b.scrub(le.Reason)
+	}
+	reason = strings.TrimSuffix(oneLine(reason), ".")
 	b.log.Info("MCP login failed", "chat", chatID, "server", name, "err", reason)
 	msg := "The login to " + name + " failed: " + reason + ". Send /mcp login " + name + " to try again."
 	b.reply(ctx, chatID, msg)

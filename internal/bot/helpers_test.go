@@ -15,6 +15,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -124,7 +125,7 @@ func (s *fakeSessions) MCPLogin(ctx context.Context, name, redirect string) (*se
 	return session.NewMCPLogin("https://auth.example/authorize?state=s1", "s1", func(ctx context.Context, answer string) error {
 		s.record(ctx, "finish "+answer)
 		if !strings.Contains(answer, "code=") {
-			return fmt.Errorf("remote: login: no code in %q", answer)
+			return &mcpclient.LoginError{Server: "remote", Reason: fmt.Sprintf("no code in %q", answer)}
 		}
 		return nil
 	}), nil

@@ -325,7 +325,6 @@ type Login struct {
 
 	client *Client
 	cfg    mcpconfig.ServerConfig
-	secret string // the client's secret, expanded: never in an error
 	flow   *oauth.Flow
 }
 
@@ -349,22 +348,29 @@ func (c *Client) Login(ctx context.Context, name, redirectURL string) (*Login, e
 		ClientMetadataURL: sp.OAuth.ClientMetadataURL, ClientName: c.sp.client.Name, RedirectURL: redirectURL,
 		Scopes: sp.OAuth.Scopes, HTTP: &http.Client{Timeout: 30 * time.Second}}, c.auth.state(name), c.auth.challenge(name))
 	if err != nil {
-		return nil, c.loginError(name, err, sp.OAuth.ClientSecret)
+		return nil, c.loginError(name, err)
 	}
-	return &Login{URL: flow.URL, client: c, cfg: cfg, secret: sp.OAuth.ClientSecret, flow: flow}, nil
+	return &Login{URL: flow.URL, client: c, cfg: cfg, flow: flow}, nil
 }
 
 // maxLoginError caps a login's error: one line to read in a chat.
 const maxLoginError = 500
 
-// loginError is err as the admin reads it: "<name>: login: <reason>", on
-// one line, known secrets (and the client's secret) redacted, cut.
-func (c *Client) loginError(name string, err error, secret string) error {
-	msg := c.sp.redactor.Redact(err.Error())
-	if len(secret) >= 6 {
-		msg = strings.ReplaceAll(msg, secret, "[REDACTED]")
-	}
-	return errors.New(capMessage(singleLine(name+": login: "+msg), maxLoginError))
+// LoginError is a login that failed. Reason is one line, with the known
+// secrets redacted and cut to a length a chat reads: what to tell the
+// admin, after the server's name.
+type LoginError struct {
+	Server, Reason string
+}
+
+func (e *LoginError) Error() string { return e.Server + ": login: " + e.Reason }
+
+// loginError is err as the admin reads it (a *LoginError). The oauth
+// package's errors quote what a server sent on one line, cut, with the
+// login's own secrets scrubbed; the redactor adds the bot's other known
+// secrets.
+func (c *Client) loginError(name string, err error) error {
+	return &LoginError{Server: name, Reason: capMessage(singleLine(c.sp.redactor.Redact(err.Error())), maxLoginError)}
 }
 
 // singleLine is s with its line breaks and other control characters as
@@ -389,10 +395,10 @@ func (l *Login) State() string { return l.flow.State() }
 func (l *Login) Finish(ctx context.Context, redirected string) error {
 	st, err := l.flow.Finish(ctx, redirected)
 	if err != nil {
-		return l.client.loginError(l.cfg.Name, err, l.secret)
+		return l.client.loginError(l.cfg.Name, err)
 	}
 	if err := l.client.auth.save(l.cfg.Name, st); err != nil {
-		return l.client.loginError(l.cfg.Name, fmt.Errorf("saving the token failed: %w", err), l.secret)
+		return l.client.loginError(l.cfg.Name, fmt.Errorf("saving the token failed: %w", err))
 	}
 	l.client.auth.noteChallenge(l.cfg.Name, oauth.Challenge{})
 	l.client.cache.forget(l.cfg)
