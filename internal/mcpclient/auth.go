@@ -14,8 +14,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/oauth"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/ownership"
@@ -136,18 +134,7 @@ func (a *authStore) writeFile(path string, raw []byte) error {
 	if err := own(a.dir); err != nil {
 		return err
 	}
-	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(a.dir), renameio.WithStaticPermissions(0o600))
-	if err != nil {
-		return err
-	}
-	defer f.Cleanup()
-	if _, err := f.Write(raw); err != nil {
-		return err
-	}
-	if err := own(f.Name()); err != nil {
-		return err
-	}
-	return f.CloseAtomicallyReplace()
+	return ownership.WriteFile(path, raw, own)
 }
 
 // toolsPath is where server's last catalogue is kept while it is logged

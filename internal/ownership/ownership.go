@@ -6,7 +6,10 @@ package ownership
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
+
+	"github.com/google/renameio/v2"
 )
 
 // Of returns what gives a path the owner of dataDir: when the caller is
@@ -27,4 +30,22 @@ func Of(dataDir string) (func(path string) error, error) {
 	}
 	uid, gid := int(st.Uid), int(st.Gid)
 	return func(path string) error { return os.Lchown(path, uid, gid) }, nil
+}
+
+// WriteFile replaces path with data, 0600 whatever the umask: written whole
+// in a file beside it (never in the temporary directory: the data may be a
+// token), given own's owner, and renamed over path.
+func WriteFile(path string, data []byte, own func(path string) error) error {
+	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o600))
+	if err != nil {
+		return err
+	}
+	defer f.Cleanup()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := own(f.Name()); err != nil {
+		return err
+	}
+	return f.CloseAtomicallyReplace()
 }

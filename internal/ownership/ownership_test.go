@@ -57,3 +57,35 @@ func TestOf(t *testing.T) {
 		t.Error("a missing data directory: no error")
 	}
 }
+
+// WriteFile replaces the file whole, 0600, with own applied before the
+// rename, and leaves nothing beside it.
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "token.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var owned []string
+	own := func(p string) error { owned = append(owned, p); return nil }
+	if err := WriteFile(path, []byte("new"), own); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	fi, _ := os.Stat(path)
+	if string(b) != "new" || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%q %v, want \"new\" 0600", b, fi.Mode().Perm())
+	}
+	if len(owned) != 1 || filepath.Dir(owned[0]) != dir || owned[0] == path {
+		t.Errorf("own ran on %v, want the temporary file beside the file", owned)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files in the folder, want the file alone", len(entries))
+	}
+	if err := WriteFile(path, []byte("x"), func(string) error { return os.ErrPermission }); err == nil {
+		t.Error("a failing own: no error")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Errorf("a failed write changed the file: %q", b)
+	}
+}

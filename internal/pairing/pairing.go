@@ -24,7 +24,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/volcanicbot/volcanicbot/internal/ownership"
 	"golang.org/x/sys/unix"
 )
@@ -377,16 +376,5 @@ func writeJSON(path string, v any, own func(string) error) error {
 	if err != nil {
 		return err
 	}
-	f, err := renameio.NewPendingFile(path, renameio.WithStaticPermissions(0o600))
-	if err != nil {
-		return err
-	}
-	defer f.Cleanup()
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		return err
-	}
-	if err := own(f.Name()); err != nil {
-		return err
-	}
-	return f.CloseAtomicallyReplace()
+	return ownership.WriteFile(path, append(b, '\n'), own)
 }
