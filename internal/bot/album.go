@@ -19,7 +19,7 @@ type album struct {
 	from  int64  // who sent the first part
 	text  string // the caption; Telegram clients put it on one part
 	files []session.Attachment
-	ids   []int64 // the updates of its parts, done in the inbox with it
+	keys  []int64 // the inbox entries of its parts, done with it
 	timer *time.Timer
 }
 
@@ -43,7 +43,7 @@ func newAlbums(wait time.Duration, flush func(chatID int64, group string)) *albu
 // add appends a part to chat's album for group and restarts its timer.
 // An album of another group still pending is returned to be delivered
 // first.
-func (a *albums) add(chatID, from int64, group, text string, files []session.Attachment, ids []int64) (previous *album) {
+func (a *albums) add(chatID, from int64, group, text string, files []session.Attachment, keys []int64) (previous *album) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cur := a.pending[chatID]
@@ -61,7 +61,7 @@ func (a *albums) add(chatID, from int64, group, text string, files []session.Att
 		cur.text = text
 	}
 	cur.files = append(cur.files, files...)
-	cur.ids = append(cur.ids, ids...)
+	cur.keys = append(cur.keys, keys...)
 	cur.timer = time.AfterFunc(a.wait, func() { a.flush(chatID, group) })
 	return previous
 }
@@ -95,8 +95,8 @@ func (b *Bot) deliverAlbum(ctx context.Context, chatID int64, al *album) {
 	if al == nil {
 		return
 	}
-	if len(al.files) == 0 || !b.deliver(ctx, chatID, al.from, al.text, al.files, al.ids) {
-		b.inbox.done(al.ids...)
+	if len(al.files) == 0 || !b.deliver(ctx, chatID, al.from, al.text, al.files, al.keys) {
+		b.inbox.done(al.keys...)
 	}
 }
 

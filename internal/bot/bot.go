@@ -253,9 +253,6 @@ func (b *Bot) Run(ctx context.Context) error {
 	if b.sessions == nil {
 		return errors.New("bot: no Sessions (set Options.Sessions or call SetSessions)")
 	}
-	if err := b.inbox.open(); err != nil {
-		return err
-	}
 	b.disp = newDispatcher(ctx, b.runJob)
 	defer b.disp.wait()
 	if err := b.start(ctx); err != nil {
@@ -289,6 +286,10 @@ func (b *Bot) start(ctx context.Context) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	b.me = *me
+	// The journal is the bot's: its updates are keyed by getMe's id.
+	if err := b.inbox.open(me.ID); err != nil {
+		return err
+	}
 	switch {
 	case b.access.empty():
 		b.log.Warn("TELEGRAM_ALLOWED_USERS is empty: nobody can use the bot; every user gets their id to add")
@@ -306,7 +307,7 @@ func (b *Bot) start(ctx context.Context) error {
 	if kept := b.inbox.replay(); len(kept) > 0 {
 		b.log.Info("handling the messages the last run had not answered", "updates", len(kept))
 		for i := range kept {
-			b.dispatch(&kept[i], true)
+			b.dispatch(&kept[i].update, kept[i].key, true)
 		}
 	}
 	if b.webhookPath != "" {
@@ -349,40 +350,42 @@ func (b *Bot) SendStats() SendStats { return b.chat.out.Stats() }
 
 // onUpdate runs on the poller: it only queues the message on its chat's
 // worker. An update the inbox has handed out already (Telegram sent it
-// again after a restart) is skipped.
+// again after a restart) is skipped, and the log says so.
 func (b *Bot) onUpdate(_ context.Context, _ *tgbot.Bot, u *models.Update) {
-	if !b.inbox.claim(u.ID) {
-		b.log.Debug("update handled already", "update", u.ID)
+	key, ok := b.inbox.claim(u.ID)
+	if !ok {
+		b.log.Warn("update sent again by Telegram (the last run had it but had not confirmed it): handled once",
+			"update", u.ID)
 		return
 	}
-	b.dispatch(u, false)
+	b.dispatch(u, key, false)
 }
 
 // dispatch queues u on its chat's worker. The update is done in the inbox
 // when its job ends, unless the job handed the message on (to a session,
-// which marks it done when it takes it, or to an album). replayed: it was
-// kept from the last run.
-func (b *Bot) dispatch(u *models.Update, replayed bool) {
-	m, id := u.Message, u.ID
+// which marks it done when it takes it, or to an album). key is its entry
+// in the inbox; replayed: it was kept from the last run.
+func (b *Bot) dispatch(u *models.Update, key int64, replayed bool) {
+	m := u.Message
 	if cq := u.CallbackQuery; cq != nil {
 		// A button press: settled here, at once (a replayed one has
 		// expired with the run that asked).
 		b.onCallback(b.disp.ctx, cq)
-		b.inbox.done(id)
+		b.inbox.done(key)
 		return
 	}
 	if m == nil {
-		b.inbox.done(id)
+		b.inbox.done(key)
 		return
 	}
 	job := func(ctx context.Context) {
 		kept := false
 		defer func() { // a panic too: the chat is answered, and the update done
 			if !kept {
-				b.inbox.done(id)
+				b.inbox.done(key)
 			}
 		}()
-		kept = b.handleMessage(ctx, m, []int64{id}, replayed)
+		kept = b.handleMessage(ctx, m, []int64{key}, replayed)
 	}
 	submit := b.disp.submit
 	if replayed {
@@ -394,8 +397,8 @@ func (b *Bot) dispatch(u *models.Update, replayed bool) {
 	case b.disp.closing():
 		// Stopping: the inbox keeps it for the next start.
 	default:
-		b.log.Warn("chat queue full: update dropped", "chat", m.Chat.ID, "update", id)
-		b.inbox.done(id)
+		b.log.Warn("chat queue full: update dropped", "chat", m.Chat.ID, "update", u.ID)
+		b.inbox.done(key)
 	}
 }
 

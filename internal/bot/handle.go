@@ -27,12 +27,13 @@ const (
 const replyTimeout = 30 * time.Second
 
 // handleMessage runs on the chat's worker: route, allowlist, then the
-// command or the session. ids are the updates the message came in; it
+// command or the session. keys are the inbox entries of the updates the
+// message came in; it
 // reports whether it handed them on (to the session, or to an album still
 // collecting), which then marks them done in the inbox; otherwise the
 // caller does. replayed: the message was kept from the last run, and a
 // command is not run again.
-func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64, replayed bool) (kept bool) {
+func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64, replayed bool) (kept bool) {
 	r := routeMessage(m, b.me)
 	if r.kind == routeIgnore && m.MediaGroupID != "" && b.albums.has(m.Chat.ID, m.MediaGroupID) {
 		// A later part of an album addressed to us: in a group only the
@@ -74,7 +75,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 		if !replayed && b.chat.forms.offer(chatID, userID, displayName(*m.From), r.text) {
 			return false
 		}
-		return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), nil, ids)
+		return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), nil, keys)
 	case routeFiles:
 		files, err := b.attachments(ctx, m)
 		switch {
@@ -86,10 +87,10 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 		case m.MediaGroupID != "":
 			// Photos sent together arrive one by one: collect them and
 			// deliver the album as one message when it is complete.
-			b.deliverAlbum(ctx, chatID, b.albums.add(chatID, userID, m.MediaGroupID, r.text, files, ids))
+			b.deliverAlbum(ctx, chatID, b.albums.add(chatID, userID, m.MediaGroupID, r.text, files, keys))
 			return true
 		default:
-			return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), files, ids)
+			return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), files, keys)
 		}
 	}
 	return false
@@ -99,8 +100,8 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, ids []int64,
 // the session then marks its updates done in the inbox when it no longer
 // needs them. When the sessions are closing the message stays in the inbox
 // for the next start, without a word to the chat.
-func (b *Bot) deliver(ctx context.Context, chatID, userID int64, text string, files []session.Attachment, ids []int64) bool {
-	err := b.sessions.Deliver(chatID, session.Message{Text: text, Files: files, From: userID, Taken: func() { b.inbox.done(ids...) }})
+func (b *Bot) deliver(ctx context.Context, chatID, userID int64, text string, files []session.Attachment, keys []int64) bool {
+	err := b.sessions.Deliver(chatID, session.Message{Text: text, Files: files, From: userID, Taken: func() { b.inbox.done(keys...) }})
 	switch {
 	case err == nil:
 		return true

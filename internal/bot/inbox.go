@@ -3,18 +3,17 @@ package bot
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
-	"mime/multipart"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
+	"reflect"
 	"sync"
+	"time"
 
 	"github.com/go-telegram/bot/models"
 )
@@ -36,13 +35,25 @@ import (
 // not run again (a /new or /stop from before a restart would act on a
 // conversation the user has moved on from): they are logged and dropped.
 //
-// An update Telegram sends again (it was journaled but not yet confirmed
-// when the bot died) is recognised by its id and handled once. Done marks
-// are written without a sync: a kill loses none (the kernel has them), a
-// power cut may, and the message is then answered twice rather than not at
-// all. When the journal cannot be written (a full disk) the update is
-// handled anyway and the error logged: the chat then gets the session's
-// own "could not save" reply instead of silence.
+// What can really come twice is an update Telegram sends again: it was
+// journaled but not yet confirmed when the bot died, and Telegram keeps
+// an unconfirmed update for at most a day. So an update is taken for one
+// sent again only when it is the same bot's, within that day, not yet
+// confirmed, and the same update (its content, not only its id); it is
+// then handled once, and the log says so. Update ids are not unique over
+// time: a new Bot API server, or Telegram after a week without updates,
+// starts them again, and a new bot token on the same data directory has
+// its own. A new update with an id the journal holds is a new update (the
+// log says the ids restarted), so entries are keyed by the journal's own
+// sequence, not by update id. Records name their bot (getMe's id): the
+// updates another bot left are not handed to this one (it cannot answer
+// in their chats as that bot), and the log says how many were dropped.
+//
+// Done marks are written without a sync: a kill loses none (the kernel
+// has them), a power cut may, and the message is then answered twice
+// rather than not at all. When the journal cannot be written (a full
+// disk) the update is handled anyway and the error logged: the chat then
+// gets the session's own "could not save" reply instead of silence.
 
 const (
 	inboxFile = "updates.jsonl"
@@ -52,48 +63,78 @@ const (
 	// inboxCompactAt is the size past which the journal is rewritten with
 	// only the updates still needed, when they are a small part of it.
 	inboxCompactAt = 1 << 20
+	// telegramKeeps is how long Telegram keeps an update the bot has not
+	// confirmed: an update journaled longer ago is never sent again.
+	telegramKeeps = 24 * time.Hour
+	// inboxSweepEvery is how often a compaction looks for the updates
+	// aged past telegramKeeps.
+	inboxSweepEvery = time.Hour
 )
 
 type inbox struct {
 	dir string // "": no journal, every method a no-op
 	log *slog.Logger
+	now func() time.Time
 
 	mu      sync.Mutex
 	f       *os.File // nil until open, and after close
+	bot     int64    // the bot whose updates these are (getMe's id)
 	size    int64    // bytes of complete records
 	torn    bool     // a failed write may have left part of a record after size
+	seq     int64    // the last key given
 	live    map[int64]*inboxEntry
-	order   []int64 // ids of live, in journal order
-	spent   int     // entries of live done and confirmed, to be forgotten
-	failing bool    // the last write failed (logged once per streak)
+	latest  map[int64]int64 // update id → key of its newest entry in live
+	order   []int64         // keys of live, in journal order
+	spent   int             // entries of live done and confirmed, to be forgotten
+	failing bool            // the last write failed (logged once per streak)
+	reused  bool            // the log said the update ids restarted
+	swept   time.Time       // the last compaction's sweep
 }
 
 // inboxEntry is an update of the journal that is still needed: not done,
 // or done but not yet confirmed (Telegram may send it again).
 type inboxEntry struct {
+	id        int64 // the update's id
+	at        time.Time
 	raw       json.RawMessage
 	claimed   bool // handed to a handler (or to the replay)
 	done      bool
 	confirmed bool
 }
 
+// keptUpdate is an update of the last run handed in again, with its key
+// for done.
+type keptUpdate struct {
+	key    int64
+	update models.Update
+}
+
+// updateRecord is a journal line holding an update. Key, Bot and At are
+// absent from the lines of older versions.
 type updateRecord struct {
+	Key    int64           `json:"k,omitempty"`
+	Bot    int64           `json:"bot,omitempty"`
+	At     int64           `json:"at,omitempty"` // unix seconds
 	ID     int64           `json:"id"`
 	Update json.RawMessage `json:"update"`
 }
 
+// doneRecord marks entries done: by key (DoneKeys), or, in the lines of
+// older versions, by update id (Done).
 type doneRecord struct {
-	Done []int64 `json:"done"`
+	DoneKeys []int64 `json:"done_keys,omitempty"`
+	Done     []int64 `json:"done,omitempty"`
 }
 
 func newInbox(dir string, log *slog.Logger) *inbox {
-	return &inbox{dir: dir, log: log, live: map[int64]*inboxEntry{}}
+	return &inbox{dir: dir, log: log, now: time.Now, live: map[int64]*inboxEntry{}, latest: map[int64]int64{}}
 }
 
 func (in *inbox) enabled() bool { return in.dir != "" }
 
-// open reads the journal: every update not done is pending, for replay.
-func (in *inbox) open() error {
+// open reads the journal for bot (getMe's id): every update of bot not
+// done is pending, for replay; another bot's are dropped, with a warning.
+func (in *inbox) open(bot int64) error {
 	if !in.enabled() {
 		return nil
 	}
@@ -105,7 +146,11 @@ func (in *inbox) open() error {
 	if err != nil {
 		return fmt.Errorf("inbox: %w", err)
 	}
-	complete, bad, err := in.load(f)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.bot, in.swept = bot, in.now()
+	ld := &journalLoad{in: in, byID: map[int64]int64{}, others: map[int64]int{}}
+	complete, err := ld.read(f)
 	if err == nil {
 		err = cutTail(f, complete)
 	}
@@ -113,18 +158,39 @@ func (in *inbox) open() error {
 		f.Close()
 		return fmt.Errorf("inbox %s: %w", path, err)
 	}
-	if bad > 0 {
-		in.log.Warn("inbox: skipped unreadable lines", "path", path, "lines", bad)
+	if ld.bad > 0 {
+		in.log.Warn("inbox: skipped unreadable lines", "path", path, "lines", ld.bad)
 	}
-	in.mu.Lock()
 	in.f, in.size = f, complete
-	in.mu.Unlock()
+	if len(ld.others) > 0 {
+		for other, waiting := range ld.others {
+			level := slog.LevelInfo
+			if waiting > 0 {
+				level = slog.LevelWarn
+			}
+			in.log.Log(context.Background(), level, "inbox: the journal holds updates of another bot (the bot token "+
+				"changed): the messages it had not answered are not handed to this one", "other_bot", other, "bot", bot,
+				"dropped", waiting)
+		}
+		if err := in.rewriteLocked(); err != nil {
+			in.log.Warn("inbox: rewrite the journal", "err", err)
+		}
+	}
 	return nil
 }
 
-// load reads the records of f and returns the size of its complete lines
-// and how many were unreadable. Memory stays within maxInboxLine.
-func (in *inbox) load(f *os.File) (complete int64, bad int, err error) {
+// journalLoad reads a journal into its inbox.
+type journalLoad struct {
+	in      *inbox
+	bad     int             // unreadable lines
+	byID    map[int64]int64 // update id → key, for the done lines of older versions
+	others  map[int64]int   // another bot → its updates not done
+	foreign map[int64]int64 // key → the other bot it belongs to
+}
+
+// read reads the records of f and returns the size of its complete lines.
+// Memory stays within maxInboxLine.
+func (ld *journalLoad) read(f *os.File) (complete int64, err error) {
 	br := bufio.NewReaderSize(f, 64<<10)
 	var (
 		line []byte
@@ -145,37 +211,60 @@ func (in *inbox) load(f *os.File) (complete int64, bad int, err error) {
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF): // a last line without its '\n' is torn
-			return complete, bad, nil
+			ld.settle()
+			return complete, nil
 		case err != nil:
-			return 0, 0, err
+			return 0, err
 		}
 		complete += size
-		if long || !in.apply(line) {
-			bad++
+		if long || !ld.apply(line) {
+			ld.bad++
 		}
 		line, size, long = line[:0], 0, false
 	}
 }
 
-// apply takes one journal line into live.
-func (in *inbox) apply(line []byte) bool {
+// apply takes one journal line.
+func (ld *journalLoad) apply(line []byte) bool {
+	in := ld.in
 	var r struct {
-		ID     *int64          `json:"id"`
-		Update json.RawMessage `json:"update"`
-		Done   []int64         `json:"done"`
+		updateRecord
+		ID *int64 `json:"id"`
+		doneRecord
 	}
 	if err := json.Unmarshal(line, &r); err != nil {
 		return len(bytes.TrimSpace(line)) == 0
 	}
 	switch {
 	case r.ID != nil && len(r.Update) > 0:
-		if _, ok := in.live[*r.ID]; !ok {
-			in.live[*r.ID] = &inboxEntry{raw: r.Update}
-			in.order = append(in.order, *r.ID)
+		key := r.Key
+		if key <= in.seq { // a line of an older version, or out of order
+			key = in.seq + 1
 		}
-	case r.Done != nil:
+		in.seq = key
+		at := in.now()
+		if r.At > 0 {
+			at = time.Unix(r.At, 0)
+		}
+		in.live[key] = &inboxEntry{id: *r.ID, at: at, raw: r.Update}
+		in.order = append(in.order, key)
+		ld.byID[*r.ID] = key
+		if r.Bot != 0 && r.Bot != in.bot {
+			if ld.foreign == nil {
+				ld.foreign = map[int64]int64{}
+			}
+			ld.foreign[key] = r.Bot
+		} else {
+			in.latest[*r.ID] = key
+		}
+	case r.DoneKeys != nil || r.Done != nil:
+		for _, key := range r.DoneKeys {
+			if e := in.live[key]; e != nil {
+				e.done, e.claimed = true, true
+			}
+		}
 		for _, id := range r.Done {
-			if e := in.live[id]; e != nil {
+			if e := in.live[ld.byID[id]]; e != nil {
 				e.done, e.claimed = true, true
 			}
 		}
@@ -183,6 +272,30 @@ func (in *inbox) apply(line []byte) bool {
 		return false
 	}
 	return true
+}
+
+// settle drops another bot's entries, counting those not done.
+func (ld *journalLoad) settle() {
+	in := ld.in
+	if len(ld.foreign) == 0 {
+		return
+	}
+	kept := in.order[:0]
+	for _, key := range in.order {
+		other, ok := ld.foreign[key]
+		if !ok {
+			kept = append(kept, key)
+			continue
+		}
+		if e := in.live[key]; !e.done {
+			ld.others[other]++
+		} else if _, seen := ld.others[other]; !seen {
+			ld.others[other] = 0
+		}
+		delete(in.live, key)
+	}
+	clear(in.order[len(kept):])
+	in.order = kept
 }
 
 // cutTail cuts off what follows the last complete line (a torn write).
@@ -196,23 +309,23 @@ func cutTail(f *os.File, complete int64) error {
 
 // replay returns the updates not done, in order, claimed: the caller
 // handles them before any new one.
-func (in *inbox) replay() []models.Update {
+func (in *inbox) replay() []keptUpdate {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	var out []models.Update
-	for _, id := range in.order {
-		e := in.live[id]
+	var out []keptUpdate
+	for _, key := range in.order {
+		e := in.live[key]
 		if e == nil || e.done || e.claimed {
 			continue
 		}
 		e.claimed = true
 		var u models.Update
 		if err := json.Unmarshal(e.raw, &u); err != nil {
-			in.log.Warn("inbox: an update kept from the last run is unreadable", "update", id, "err", err)
-			in.doneLocked(id)
+			in.log.Warn("inbox: an update kept from the last run is unreadable", "update", e.id, "err", err)
+			in.doneLocked(key)
 			continue
 		}
-		out = append(out, u)
+		out = append(out, keptUpdate{key: key, update: u})
 	}
 	return out
 }
@@ -228,9 +341,12 @@ func (in *inbox) journal(updates []json.RawMessage) (int, error) {
 	if in.f == nil {
 		return 0, errors.New("inbox closed")
 	}
-	var buf []byte
-	fresh := map[int64]json.RawMessage{}
-	var ids []int64
+	now := in.now()
+	var (
+		buf   []byte
+		fresh []*inboxEntry
+		batch = map[int64]json.RawMessage{}
+	)
 	for _, raw := range updates {
 		var u struct {
 			ID *int64 `json:"update_id"`
@@ -239,19 +355,26 @@ func (in *inbox) journal(updates []json.RawMessage) (int, error) {
 			continue // the poller will not make sense of it either
 		}
 		id := *u.ID
-		if _, ok := in.live[id]; ok {
-			continue // sent again: it is journaled already
-		}
-		if _, ok := fresh[id]; ok {
+		if prev, ok := batch[id]; ok && sameUpdate(prev, raw) {
 			continue
 		}
-		b, err := json.Marshal(updateRecord{ID: id, Update: raw})
+		if e := in.live[in.latest[id]]; e != nil {
+			if in.sentAgainLocked(e, raw, now) {
+				continue // journaled already
+			}
+			if !in.reused {
+				in.reused = true
+				in.log.Warn("inbox: update ids restarted (a new Bot API server, or Telegram after a week without "+
+					"updates): an update whose id the journal holds is a new one, and is handled", "update", id)
+			}
+		}
+		b, err := json.Marshal(updateRecord{Key: in.seq + int64(len(fresh)) + 1, Bot: in.bot, At: now.Unix(), ID: id, Update: raw})
 		if err != nil {
 			continue
 		}
 		buf = append(append(buf, b...), '\n')
-		fresh[id] = raw
-		ids = append(ids, id)
+		batch[id] = raw
+		fresh = append(fresh, &inboxEntry{id: id, at: now, raw: raw})
 	}
 	if len(buf) == 0 {
 		return 0, nil
@@ -259,11 +382,41 @@ func (in *inbox) journal(updates []json.RawMessage) (int, error) {
 	if err := in.writeLocked(buf, true); err != nil {
 		return 0, err
 	}
-	for _, id := range ids {
-		in.live[id] = &inboxEntry{raw: fresh[id]}
-		in.order = append(in.order, id)
+	for _, e := range fresh {
+		in.seq++
+		if old := in.live[in.latest[e.id]]; old != nil && old.done && !old.confirmed {
+			in.spent++ // superseded: never sent again
+		}
+		in.live[in.seq] = e
+		in.latest[e.id] = in.seq
+		in.order = append(in.order, in.seq)
 	}
-	return len(ids), nil
+	return len(fresh), nil
+}
+
+// sentAgainLocked reports whether raw is e sent again by Telegram: not
+// yet confirmed, within the day Telegram keeps it, and the same update.
+func (in *inbox) sentAgainLocked(e *inboxEntry, raw json.RawMessage, now time.Time) bool {
+	return !e.confirmed && now.Sub(e.at) < telegramKeeps && sameUpdate(e.raw, raw)
+}
+
+// sameUpdate reports whether two updates' JSON says the same, whatever
+// the spacing and the order of keys.
+func sameUpdate(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	va, erra := decodeExact(a)
+	vb, errb := decodeExact(b)
+	return erra == nil && errb == nil && reflect.DeepEqual(va, vb)
+}
+
+func decodeExact(raw json.RawMessage) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
 }
 
 // writeLocked appends b, syncing when asked; a failed write is cut off
@@ -303,42 +456,44 @@ func (in *inbox) failedLocked(err error) error {
 	return fmt.Errorf("inbox: %w", err)
 }
 
-// claim reports whether the update should be handled now: false when the
-// replay or an earlier copy of it (Telegram sent it again) has it.
-func (in *inbox) claim(id int64) bool {
+// claim reports whether the update with id should be handled now, and
+// its key for done (0: not journaled). It is false when the replay or an
+// earlier copy of it (Telegram sent it again) has it.
+func (in *inbox) claim(id int64) (key int64, ok bool) {
 	if !in.enabled() {
-		return true
+		return 0, true
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	e := in.live[id]
+	key = in.latest[id]
+	e := in.live[key]
 	if e == nil {
-		return true // not journaled (the journal failed): handle it anyway
+		return 0, true // not journaled (the journal failed): handle it anyway
 	}
 	if e.claimed {
-		return false
+		return key, false
 	}
 	e.claimed = true
-	return true
+	return key, true
 }
 
-// done marks updates as needed no more.
-func (in *inbox) done(ids ...int64) {
-	if !in.enabled() || len(ids) == 0 {
+// done marks the entries of keys as needed no more.
+func (in *inbox) done(keys ...int64) {
+	if !in.enabled() || len(keys) == 0 {
 		return
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.doneLocked(ids...)
+	in.doneLocked(keys...)
 }
 
-func (in *inbox) doneLocked(ids ...int64) {
+func (in *inbox) doneLocked(keys ...int64) {
 	var marked []int64
-	for _, id := range ids {
-		if e := in.live[id]; e != nil && !e.done {
+	for _, key := range keys {
+		if e := in.live[key]; e != nil && !e.done {
 			e.done = true
-			marked = append(marked, id)
-			if e.confirmed {
+			marked = append(marked, key)
+			if e.confirmed || in.latest[e.id] != key {
 				in.spent++
 			}
 		}
@@ -346,7 +501,7 @@ func (in *inbox) doneLocked(ids ...int64) {
 	if len(marked) == 0 || in.f == nil {
 		return
 	}
-	b, _ := json.Marshal(doneRecord{Done: marked})
+	b, _ := json.Marshal(doneRecord{DoneKeys: marked})
 	if err := in.writeLocked(append(b, '\n'), false); err != nil {
 		return // logged; the update is handled again after a restart
 	}
@@ -372,8 +527,8 @@ func (in *inbox) confirmWhere(match func(int64) bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	changed := false
-	for id, e := range in.live {
-		if !e.confirmed && match(id) {
+	for _, e := range in.live {
+		if !e.confirmed && match(e.id) {
 			e.confirmed, changed = true, true
 			if e.done {
 				in.spent++
@@ -385,26 +540,37 @@ func (in *inbox) confirmWhere(match func(int64) bool) {
 	}
 }
 
-// compactLocked forgets the updates done and confirmed; the journal is
-// emptied when nothing is left, or rewritten with what is left when that is
-// a small part of a large file.
+// forgettable reports whether entry key is needed no more: done, and
+// Telegram will not send it again (confirmed, older than it keeps
+// updates, or a newer update took its id).
+func (in *inbox) forgettable(key int64, e *inboxEntry, now time.Time) bool {
+	return e.done && (e.confirmed || now.Sub(e.at) >= telegramKeeps || in.latest[e.id] != key)
+}
+
+// compactLocked forgets the updates needed no more; the journal is
+// emptied when nothing is left, or rewritten with what is left when that
+// is a small part of a large file.
 func (in *inbox) compactLocked() {
 	// Sweeping costs the size of live: only when all of it, or half of
-	// it, is spent.
-	if in.spent == 0 || in.spent < len(in.live) && in.spent*2 < len(in.live) {
+	// it, is spent, or now and then for what aged past telegramKeeps.
+	now := in.now()
+	if (in.spent == 0 || in.spent < len(in.live) && in.spent*2 < len(in.live)) && now.Sub(in.swept) < inboxSweepEvery {
 		return
 	}
-	in.spent = 0
+	in.spent, in.swept = 0, now
 	kept := in.order[:0]
 	liveBytes := 0
-	for _, id := range in.order {
-		e := in.live[id]
-		if e.done && e.confirmed {
-			delete(in.live, id)
+	for _, key := range in.order {
+		e := in.live[key]
+		if in.forgettable(key, e, now) {
+			delete(in.live, key)
+			if in.latest[e.id] == key {
+				delete(in.latest, e.id)
+			}
 			continue
 		}
-		kept = append(kept, id)
-		liveBytes += len(e.raw) + 64
+		kept = append(kept, key)
+		liveBytes += len(e.raw) + 96
 	}
 	clear(in.order[len(kept):])
 	in.order = kept
@@ -427,21 +593,21 @@ func (in *inbox) compactLocked() {
 
 // rewriteLocked replaces the journal with the records of live, atomically.
 func (in *inbox) rewriteLocked() error {
-	var buf, done []byte
-	var doneIDs []int64
-	for _, id := range in.order {
-		e := in.live[id]
-		b, err := json.Marshal(updateRecord{ID: id, Update: e.raw})
+	var buf []byte
+	var doneKeys []int64
+	for _, key := range in.order {
+		e := in.live[key]
+		b, err := json.Marshal(updateRecord{Key: key, Bot: in.bot, At: e.at.Unix(), ID: e.id, Update: e.raw})
 		if err != nil {
 			return err
 		}
 		buf = append(append(buf, b...), '\n')
 		if e.done {
-			doneIDs = append(doneIDs, id)
+			doneKeys = append(doneKeys, key)
 		}
 	}
-	if len(doneIDs) > 0 {
-		done, _ = json.Marshal(doneRecord{Done: doneIDs})
+	if len(doneKeys) > 0 {
+		done, _ := json.Marshal(doneRecord{DoneKeys: doneKeys})
 		buf = append(append(buf, done...), '\n')
 	}
 	path := filepath.Join(in.dir, inboxFile)
@@ -481,52 +647,4 @@ func (in *inbox) close() error {
 	err := in.f.Close()
 	in.f = nil
 	return err
-}
-
-// journalResponse journals the updates of a getUpdates answer.
-func (in *inbox) journalResponse(body []byte) {
-	var r struct {
-		OK     bool              `json:"ok"`
-		Result []json.RawMessage `json:"result"`
-	}
-	if json.Unmarshal(body, &r) != nil || !r.OK {
-		return
-	}
-	_, _ = in.journal(r.Result) // a failure is logged
-}
-
-// getUpdatesOffset reads the offset of a getUpdates request, and returns
-// the request with its body restored: go-telegram/bot sends it as a
-// multipart form. It returns 0 when there is none or it cannot be read.
-func getUpdatesOffset(req *http.Request) (int64, *http.Request, error) {
-	if req.Body == nil {
-		return 0, req, nil
-	}
-	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-	req.Body.Close()
-	if err != nil {
-		return 0, nil, err
-	}
-	clone := req.Clone(req.Context())
-	clone.Body = io.NopCloser(bytes.NewReader(body))
-	clone.ContentLength = int64(len(body))
-	clone.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	_, params, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	if err != nil || params["boundary"] == "" {
-		return 0, clone, nil
-	}
-	form, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).ReadForm(1 << 20)
-	if err != nil {
-		return 0, clone, nil
-	}
-	defer form.RemoveAll()
-	offset, _ := strconv.ParseInt(firstValue(form.Value["offset"]), 10, 64)
-	return offset, clone, nil
-}
-
-func firstValue(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[0]
 }

@@ -16,6 +16,9 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 )
 
+// testBotID is the bot of telegramtest's default token.
+const testBotID = 123456789
+
 // A message Telegram was told the bot received, but that its chat had not
 // taken yet (a turn ran before it), is handed in again by the next run, in
 // order and once: also when Telegram sends it again because the last run
@@ -76,7 +79,7 @@ func TestInboxDoesNotRunCommandsAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		in := newInbox(dir, slog.New(slog.DiscardHandler))
-		if err := in.open(); err != nil {
+		if err := in.open(testBotID); err != nil {
 			t.Fatal(err)
 		}
 		fake := telegramtest.NewInProcess(t)
@@ -119,12 +122,12 @@ func TestWebhookJournalsBeforeTheOK(t *testing.T) {
 	stop()
 	h.bot.Close()
 	in := newInbox(dir, slog.New(slog.DiscardHandler))
-	if err := in.open(); err != nil {
+	if err := in.open(testBotID); err != nil {
 		t.Fatal(err)
 	}
 	defer in.close()
 	kept := in.replay()
-	if len(kept) != 1 || kept[0].Message == nil || kept[0].Message.Text != "by webhook" {
+	if len(kept) != 1 || kept[0].update.Message == nil || kept[0].update.Message.Text != "by webhook" {
 		t.Errorf("journal holds %+v", kept)
 	}
 }
@@ -140,7 +143,7 @@ func TestInboxJournal(t *testing.T) {
 		return json.RawMessage(fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"date":1,"chat":{"id":1,"type":"private"},"text":"m%d"}}`, id, id, id))
 	}
 	in := newInbox(dir, slog.New(slog.DiscardHandler))
-	if err := in.open(); err != nil {
+	if err := in.open(testBotID); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := in.journal([]json.RawMessage{raw(1), raw(2), raw(2), raw(3)}); n != 3 || err != nil {
@@ -149,22 +152,23 @@ func TestInboxJournal(t *testing.T) {
 	if n, _ := in.journal([]json.RawMessage{raw(1)}); n != 0 {
 		t.Error("an update sent again was journaled again")
 	}
-	if !in.claim(1) || in.claim(1) {
+	k1, ok1 := in.claim(1)
+	if _, again := in.claim(1); !ok1 || again {
 		t.Error("claim: want the first true, the second false")
 	}
-	in.done(1)
+	in.done(k1)
 	in.close()
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"id":4,"upd`) // torn
 	f.Close()
 
 	in = newInbox(dir, slog.New(slog.DiscardHandler))
-	if err := in.open(); err != nil {
+	if err := in.open(testBotID); err != nil {
 		t.Fatal(err)
 	}
-	var ids []int64
+	var ids, keys []int64
 	for _, u := range in.replay() {
-		ids = append(ids, u.ID)
+		ids, keys = append(ids, u.update.ID), append(keys, u.key)
 	}
 	if !slices.Equal(ids, []int64{2, 3}) {
 		t.Errorf("replayed %v, want [2 3]", ids)
@@ -172,10 +176,12 @@ func TestInboxJournal(t *testing.T) {
 	if b, _ := os.ReadFile(path); strings.Contains(string(b), `"upd`+"\n") || !strings.HasSuffix(string(b), "\n") {
 		t.Errorf("the torn record is still there:\n%s", b)
 	}
-	if in.claim(2) || in.claim(1) {
+	_, again2 := in.claim(2)
+	_, again1 := in.claim(1)
+	if again2 || again1 {
 		t.Error("a replayed or done update was claimed again")
 	}
-	in.done(2, 3)
+	in.done(keys...)
 	if fi, _ := os.Stat(path); fi.Size() == 0 {
 		t.Error("emptied before Telegram confirmed the updates")
 	}
@@ -194,8 +200,8 @@ func TestInboxJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id := int64(11); id < 10+inboxCompactAt/100; id++ {
-		in.claim(id)
-		in.done(id)
+		key, _ := in.claim(id)
+		in.done(key)
 	}
 	in.confirm(1 << 40)
 	fi, _ := os.Stat(path)
@@ -204,11 +210,11 @@ func TestInboxJournal(t *testing.T) {
 	}
 	in.close()
 	in = newInbox(dir, slog.New(slog.DiscardHandler))
-	if err := in.open(); err != nil {
+	if err := in.open(testBotID); err != nil {
 		t.Fatal(err)
 	}
 	defer in.close()
-	if kept := in.replay(); len(kept) != 1 || kept[0].ID != 10 {
+	if kept := in.replay(); len(kept) != 1 || kept[0].update.ID != 10 {
 		t.Errorf("after the rewrite: %+v", kept)
 	}
 }
@@ -219,7 +225,7 @@ func TestInboxHandsInABacklogLongerThanTheQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		in := newInbox(dir, slog.New(slog.DiscardHandler))
-		if err := in.open(); err != nil {
+		if err := in.open(testBotID); err != nil {
 			t.Fatal(err)
 		}
 		fake := telegramtest.NewInProcess(t)
