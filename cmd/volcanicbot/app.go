@@ -189,11 +189,11 @@ func (m *Main) serverWarnings() []string {
 	}
 	for _, s := range m.mcp.Servers() {
 		for _, w := range s.Warnings {
-			out = append(out, fmt.Sprintf("server %q: %s", s.Name, w))
+			out = append(out, fmt.Sprintf("server %q: %s", s.Display(), w))
 		}
 		if unset := s.UnsetVariables(m.env.Lookup); len(unset) > 0 {
 			out = append(out, fmt.Sprintf("server %q: ${…} refers to %s, not set in the bot's environment: the server gets an empty value "+
-				"(give a default with ${NAME:-default})", s.Name, strings.Join(unset, ", ")))
+				"(give a default with ${NAME:-default})", s.Display(), strings.Join(unset, ", ")))
 		}
 		var secret []string
 		for _, name := range s.ArgVariables() {
@@ -203,7 +203,7 @@ func (m *Main) serverWarnings() []string {
 		}
 		if len(secret) > 0 {
 			out = append(out, fmt.Sprintf("server %q: its command line holds %s, which every user of the host can read in the process list: "+
-				"pass it in env instead", s.Name, strings.Join(secret, ", ")))
+				"pass it in env instead", s.Display(), strings.Join(secret, ", ")))
 		}
 	}
 	return out

@@ -123,7 +123,9 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 	var discovered []mcpclient.Catalog
 	for _, sc := range cats {
 		if sc.Err == nil && sc.Config.Enabled {
-			discovered = append(discovered, sc.Catalog)
+			cat := sc.Catalog
+			cat.Label = sc.Config.Label
+			discovered = append(discovered, cat)
 		}
 	}
 	tools, refusals := mcpclient.ResolveTools(discovered, builtinTools, nil)
@@ -168,7 +170,7 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 				}
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, state, count, tokens, loaded,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", sc.Config.Display(), state, count, tokens, loaded,
 			cmp.Or(sc.Config.Origin, string(sc.Config.Source)))
 	}
 	tw.Flush()
@@ -192,14 +194,14 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 		for i, t := range offered[sc.Config.Name] {
 			names[i] = t.Name
 		}
-		fmt.Fprintf(w, "  %s: %s\n", sc.Config.Name, strings.Join(names, ", "))
+		fmt.Fprintf(w, "  %s: %s\n", sc.Config.Display(), strings.Join(names, ", "))
 	}
 	for _, r := range refusals {
 		fmt.Fprintf(w, "refused: %s\n", r.String())
 	}
 	for _, sc := range cats {
 		for _, warning := range sc.Catalog.Warnings {
-			fmt.Fprintf(w, "warning: server %q: %s\n", sc.Config.Name, warning)
+			fmt.Fprintf(w, "warning: server %q: %s\n", sc.Config.Display(), warning)
 		}
 	}
 	for _, server := range slices.Sorted(maps.Keys(p.MissingAlwaysLoad)) {

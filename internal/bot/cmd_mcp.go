@@ -5,19 +5,20 @@ import (
 	"strings"
 )
 
-const mcpUsage = "Usage: /mcp, /mcp <name>, /mcp restart <name>, or /mcp login <name>."
-
 // cmdMCP is /mcp (every server's state), /mcp <name> (one server, in a
-// <pre> block) and /mcp restart <name>. The texts come redacted from the
-// session; they are redacted again here.
+// <pre> block) and /mcp restart <name>. A name is the rest of the
+// command: a server named in another client's spelling may hold spaces
+// ("my server"); the session takes that name or the server's internal
+// one. The texts come redacted from the session; they are redacted again
+// here.
 func (b *Bot) cmdMCP(ctx context.Context, chatID, userID int64, args []string) {
 	switch {
 	case len(args) > 0 && strings.EqualFold(args[0], "login"):
-		if len(args) != 2 {
+		if len(args) < 2 {
 			b.reply(ctx, chatID, "Usage: /mcp login <name>. Send /mcp to see the servers.")
 			return
 		}
-		b.cmdLogin(ctx, chatID, userID, args[1])
+		b.cmdLogin(ctx, chatID, userID, strings.Join(args[1:], " "))
 	case len(args) == 0:
 		text, err := b.sessions.MCPText(ctx, chatID, "")
 		if err != nil {
@@ -26,25 +27,23 @@ func (b *Bot) cmdMCP(ctx context.Context, chatID, userID int64, args []string) {
 		}
 		b.reply(ctx, chatID, b.scrub(text))
 	case strings.EqualFold(args[0], "restart"):
-		if len(args) != 2 {
+		if len(args) < 2 {
 			b.reply(ctx, chatID, "Usage: /mcp restart <name>. Send /mcp to see the servers.")
 			return
 		}
-		name := args[1]
+		name := strings.Join(args[1:], " ")
 		if err := b.sessions.MCPRestart(chatID, name); err != nil {
 			b.mcpFailed(ctx, chatID, err)
 			return
 		}
 		b.reply(ctx, chatID, b.scrub(name)+" restarted: the next call starts a fresh process.")
-	case len(args) == 1:
-		text, err := b.sessions.MCPText(ctx, chatID, args[0])
+	default:
+		text, err := b.sessions.MCPText(ctx, chatID, strings.Join(args, " "))
 		if err != nil {
 			b.mcpFailed(ctx, chatID, err)
 			return
 		}
 		_ = b.chat.sendPre(ctx, chatID, b.scrub(text))
-	default:
-		b.reply(ctx, chatID, mcpUsage)
 	}
 }
 

@@ -31,7 +31,11 @@ func TestCommands(t *testing.T) {
 		}, []string{"mcp 1001 nope"}, `Sorry: no MCP server named "nope" (configured: fetch)`},
 		{"mcp restart", "/mcp restart fetch", nil, []string{"restart 1001 fetch"}, "fetch restarted: the next call starts a fresh process."},
 		{"mcp restart no name", "/mcp restart", nil, nil, "Usage: /mcp restart <name>"},
-		{"mcp too many", "/mcp a b c", nil, nil, "Usage: /mcp"},
+		// A server's name as another client wrote it: a marketplace name, or
+		// one with spaces (the words are its name).
+		{"mcp a marketplace name", "/mcp github.com/upstash/context7-mcp", nil, []string{"mcp 1001 github.com/upstash/context7-mcp"}, "<pre>status of github.com/upstash/context7-mcp</pre>"},
+		{"mcp a name with spaces", "/mcp my  server", nil, []string{"mcp 1001 my server"}, "<pre>status of my server</pre>"},
+		{"mcp restart a name with spaces", "/mcp restart my server", nil, []string{"restart 1001 my server"}, "my server restarted"},
 		{"unknown", "/weather", nil, nil, "Unknown command /weather. Send /help"},
 		{"to us", "/new@volcanic_test_bot", nil, []string{"reset 1001"}, "New conversation started."},
 	}

@@ -115,10 +115,16 @@ func (c *Client) Usage(name string) (live, limit, waiting int) {
 // included.
 func (c *Client) Servers() []mcpconfig.ServerConfig { return c.servers }
 
-// Server returns the server named name (names compare ordinally).
+// Server returns the server named name (names compare ordinally): its
+// internal name, or the name its entry gave it (Label).
 func (c *Client) Server(name string) (mcpconfig.ServerConfig, bool) {
 	for _, s := range c.servers {
 		if s.Name == name {
+			return s, true
+		}
+	}
+	for _, s := range c.servers {
+		if s.Matches(name) {
 			return s, true
 		}
 	}
@@ -191,7 +197,9 @@ func (c *Client) resolve(cats []ServerCatalog) ([]Tool, []Refusal) {
 		_, login := needsLogin(sc.Err)
 		switch {
 		case sc.Err == nil, login && len(sc.Catalog.Tools) > 0:
-			discovered = append(discovered, sc.Catalog) // needing a login: the tools it had, which say so when called
+			cat := sc.Catalog
+			cat.Label = sc.Config.Label
+			discovered = append(discovered, cat) // needing a login: the tools it had, which say so when called
 		case login:
 			discovered = append(discovered, loginCatalog(sc.Config))
 		}
@@ -343,7 +351,8 @@ func (s *Session) Prewarm(server string) {
 // Restart stops name's process so that the next call starts a fresh one
 // (/mcp restart <name>).
 func (s *Session) Restart(name string) error {
-	conn, ok := s.conns[name]
+	cfg, _ := s.client.Server(name)
+	conn, ok := s.conns[cfg.Name]
 	if !ok {
 		return fmt.Errorf("no MCP server named %q", name)
 	}

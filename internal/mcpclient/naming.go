@@ -135,29 +135,31 @@ type Refusal struct {
 	// Owner is the server that keeps the name (RefusedTaken); empty for a
 	// built-in.
 	Owner string
+	// Prefix is the toolPrefix suggested for Server: with it, its refused
+	// tools' names are free (see suggestPrefixes).
+	Prefix string
+	// Label and OwnerLabel are the names the entries of Server and Owner
+	// gave them, when other than theirs (mcpconfig.ServerConfig.Label).
+	Label, OwnerLabel string
 }
 
 // String is the operator's and the /mcp reader's explanation, with the fix.
 func (r Refusal) String() string {
+	server, owner, prefix := firstNonEmpty(r.Label, r.Server), firstNonEmpty(r.OwnerLabel, r.Owner), r.Prefix
+	if prefix == "" {
+		prefix = prefixBase(r.Server, r.Label) + "_"
+	}
 	switch {
 	case r.Reason == RefusedBuiltin:
 		return fmt.Sprintf("tool %q of MCP server %q not registered: %q is a built-in tool; set \"toolPrefix\" for server %q (e.g. %q)",
-			r.MCPName, r.Server, r.Name, r.Server, suggestedPrefix(r.Server))
+			r.MCPName, server, r.Name, server, prefix)
 	case r.Owner == r.Server:
 		return fmt.Sprintf("tool %q of MCP server %q not registered: the server lists the name %q twice",
-			r.MCPName, r.Server, r.Name)
+			r.MCPName, server, r.Name)
 	default:
 		return fmt.Sprintf("tool %q of MCP server %q not registered: MCP server %q already provides %q (the first server wins); set \"toolPrefix\" for server %q (e.g. %q)",
-			r.MCPName, r.Server, r.Owner, r.Name, r.Server, suggestedPrefix(r.Server))
+			r.MCPName, server, owner, r.Name, server, prefix)
 	}
-}
-
-func suggestedPrefix(server string) string {
-	p := SanitizeToolName(server, "")
-	if p == "_" {
-		return "mcp_"
-	}
-	return p[:min(len(p), 16)] + "_"
 }
 
 // ResolveTools merges the catalogues of a session's servers, in source order
@@ -209,9 +211,12 @@ func ResolveTools(catalogs []Catalog, builtins []string, logger *slog.Logger) ([
 				continue
 			}
 			refused = append(refused, r)
-			logger.Warn(r.String(), "server", r.Server, "tool", r.MCPName, "name", r.Name,
-				"reason", string(r.Reason), "owner", r.Owner)
 		}
+	}
+	suggestPrefixes(catalogs, refused, owner, isBuiltin)
+	for _, r := range refused {
+		logger.Warn(r.String(), "server", r.Server, "tool", r.MCPName, "name", r.Name,
+			"reason", string(r.Reason), "owner", r.Owner)
 	}
 	return append(tools, resources...), refused
 }

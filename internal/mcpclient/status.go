@@ -34,7 +34,7 @@ func (s *Session) StatusTextWith(cost ToolCost) string {
 	var b strings.Builder
 	b.WriteString("MCP servers:\n")
 	for _, sc := range cats {
-		fmt.Fprintf(&b, "• %s: %s\n", sc.Config.Name, s.stateLine(sc, refusals, cost))
+		fmt.Fprintf(&b, "• %s: %s\n", sc.Config.Display(), s.stateLine(sc, refusals, cost))
 	}
 	return s.client.sp.redactor.Redact(strings.TrimRight(b.String(), "\n"))
 }
@@ -51,7 +51,7 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal, cost ToolCost)
 		return "starting (listing its tools)"
 	}
 	if nl, ok := needsLogin(sc.Err); ok {
-		line := "needs login: an admin sends /mcp login " + sc.Config.Name + " (or runs `volcanicbot login " + sc.Config.Name + "` on the bot's host)"
+		line := "needs login: an admin sends /mcp login " + sc.Config.Ref() + " (or runs `volcanicbot login " + sc.Config.Name + "` on the bot's host)"
 		if nl.Reason != "" {
 			line += "; " + nl.Reason
 		}
@@ -81,11 +81,11 @@ func (s *Session) stateLine(sc ServerCatalog, refusals []Refusal, cost ToolCost)
 		line += fmt.Sprintf(" (~%d tokens a request)", s.client.ToolTokens(offered))
 	}
 	if len(refused) > 0 {
-		line += fmt.Sprintf(" (%d refused: see /mcp %s)", len(refused), sc.Config.Name)
+		line += fmt.Sprintf(" (%d refused: see /mcp %s)", len(refused), sc.Config.Ref())
 	}
 	if ch := s.client.auth.challenge(sc.Config.Name); ch.InsufficientScope() && sc.Config.URL != "" {
 		line += fmt.Sprintf("; some calls need a login with more permissions (scope %q): an admin sends /mcp login %s",
-			ch.Scope, sc.Config.Name)
+			ch.Scope, sc.Config.Ref())
 	}
 	if live, limit, waiting := s.client.Usage(sc.Config.Name); limit > 0 {
 		line += fmt.Sprintf("; %d of %d live across chats", live, limit)
@@ -132,13 +132,14 @@ func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 	if !ok {
 		names := make([]string, 0, len(s.client.servers))
 		for _, c := range s.client.servers {
-			names = append(names, c.Name)
+			names = append(names, c.Display())
 		}
 		if len(names) == 0 {
 			return "", fmt.Errorf("no MCP server named %q (none are configured)", name)
 		}
 		return "", fmt.Errorf("no MCP server named %q (configured: %s)", name, strings.Join(names, ", "))
 	}
+	name = cfg.Name
 	cats := s.client.Lookup()
 	var sc ServerCatalog
 	for _, c := range cats {
@@ -151,7 +152,10 @@ func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 	st, _ := s.Status(name)
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n", name, s.stateLine(sc, all, cost))
+	fmt.Fprintf(&b, "%s: %s\n", cfg.Display(), s.stateLine(sc, all, cost))
+	if cfg.Label != "" {
+		fmt.Fprintf(&b, "internal name: %s (its tools, files and the log use it; /mcp accepts either)\n", cfg.Name)
+	}
 	if cfg.Shared {
 		fmt.Fprintf(&b, "command: %s\n", commandLine(cfg))
 		fmt.Fprintf(&b, "url: %s (one process for every chat, on a free port)\n", cfg.URL)

@@ -8,7 +8,10 @@ import (
 
 // Catalog is what one discovery learned about a server.
 type Catalog struct {
-	Server     string
+	Server string
+	// Label is the server's name as its entry gave it, when that is not
+	// a valid server name (mcpconfig.ServerConfig.Label); for messages.
+	Label      string
 	ServerInfo ServerInfo
 	Tools      []Tool
 	// Warnings say what the catalogue left out (tools over the limits).

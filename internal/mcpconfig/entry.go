@@ -182,11 +182,12 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		errs = append(errs, &ConfigError{Origin: origin, Server: name, Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 
-	switch {
-	case name == "":
-		refuse("name", "server name must not be empty")
-	case !ValidServerName(name):
-		refuse("name", "server name must be 1 to %d characters from A-Z, a-z, 0-9, '.', '_' and '-', starting with a letter or a digit", MaxServerNameLen)
+	internal, label := name, ""
+	if !ValidServerName(name) {
+		if why := validLabel(name); why != "" {
+			refuse("name", "%s", why)
+		}
+		internal, label = SafeServerName(name), name
 	}
 
 	enabled := e.Enabled == nil || *e.Enabled
@@ -197,7 +198,8 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		enabled = !*e.Disabled
 	}
 	c := ServerConfig{
-		Name:            name,
+		Name:            internal,
+		Label:           label,
 		Source:          src,
 		Origin:          origin,
 		Command:         e.Command,
@@ -215,6 +217,9 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		ExcludeTools:    slices.Clone(e.ExcludeTools),
 		Sampling:        e.Sampling,
 		Warnings:        slices.Clone(e.warnings),
+	}
+	if label != "" {
+		c.Warnings = append(c.Warnings, labelWarning(label, internal))
 	}
 	if e.URL != "" {
 		c.OAuth = OAuthConfig{ClientID: e.OAuthClientID, ClientSecret: e.OAuthClientSecret,

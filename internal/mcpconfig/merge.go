@@ -4,8 +4,10 @@ import "log/slog"
 
 // Merge merges the sources in order — the config file (with its
 // variables), the presets, settings.json — into the servers to run: the
-// first source wins a name, compared ordinally, and the loser is logged at
-// warn with both origins. Within each source the order is kept.
+// first source wins a name (as the user wrote it), compared ordinally, and
+// the loser is logged at warn with both origins. Within each source the
+// order is kept. A server named in another client's spelling gets an
+// internal name no other server has (uniqueNames).
 //
 // A preset yields its name in two cases: to a server of the config file
 // (logged when the preset is enabled, since the user then gets their own
@@ -37,15 +39,16 @@ func Merge(logger *slog.Logger, config, presets, settings []ServerConfig) []Serv
 	)
 	for _, src := range [][]ServerConfig{config, kept, settings} {
 		for _, c := range src {
-			if o, ok := winner[c.Name]; ok {
+			if o, ok := winner[c.Display()]; ok {
 				logger.Warn("MCP server shadowed by an earlier source; ignoring it",
-					"server", c.Name, "used", o, "ignored", c.Origin)
+					"server", c.Display(), "used", o, "ignored", c.Origin)
 				continue
 			}
-			winner[c.Name] = c.Origin
+			winner[c.Display()] = c.Origin
 			out = append(out, c)
 		}
 	}
+	uniqueNames(out)
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Defaults applied when an entry leaves a field out.
@@ -33,8 +34,12 @@ const (
 // protocolVersion, oldest first.
 var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
 
-// MaxServerNameLen is the longest server name accepted.
+// MaxServerNameLen is the longest internal server name.
 const MaxServerNameLen = 64
+
+// MaxServerLabelLen is the longest name an entry may be given in another
+// client's spelling (a Label).
+const MaxServerLabelLen = 256
 
 // Source names where an entry came from. Sources are merged in the order
 // config → preset → settings; the first source wins a name.
@@ -53,7 +58,15 @@ const (
 // Command, Args, Cwd, Env, URL and Headers are unexpanded: ${workspace} and
 // ${env:NAME} are expanded when a process is spawned (see Expand).
 type ServerConfig struct {
-	Name   string
+	// Name is the server's internal name: what tools, files, logs and
+	// commands use. It is the name the entry was given when that is a
+	// valid server name (ValidServerName); otherwise a safe form of it
+	// (SafeServerName, made unique by Merge), and Label holds the original.
+	Name string
+	// Label is the name the entry was given when it is not a valid server
+	// name (another client's, such as Cline's "github.com/upstash/context7-mcp");
+	// empty otherwise. /mcp shows it, and lookups accept it (see Matches).
+	Label  string
 	Source Source
 	// Origin is a human description of the source, such as a file path
 	// ("settings /root/.volcanic/agent/settings.json"), used in messages.
@@ -248,6 +261,30 @@ func (c ServerConfig) Installer() bool {
 		return len(c.Args) > 0 && (c.Args[0] == "dlx" || c.Args[0] == "tool")
 	}
 	return false
+}
+
+// Display is the name the user gave the server: Label, or Name.
+func (c ServerConfig) Display() string {
+	if c.Label != "" {
+		return c.Label
+	}
+	return c.Name
+}
+
+// Matches reports whether name designates the server: its name as the
+// user wrote it, or its internal name.
+func (c ServerConfig) Matches(name string) bool {
+	return name != "" && (name == c.Name || name == c.Label)
+}
+
+// Ref is the name to type after /mcp for the server: its name as the
+// user wrote it, unless that holds a space (a command's arguments are
+// split at spaces), then its internal name.
+func (c ServerConfig) Ref() string {
+	if c.Label != "" && !strings.ContainsFunc(c.Label, unicode.IsSpace) {
+		return c.Label
+	}
+	return c.Name
 }
 
 // SortServers sorts by name, case-insensitively, then ordinally, so

@@ -510,7 +510,7 @@ func (m *Manager) ServerNames() []string {
 	var names []string
 	for _, s := range m.o.MCP.Servers() {
 		if s.Enabled {
-			names = append(names, s.Name)
+			names = append(names, s.Display())
 		}
 	}
 	return names
