@@ -32,10 +32,11 @@ func TestServerEntryConfigDefaults(t *testing.T) {
 	}
 }
 
-// roots is on for a command (it runs in the workspace), off for a url (a
-// server elsewhere cannot see the bot's files); an entry says otherwise.
-// server-filesystem, which serves the roots instead of its args'
-// directories, gets a warning unless its entry chose.
+// roots is on for a command (it runs in the workspace) whose args name no
+// directory of its own, off for a url (a server elsewhere cannot see the
+// bot's files); an entry says otherwise. server-filesystem, which serves
+// the roots instead of its args' directories, gets a word on what it
+// serves (roots_test.go).
 func TestRootsAndSampling(t *testing.T) {
 	tests := []struct {
 		entry    string
@@ -47,8 +48,8 @@ func TestRootsAndSampling(t *testing.T) {
 		{`{"url":"https://mcp.example.com/mcp"}`, false, false, false},
 		{`{"command":"node","roots":false,"sampling":true}`, false, true, false},
 		{`{"url":"https://mcp.example.com/mcp","roots":true}`, true, false, false},
-		{`{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/srv/notes"]}`, true, false, true},
-		{`{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/srv/notes"],"roots":false}`, false, false, false},
+		{`{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/srv/notes"]}`, false, false, true},
+		{`{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/srv/notes"],"roots":false}`, false, false, true},
 		{`{"command":"mcp-server-filesystem","roots":true}`, true, false, false},
 	}
 	for _, tt := range tests {
@@ -56,7 +57,7 @@ func TestRootsAndSampling(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.entry, err)
 		}
-		warned := slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, `"roots": false`) })
+		warned := slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "server-filesystem") })
 		if c.Roots != tt.roots || c.Sampling != tt.sampling || warned != tt.warned {
 			t.Errorf("%s: roots %v, sampling %v, warned %v (%q); want %v, %v, %v", tt.entry, c.Roots, c.Sampling, warned, c.Warnings,
 				tt.roots, tt.sampling, tt.warned)

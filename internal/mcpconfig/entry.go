@@ -232,13 +232,14 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	}
 
 	e.checkTransport(refuse)
-	c.Roots = e.URL == "" // a command runs in the workspace; a server elsewhere cannot see it
+	// A command runs in the workspace, and is told so unless its args name
+	// directories of its own (roots.go); a server elsewhere cannot see it.
+	c.Roots = defaultRoots(e)
 	if e.Roots != nil {
 		c.Roots = *e.Roots
-	} else if c.Roots && servesRoots(e.Command, e.Args) {
-		c.Warnings = append(c.Warnings, "server-filesystem serves the roots a client declares instead of the directories "+
-			"in its args: with roots (the default for a command) it sees only the chat's workspace; set \"roots\": false "+
-			"to keep its args' directories, or \"roots\": true to say this is meant")
+	}
+	if w := rootsWarning(e, c.Roots); w != "" {
+		c.Warnings = append(c.Warnings, w)
 	}
 	if e.URL != "" {
 		c.URL = strings.TrimSpace(e.URL)
@@ -349,18 +350,6 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 		return ServerConfig{}, errors.Join(errs...)
 	}
 	return c, nil
-}
-
-// servesRoots reports whether a command line runs a server known to
-// replace what its args give it with the client's roots
-// (@modelcontextprotocol/server-filesystem since 2025.3).
-func servesRoots(command string, args []string) bool {
-	for _, s := range append([]string{command}, args...) {
-		if strings.Contains(s, "server-filesystem") {
-			return true
-		}
-	}
-	return false
 }
 
 // checkTransport refuses an entry that is neither a command nor a URL,
