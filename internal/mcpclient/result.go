@@ -42,7 +42,9 @@ var ErrMalformedResult = errors.New("tools/call result is not a JSON object")
 //	resource_link         Resource link: <uri> (<name>)
 //	anything else         [unsupported content type: <type>]
 //
-// With no content, structuredContent becomes its JSON text. isError is kept
+// With no content, structuredContent becomes its JSON text; beside content,
+// it follows as "Structured content:\n<JSON>" unless a text part carries it
+// already (structured.go). isError is kept
 // in Result.IsError with the content. No content part ever fails the call;
 // only a result that is not a JSON object does (ErrMalformedResult).
 func MapResult(server, tool string, raw json.RawMessage) (Result, error) {
@@ -262,18 +264,6 @@ func mapLooseResult(res *Result, raw json.RawMessage, lim resultLimits) bool {
 	}
 	res.Content = appendStructured(res.Content, w.StructuredContent)
 	return true
-}
-
-// appendStructured adds structuredContent as JSON text (its bytes verbatim)
-// when there is no other content.
-func appendStructured(out []Content, sc json.RawMessage) []Content {
-	if len(out) > 0 {
-		return out
-	}
-	if s := bytes.TrimSpace(sc); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
-		out = append(out, textContent(validUTF8(s)))
-	}
-	return out
 }
 
 func appendContent(out []Content, c *contentWire, lim resultLimits) []Content {

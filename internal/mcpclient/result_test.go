@@ -104,7 +104,7 @@ func TestMapResultContent(t *testing.T) {
 		{"ill-typed element does not fail the others", `{"content":[{"type":"resource","resource":"oops"},{"type":"text","text":"ok"},null,{"type":"text","text":7}],"isError":true}`,
 			[]Content{text("[invalid content: resource]"), text("ok"), text("[invalid content: text]")}, true, 0},
 		{"content not an array", `{"content":{"type":"text","text":"hi"}}`, []Content{text("hi")}, false, 0},
-		{"content a string", `{"content":"hi","structuredContent":{"x":1}}`, []Content{text("[invalid content: (missing)]")}, false, 0},
+		{"content a string", `{"content":"hi","structuredContent":{"x":1}}`, []Content{text("[invalid content: (missing)]"), text("Structured content:\n{\"x\":1}")}, false, 0},
 		{"isError not a bool", `{"isError":"true","content":[{"type":"text","text":"x"}]}`, []Content{text("x")}, false, 0},
 		{"structured content in the slow path", `{"isError":1,"structuredContent":{"x":1}}`, []Content{text(`{"x":1}`)}, false, 0},
 	}
