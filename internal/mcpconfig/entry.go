@@ -232,6 +232,14 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	}
 
 	e.checkTransport(refuse)
+	// A reference that is never closed would reach the server as text
+	// (${A:-${workspace}/x without its last '}'). The value is not
+	// quoted: it may hold a secret.
+	e.eachField(func(field, v string) {
+		if why := CheckReferences(v); why != "" {
+			refuse(field, "%s: %s", field, why)
+		}
+	})
 	// A command runs in the workspace, and is told so unless its args name
 	// directories of its own (roots.go); a server elsewhere cannot see it.
 	c.Roots = defaultRoots(e)

@@ -50,7 +50,9 @@ type Spawn struct {
 //     client id, secret and metadata URL alike,
 //     ${workspace} becomes workspace, ${env:NAME} and ${NAME} the host
 //     variable NAME read through env.Lookup (unset: empty), and
-//     ${NAME:-default} the variable or, unset or empty, default;
+//     ${NAME:-default} the variable or, unset or empty, default — which
+//     may hold references itself, expanded when it is used
+//     (${OUT:-${workspace}/out}), up to maxRefDepth deep;
 //   - $${ is a literal ${; any other ${…} is left as is; an expanded value
 //     is not expanded again;
 //   - Dir is the expanded cwd, relative to workspace, defaulting to it;
@@ -158,16 +160,15 @@ func (c ServerConfig) Values(lookup func(string) (string, bool)) ServerConfig {
 func (c ServerConfig) UnsetVariables(lookup func(string) (string, bool)) []string {
 	seen := map[string]bool{}
 	var out []string
+	unset := func(name string) bool { v, ok := lookup(name); return !ok || v == "" }
 	c.eachValue(func(s string) {
-		for _, r := range varRefs(s) {
-			if r.name == "" || r.hasDefault || seen[r.name] {
-				continue
+		eachRef(s, func(r varRef) bool { return r.name != "" && unset(r.name) }, func(r varRef) {
+			if r.name == "" || r.hasDefault || seen[r.name] || !unset(r.name) {
+				return
 			}
-			if v, ok := lookup(r.name); !ok || v == "" {
-				seen[r.name] = true
-				out = append(out, r.name)
-			}
-		}
+			seen[r.name] = true
+			out = append(out, r.name)
+		})
 	})
 	slices.Sort(out)
 	return out
@@ -180,12 +181,12 @@ func (c ServerConfig) ArgVariables() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range append([]string{c.Command}, c.Args...) {
-		for _, r := range varRefs(s) {
+		eachRef(s, func(varRef) bool { return true }, func(r varRef) {
 			if r.name != "" && !seen[r.name] {
 				seen[r.name] = true
 				out = append(out, r.name)
 			}
-		}
+		})
 	}
 	slices.Sort(out)
 	return out
@@ -223,7 +224,14 @@ type varRef struct {
 	def        string
 }
 
-// varRefs are the references of s in order, the $${ escapes left out.
+// maxRefDepth is how deep references may nest in defaults
+// (${A:-${B:-${C:-${D}}}} is 4 deep); a deeper one is refused
+// (CheckReferences) and left as it is.
+const maxRefDepth = 4
+
+// varRefs are the references of s in order, the $${ escapes left out. A
+// reference ends at the '}' that closes it: the ${…} in its default are
+// counted. An unclosed ${ is text (CheckReferences refuses it).
 func varRefs(s string) []varRef {
 	var out []varRef
 	for i := 0; i < len(s); {
@@ -236,11 +244,11 @@ func varRefs(s string) []varRef {
 			i = j + 2
 			continue
 		}
-		k := strings.IndexByte(s[j+2:], '}')
+		k, _ := closingBrace(s, j+2)
 		if k < 0 {
-			break
+			i = j + 2
+			continue
 		}
-		k += j + 2
 		if r, ok := parseRef(s[j+2 : k]); ok {
 			r.start, r.end = j, k+1
 			out = append(out, r)
@@ -248,6 +256,69 @@ func varRefs(s string) []varRef {
 		i = k + 1
 	}
 	return out
+}
+
+// closingBrace returns the index of the '}' that closes a ${ whose inside
+// starts at from (-1: none), and how deep references nest in it (1: none
+// inside). $${ inside is a literal.
+func closingBrace(s string, from int) (end, depth int) {
+	level, deepest := 1, 1
+	for i := from; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "$${"):
+			i += 2
+		case strings.HasPrefix(s[i:], "${"):
+			level++
+			deepest = max(deepest, level)
+			i++
+		case s[i] == '}':
+			if level--; level == 0 {
+				return i, deepest
+			}
+		}
+	}
+	return -1, deepest
+}
+
+// eachRef calls f with every reference of s, and, where descend says so,
+// with those of its default, depth first.
+func eachRef(s string, descend func(varRef) bool, f func(varRef)) {
+	var walk func(s string, depth int)
+	walk = func(s string, depth int) {
+		for _, r := range varRefs(s) {
+			f(r)
+			if r.hasDefault && depth < maxRefDepth && descend(r) {
+				walk(r.def, depth+1)
+			}
+		}
+	}
+	walk(s, 1)
+}
+
+// CheckReferences returns what is wrong with the references of s, for a
+// refusal: a ${ that is never closed, or references nested more than
+// maxRefDepth deep. "" when nothing is.
+func CheckReferences(s string) string {
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			return ""
+		}
+		j += i
+		if j > 0 && s[j-1] == '$' {
+			i = j + 2
+			continue
+		}
+		k, depth := closingBrace(s, j+2)
+		switch {
+		case k < 0:
+			return "a ${ is not closed (write $${ for a literal ${)"
+		case depth > maxRefDepth:
+			return fmt.Sprintf("references are nested more than %d deep (write $${ for a literal ${)", maxRefDepth)
+		}
+		i = k + 1
+	}
+	return ""
 }
 
 // parseRef reads the inside of a ${…}: workspace, env:NAME, NAME or
@@ -280,9 +351,14 @@ func validVarName(s string) bool {
 	return true
 }
 
-// expandVars replaces the references of s (see Expand) in one pass.
-// Unknown or unterminated references stay as they are.
+// expandVars replaces the references of s (see Expand) in one pass; a
+// default used is expanded in turn. Unknown or unterminated references
+// stay as they are.
 func expandVars(s, workspace string, lookup func(string) (string, bool)) string {
+	return expandDepth(s, workspace, lookup, 1)
+}
+
+func expandDepth(s, workspace string, lookup func(string) (string, bool), depth int) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
@@ -300,6 +376,9 @@ func expandVars(s, workspace string, lookup func(string) (string, bool)) string 
 			v, _ := lookup(r.name)
 			if v == "" && r.hasDefault {
 				v = r.def
+				if depth < maxRefDepth {
+					v = expandDepth(v, workspace, lookup, depth+1)
+				}
 			}
 			b.WriteString(v)
 		}
@@ -348,3 +427,26 @@ func (e *commandNotFoundError) Error() string {
 }
 
 func (e *commandNotFoundError) Unwrap() error { return ErrCommandNotFound }
+
+// eachField calls f with every value of e that is expanded, named as
+// in a refusal: command, args[i], cwd, env.NAME, url, headers.NAME and
+// the oauth fields.
+func (e ServerEntry) eachField(f func(field, value string)) {
+	f("command", e.Command)
+	for i, a := range e.Args {
+		f(fmt.Sprintf("args[%d]", i), a)
+	}
+	f("cwd", e.Cwd)
+	for _, k := range sortedKeys(e.Env) {
+		if v := e.Env[k]; v != nil {
+			f("env."+k, *v)
+		}
+	}
+	f("url", e.URL)
+	for _, k := range sortedKeys(e.Headers) {
+		f("headers."+k, e.Headers[k])
+	}
+	f("oauthClientId", e.OAuthClientID)
+	f("oauthClientSecret", e.OAuthClientSecret)
+	f("oauthClientMetadataUrl", e.OAuthClientMetadataURL)
+}

@@ -196,7 +196,7 @@ func TestExpandVars(t *testing.T) {
 		"${unknown}/${workspace}":    "//w",
 		"${env:A":                    "${env:A",
 		"${A}${A:-x}${B:-y}${B:-}":   "11y",
-		"${A:-${B}}":                 "1}",
+		"${A:-${B}}":                 "1", // the default's ${B} is in it (nested_test.go)
 		"${1A}${A-x}${a b}${env:}":   "${1A}${A-x}${a b}${env:}",
 		"$${A} ${A}":                 "${A} 1",
 		"127.0.0.1:${port}":          "127.0.0.1:${port}",
