@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -46,11 +47,20 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 	}
 	cats := m.mcp.Discover(ctx)
 	ok := printCatalogs(stdout, cats, m.mcp.ToolTokens, m.planTools)
-	if err := m.probeBrowser(ctx, cats); err != nil {
+	opened, err := m.probeBrowsers(ctx, cats)
+	if len(opened) > 0 {
+		fmt.Fprintln(stdout)
+	}
+	for _, name := range opened {
+		if name == preset.PlaywrightServer {
+			fmt.Fprintln(stdout, "browser: ok (opened about:blank)")
+		} else {
+			fmt.Fprintf(stdout, "browser: %s: ok (opened about:blank)\n", name)
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(stdout, "\nfailed: %v\n", err)
 		ok = false
-	} else if m.preset.IsEnabled() {
-		fmt.Fprintln(stdout, "\nbrowser: ok (opened about:blank)")
 	}
 	if !ok {
 		return errReported
@@ -58,17 +68,23 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 	return nil
 }
 
-// probeBrowser opens about:blank with the browser preset, once: listing
-// the tools starts no browser, so a browser that cannot start (a missing
-// executable, a sandbox a container does not allow) would show only at the
-// first chat's first browser call. Nil when the preset is off or was not
-// discovered (that failure is reported already).
-func (m *Main) probeBrowser(ctx context.Context, cats []mcpclient.ServerCatalog) error {
-	var navigate, closeTool mcpclient.Tool
+// probeBrowsers opens about:blank once with every discovered entry that
+// runs @playwright/mcp — the preset, and the user's own (its README's
+// `npx @playwright/mcp@latest` looks for Google Chrome): listing the tools
+// starts no browser, so a browser that cannot start (a missing executable,
+// a sandbox a container does not allow) would show only at the first
+// chat's first browser call. It returns the servers whose browser opened
+// the page, and the failures, joined.
+func (m *Main) probeBrowsers(ctx context.Context, cats []mcpclient.ServerCatalog) ([]string, error) {
+	var (
+		opened []string
+		errs   []error
+	)
 	for _, sc := range cats {
-		if sc.Config.Source != mcpconfig.SourcePreset || sc.Config.Name != preset.PlaywrightServer || !sc.Config.Enabled || sc.Err != nil {
+		if !sc.Config.Enabled || sc.Err != nil || !preset.RunsPlaywright(sc.Config) {
 			continue
 		}
+		var navigate, closeTool mcpclient.Tool
 		for _, t := range sc.Catalog.Tools {
 			switch t.MCPName {
 			case preset.PlaywrightProbeTool:
@@ -77,13 +93,26 @@ func (m *Main) probeBrowser(ctx context.Context, cats []mcpclient.ServerCatalog)
 				closeTool = t
 			}
 		}
+		if navigate.Name == "" {
+			continue // browser_navigate hidden: nothing to open a page with
+		}
+		if err := m.probeBrowser(ctx, sc.Config, navigate, closeTool); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		opened = append(opened, sc.Config.Display())
 	}
-	if navigate.Name == "" {
-		return nil
-	}
+	return opened, errors.Join(errs...)
+}
+
+// probeBrowser opens about:blank with navigate, in a session of its own,
+// and closes the browser again.
+func (m *Main) probeBrowser(ctx context.Context, cfg mcpconfig.ServerConfig, navigate, closeTool mcpclient.Tool) error {
+	name := cfg.Display()
+	isPreset := cfg.Source == mcpconfig.SourcePreset
 	ws, err := os.MkdirTemp("", "volcanicbot-check-*")
 	if err != nil {
-		return fmt.Errorf("%s: temp dir: %w", preset.PlaywrightServer, err)
+		return fmt.Errorf("%s: temp dir: %w", name, err)
 	}
 	defer os.RemoveAll(ws)
 	s, err := m.mcp.NewSession(ws)
@@ -93,15 +122,18 @@ func (m *Main) probeBrowser(ctx context.Context, cats []mcpclient.ServerCatalog)
 	defer s.Close()
 	res, err := s.Call(ctx, navigate, json.RawMessage(preset.PlaywrightProbeArgs))
 	if err != nil {
-		return fmt.Errorf("%s: the browser did not start: %w", preset.PlaywrightServer, err)
+		return fmt.Errorf("%s: the browser did not start: %w", name, err)
 	}
-	if res.IsError && m.preset.CDPEndpoint != "" {
+	switch {
+	case res.IsError && isPreset && m.preset.CDPEndpoint != "":
 		return fmt.Errorf("%s: the browser at PLAYWRIGHT_CDP_ENDPOINT %s does not open a page (%s): start it, or check the URL and PLAYWRIGHT_CDP_HEADER.\n%s",
-			preset.PlaywrightServer, m.secrets.Redact(m.preset.CDPEndpoint), preset.PlaywrightProbeArgs, res.Text())
-	}
-	if res.IsError {
-		return fmt.Errorf("%s: the browser does not start (%s). %s\n%s", preset.PlaywrightServer, preset.PlaywrightProbeArgs,
+			name, m.secrets.Redact(m.preset.CDPEndpoint), preset.PlaywrightProbeArgs, res.Text())
+	case res.IsError && isPreset:
+		return fmt.Errorf("%s: the browser does not start (%s). %s\n%s", name, preset.PlaywrightProbeArgs,
 			preset.BrowserStartHint, res.Text())
+	case res.IsError:
+		return fmt.Errorf("%s: the browser does not start (%s). %s\n%s", name, preset.PlaywrightProbeArgs,
+			preset.UserBrowserHint, res.Text())
 	}
 	if closeTool.Name != "" {
 		_, _ = s.Call(ctx, closeTool, json.RawMessage(`{}`))
@@ -161,7 +193,9 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 			if h := len(sc.Catalog.Hidden); h > 0 {
 				count += fmt.Sprintf(" (+%d hidden)", h)
 			}
-			loaded = loadedColumn(offered[name], p, toolTokens)
+			if len(offered[name]) > 0 {
+				loaded = loadedColumn(offered[name], p, toolTokens)
+			}
 			if refused[name] > 0 {
 				count += fmt.Sprintf(" (+%d refused)", refused[name])
 				if len(offered[name]) == 0 {
@@ -173,9 +207,18 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", sc.Config.Display(), state, count, tokens, loaded,
 			cmp.Or(sc.Config.Origin, string(sc.Config.Source)))
 	}
+	// The resource tools (list and read, for every server that offers
+	// resources) are offered too, whatever the servers' own tools: a row
+	// of their own, so the total adds up what the rows show.
+	if res := offered[mcpclient.ResourcesServer]; len(res) > 0 {
+		n := toolTokens(res)
+		total += n
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", resourcesRow, "ok", len(res), n, loadedColumn(res, p, toolTokens),
+			"the servers' resources")
+	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\n%d tools offered to the model, about %d tokens per request with every schema\n", len(tools), total)
+	fmt.Fprintf(w, "\n%s offered to the model, about %d tokens per request with every schema\n", countOf(len(tools), "tool"), total)
 	switch {
 	case p.Search:
 		fmt.Fprintf(w, "tool search (LLM_TOOL_SEARCH=%s): on; %d tools deferred, found with tool_search; the tool list costs about %d tokens per request "+
@@ -196,6 +239,13 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 		}
 		fmt.Fprintf(w, "  %s: %s\n", sc.Config.Display(), strings.Join(names, ", "))
 	}
+	if res := offered[mcpclient.ResourcesServer]; len(res) > 0 {
+		names := make([]string, len(res))
+		for i, t := range res {
+			names[i] = t.Name
+		}
+		fmt.Fprintf(w, "  %s: %s\n", resourcesRow, strings.Join(names, ", "))
+	}
 	for _, r := range refusals {
 		fmt.Fprintf(w, "refused: %s\n", r.String())
 	}
@@ -212,6 +262,17 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 		fmt.Fprintf(w, "\nfailed: %s\n", f)
 	}
 	return ok
+}
+
+// resourcesRow names the row of the resource tools in check's table.
+const resourcesRow = "(resources)"
+
+// countOf is "1 tool", "2 tools".
+func countOf(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // loadedColumn is the LOADED column of a server's tools: "all" when none is

@@ -36,6 +36,29 @@ const (
 	PlaywrightCloseTool = "browser_close"
 )
 
+// UserBrowserHint is what check says when a browser of an entry of the
+// user's own that runs @playwright/mcp does not start.
+const UserBrowserHint = "@playwright/mcp looks for Google Chrome unless told otherwise: add \"--browser\", \"chromium\", " +
+	"\"--executable-path\", \"/usr/bin/chromium\" and \"--headless\" to its args (and \"--no-sandbox\" as root or in a " +
+	"container), or use the preset instead (PLAYWRIGHT_ENABLED=true)."
+
+// RunsPlaywright reports whether a server entry runs @playwright/mcp: the
+// preset, or a command line that names the package (npx @playwright/mcp@latest)
+// or its binary (playwright-mcp, mcp-server-playwright).
+func RunsPlaywright(c mcpconfig.ServerConfig) bool {
+	if c.Source == mcpconfig.SourcePreset && c.Name == PlaywrightServer {
+		return true
+	}
+	for _, s := range append([]string{c.Command}, c.Args...) {
+		base := filepath.Base(s)
+		if strings.HasPrefix(s, "@playwright/mcp") || strings.Contains(s, "/@playwright/mcp/") ||
+			base == "playwright-mcp" || base == "mcp-server-playwright" {
+			return true
+		}
+	}
+	return false
+}
+
 // PlaywrightCore are the browser tools offered with their schemas even when
 // tool search defers the rest (the server's alwaysLoad): what nearly every
 // browsing task uses, about 540 tokens. The others are found with
