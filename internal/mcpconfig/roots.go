@@ -18,17 +18,22 @@ import (
 // ownDirectories returns the args that name a directory of the server's
 // own, as written: an absolute path, a home path (~, ~/…), a relative path
 // (./…, ../…) or a path under ${workspace}, alone or as the value of
-// --flag=value. The workspace itself (${workspace}) is what the roots say
-// anyway; a path to a script or a program's file (index.js, server.py) is
-// not a directory.
+// --flag=value, or as the default of a variable that starts it
+// (${NOTES:-/srv/notes}). The workspace itself (${workspace}) is what the
+// roots say anyway; a path to a script or a program's file (index.js,
+// server.py) is not a directory.
 func ownDirectories(args []string) []string {
 	var out []string
-	for _, a := range args {
+	for _, arg := range args {
+		a := arg
 		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
 			a = v
 		}
+		if refs := varRefs(a); len(refs) > 0 && refs[0].start == 0 && refs[0].hasDefault {
+			a = refs[0].def + a[refs[0].end:]
+		}
 		if isDirectoryArg(a) {
-			out = append(out, a)
+			out = append(out, arg)
 		}
 	}
 	return out

@@ -22,6 +22,7 @@ func TestRootsDefaultKeepsTheArgsDirectories(t *testing.T) {
 		{"a folder under the workspace", `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspace}/notes"]}`,
 			false, "(${workspace}/notes)"},
 		{"a home folder, as --flag=value", `{"command": "my-server", "args": ["--root=~/notes"]}`, false, ""},
+		{"a folder as a variable's default", `{"command": "my-server", "args": ["${NOTES:-${workspace}/notes}"]}`, false, ""},
 		{"server-filesystem without a folder", `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}`, true, ""},
 		{"the workspace itself", `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspace}"]}`, true, ""},
 		{"a script is not a folder", `{"command": "node", "args": ["/opt/server/dist/index.js", "--port", "3"]}`, true, ""},
