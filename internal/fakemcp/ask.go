@@ -12,7 +12,7 @@ import (
 )
 
 // ModeAsk adds the tools that ask the client: elicit, elicit_url, sample,
-// roots and needs_visit (visit.go). They are written the 2026-07-28 way (an input_required result,
+// sample_many (samplemany.go), roots and needs_visit (visit.go). They are written the 2026-07-28 way (an input_required result,
 // then the retry with the answers); mcp-go's server turns that into
 // server-initiated requests for a client on an older protocol, so one tool
 // covers both eras and both transports.
@@ -118,6 +118,7 @@ func (f *fake) askTools() []server.ServerTool {
 			},
 		},
 		f.needsVisitTool(),
+		f.sampleManyTool(),
 		{
 			Tool: mcp.NewTool(ToolSample, mcp.WithDescription("Asks the client's model."),
 				mcp.WithString("prompt", mcp.Required(), mcp.Description("What to ask."))),
