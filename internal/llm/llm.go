@@ -106,6 +106,10 @@ type Usage struct {
 	OutputTokens     int
 	CacheReadTokens  int // of InputTokens, read from the provider's prompt cache
 	CacheWriteTokens int // of InputTokens, written to it
+	// Estimated is how many of InputTokens and OutputTokens the adapter
+	// counted itself, offline, because the provider's count never came:
+	// the request ended early (see estimate.go). 0: the provider's count.
+	Estimated int
 }
 
 // Normalised stop reasons. Anything else is the provider's own word
@@ -129,6 +133,12 @@ type Response struct {
 
 // Model is the port the agent loop calls.
 type Model interface {
+	// Complete makes one model request. When it fails, the Response
+	// carries only Usage: what the request cost all the same — for one
+	// the provider took and that ended early (stopped, timed out, a
+	// stream broken off), an estimate of its prompt and of what was
+	// streamed (Usage.Estimated); zero when the provider refused it or
+	// never got it. Count it either way.
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 

@@ -20,21 +20,21 @@ type budget struct {
 	refused chan struct{} // a token per refusal
 }
 
-func (b *budget) Allow(chat, user int64) (bool, string) {
+func (b *budget) Reserve(_ context.Context, chat, user, _ int64) (func(llm.Usage), string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.left > 0 {
-		return true, ""
+		return func(u llm.Usage) { b.record(chat, user, u) }, "", nil
 	}
 	b.refused <- struct{}{}
 	if b.told {
-		return false, ""
+		return nil, "", nil
 	}
 	b.told = true
-	return false, fmt.Sprintf("chat %d: no more today", chat)
+	return nil, fmt.Sprintf("chat %d: no more today", chat), nil
 }
 
-func (b *budget) Record(chat, user int64, u llm.Usage) {
+func (b *budget) record(chat, user int64, u llm.Usage) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.left -= u.InputTokens + u.OutputTokens
@@ -47,7 +47,7 @@ func (b *budget) all() []string {
 	return append([]string(nil), b.records...)
 }
 
-// Every model request is asked for first and recorded after, with the
+// Every model request is reserved first and recorded after, with the
 // user whose message started the turn: the turn's steps and its servers'
 // sampling. Once the allowance is used, the turn ends with the notice
 // (once) and no request is made.

@@ -27,6 +27,25 @@ const (
 
 func estimateText(s string) int { return len(s)/bytesPerToken + 1 }
 
+// answerTokens is what a model request that sets no cap on its answer
+// (the chat's steps: the adapter's or the provider's default) reserves of
+// the allowance for it, until its Usage says what it was.
+const answerTokens = 4096
+
+// requestTokens estimates the most a request can cost, which it reserves
+// of the allowance (Allowance.Reserve): its prompt, and an answer of
+// maxTokens (0: answerTokens).
+func requestTokens(system string, tools []llm.Tool, msgs []llm.Message, maxTokens int) int64 {
+	n := estimateText(system) + estimateTools(tools)
+	for _, m := range msgs {
+		n += estimateMessage(m)
+	}
+	if maxTokens <= 0 {
+		maxTokens = answerTokens
+	}
+	return int64(n + maxTokens)
+}
+
 func estimatePart(p llm.Part) int {
 	switch p.Kind {
 	case llm.PartText:

@@ -68,8 +68,9 @@ type Options struct {
 	// ApprovalTimeout is how long a tool call waits for a user's
 	// approval before it is denied (DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
-	// Allowance is asked before every model request (the chat's turns
-	// and its servers' sampling) and told what each cost; nil allows all.
+	// Allowance reserves what every model request (the chat's turns and
+	// its servers' sampling) may cost before it is made, and is told what
+	// each cost; nil allows all.
 	Allowance Allowance
 	// Now defaults to time.Now.
 	Now func() time.Time
@@ -184,7 +185,8 @@ func (m *Manager) get(chatID int64) (*session, error) {
 	}
 	s, ok := m.sessions[chatID]
 	if !ok {
-		s = &session{id: chatID, m: m, workspace: m.Workspace(chatID), wake: make(chan struct{}, 1)}
+		s = &session{id: chatID, m: m, workspace: m.Workspace(chatID), wake: make(chan struct{}, 1),
+			sampling: make(chan struct{}, maxSampling)}
 		m.sessions[chatID] = s
 	}
 	return s, nil

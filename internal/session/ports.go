@@ -103,21 +103,25 @@ type ElicitRequest struct {
 }
 
 // Allowance is the daily spend allowance (spend.Ledger implements it):
-// asked before every model request made for a chat, told what each cost.
+// every model request made for a chat reserves what it may cost before it
+// is made, and says what it cost after.
 type Allowance interface {
-	// Allow reports whether a model request may be made for chat on
-	// behalf of user (0: none known). When not, notice is what to tell the
-	// chat, once: "" when it was told already.
-	Allow(chatID, userID int64) (ok bool, notice string)
-	// Record counts what a model request cost.
-	Record(chatID, userID int64, u llm.Usage)
+	// Reserve holds tokens (an estimate of the most the request can
+	// cost) of the allowances of chat and user (0: none known), waiting
+	// while the rest is held by requests in flight; err is ctx's error
+	// when it ended first. spent is to be called once, with the request's
+	// Usage — also when it failed (llm.Model: a failed request may have
+	// cost something). spent is nil when an allowance is used up; notice
+	// is then what to tell the chat, once: "" when it was told already.
+	Reserve(ctx context.Context, chatID, userID, tokens int64) (spent func(llm.Usage), notice string, err error)
 }
 
 // unlimited is the Allowance when none is set: it allows everything.
 type unlimited struct{}
 
-func (unlimited) Allow(int64, int64) (bool, string) { return true, "" }
-func (unlimited) Record(int64, int64, llm.Usage)    {}
+func (unlimited) Reserve(context.Context, int64, int64, int64) (func(llm.Usage), string, error) {
+	return func(llm.Usage) {}, "", nil
+}
 
 // StreamingActivity is an Activity that shows the answer while the model
 // writes it. When the chat's activity is one (and Options.NoStream is

@@ -12,9 +12,18 @@ import (
 // model write (its maxTokens, when larger, is cut to it).
 const maxSamplingTokens = 4096
 
+// maxSampling is how many of the sampling requests of a chat's servers
+// the model answers at once; the others wait their turn. A server that
+// sends fifty at once gets them answered two at a time, each reserving
+// its tokens of the allowance before it goes — so the allowance stops
+// them once it is used, by one request at most.
+const maxSampling = 2
+
 // sampler answers the sampling requests of the chat's servers whose entry
 // says "sampling": true with the bot's own model: no tools, the server's
-// system prompt and messages. What it costs is logged with the chat, like
+// system prompt and messages. A request made during a turn ends with it
+// (/stop, /new). What it costs counts against the allowance of the chat
+// and of the user whose turn it serves, and is logged with the chat, like
 // the chat's own steps. The answer is redacted before it goes to the
 // server.
 type sampler struct{ s *session }
@@ -22,7 +31,7 @@ type sampler struct{ s *session }
 var _ mcpclient.Sampler = sampler{}
 
 func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
-	m := sm.s.m
+	s, m := sm.s, sm.s.m
 	msgs := make([]llm.Message, 0, len(r.Messages))
 	for _, msg := range r.Messages {
 		out := llm.Message{Role: llm.RoleUser}
@@ -46,29 +55,47 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 	if maxTokens <= 0 || maxTokens > maxSamplingTokens {
 		maxTokens = maxSamplingTokens
 	}
-	_, user, _ := sm.s.currentTurn() // whose turn the sampling is counted for (0: none runs)
-	if ok, notice := m.o.Allowance.Allow(sm.s.id, user); !ok {
-		if notice != "" {
-			sm.s.reply(m.ctx, notice)
-		}
-		m.logger.Info("MCP sampling refused: the daily token allowance is used", "chat", sm.s.id, "server", r.Server)
-		return mcpclient.SamplingResult{}, errors.New("the chat's daily token allowance is used up")
-	}
-	ctx, cancel := context.WithTimeout(ctx, m.o.ModelTimeout)
+	req := llm.Request{System: r.SystemPrompt, Messages: mergeAdjacent(msgs), MaxTokens: maxTokens}
+
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(m.ctx, cancel) // the bot shuts down
 	defer stop()
-	resp, err := m.o.Model.Complete(ctx, llm.Request{System: r.SystemPrompt, Messages: mergeAdjacent(msgs), MaxTokens: maxTokens})
+	turn, user, inTurn := s.currentTurn() // whose turn the sampling is counted for (0: none runs)
+	if inTurn {
+		stopTurn := context.AfterFunc(turn, cancel)
+		defer stopTurn()
+	}
+	select {
+	case s.sampling <- struct{}{}:
+		defer func() { <-s.sampling }()
+	case <-ctx.Done():
+		return mcpclient.SamplingResult{}, errors.New("the request ended while it waited for the chat's other sampling requests")
+	}
+	spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, user, requestTokens(req.System, nil, req.Messages, maxTokens))
 	if err != nil {
-		m.logger.Warn("MCP sampling failed", "chat", sm.s.id, "server", r.Server, "err", err)
+		return mcpclient.SamplingResult{}, errors.New("the request ended while it waited for the chat's allowance")
+	}
+	if spent == nil {
+		if notice != "" {
+			s.reply(m.ctx, notice)
+		}
+		m.logger.Info("MCP sampling refused: the daily token allowance is used", "chat", s.id, "server", r.Server)
+		return mcpclient.SamplingResult{}, errors.New("the chat's daily token allowance is used up")
+	}
+	callCtx, cancelCall := context.WithTimeout(ctx, m.o.ModelTimeout)
+	defer cancelCall()
+	resp, err := m.complete(callCtx, req, spent)
+	if err != nil {
+		m.logger.Warn("MCP sampling failed", "chat", s.id, "server", r.Server, "err", err,
+			"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens, "estimated_tokens", resp.Usage.Estimated)
 		var le *llm.Error
 		if errors.As(err, &le) {
 			return mcpclient.SamplingResult{}, errors.New(le.UserMessage())
 		}
 		return mcpclient.SamplingResult{}, errors.New("the model did not answer")
 	}
-	m.o.Allowance.Record(sm.s.id, user, resp.Usage)
-	m.logger.Info("MCP sampling answered", "chat", sm.s.id, "server", r.Server, "messages", len(msgs),
+	m.logger.Info("MCP sampling answered", "chat", s.id, "server", r.Server, "messages", len(msgs),
 		"input_tokens", resp.Usage.InputTokens, "cached_tokens", resp.Usage.CacheReadTokens,
 		"output_tokens", resp.Usage.OutputTokens, "stop", resp.StopReason)
 	stopReason := "endTurn"
@@ -76,4 +103,12 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 		stopReason = "maxTokens"
 	}
 	return mcpclient.SamplingResult{Model: m.o.ModelName, Text: m.o.Redactor.Redact(resp.Text), StopReason: stopReason}, nil
+}
+
+// complete makes a model request that reserved its tokens, and tells
+// spent what it cost — when it failed too (llm.Model says what a failed
+// request cost), and when the model panics (nothing: the hold is freed).
+func (m *Manager) complete(ctx context.Context, req llm.Request, spent func(llm.Usage)) (resp llm.Response, err error) {
+	defer func() { spent(resp.Usage) }()
+	return m.o.Model.Complete(ctx, req)
 }

@@ -46,6 +46,9 @@ type session struct {
 	m         *Manager
 	workspace string
 	wake      chan struct{}
+	// sampling holds a token for each of the chat's servers' sampling
+	// requests at the model (at most maxSampling).
+	sampling chan struct{}
 
 	// mu guards the fields below. It is the chat's own: no other chat and
 	// not the manager wait on it. It is held only for short steps that do
@@ -562,7 +565,11 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 		if err != nil {
 			return err
 		}
-		if ok, notice := m.o.Allowance.Allow(s.id, in.from); !ok {
+		spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, in.from, requestTokens(system, specs, msgs, 0))
+		if err != nil {
+			return err
+		}
+		if spent == nil {
 			// The allowance is used up: no model request, said once.
 			m.logger.Info("no model request: the daily token allowance is used", "chat", s.id, "user", in.from, "step", step)
 			if notice != "" {
@@ -578,9 +585,13 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 			stream = &answerStream{to: streamer, redact: m.o.Redactor.Redact}
 			req.OnText = stream.add
 		}
-		resp, err := m.o.Model.Complete(callCtx, req)
+		resp, err := m.complete(callCtx, req, spent)
 		cancel()
 		if err != nil {
+			if u := resp.Usage; u.Estimated > 0 {
+				m.logger.Info("model request ended early: its cost is estimated", "chat", s.id, "step", step,
+					"input_tokens", u.InputTokens, "output_tokens", u.OutputTokens, "estimated_tokens", u.Estimated)
+			}
 			if stream != nil && stream.text.Len() > 0 {
 				// Stopped or failed midway: the chat keeps what it got,
 				// and so does the conversation when the user stopped it.
@@ -592,7 +603,6 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 			}
 			return err
 		}
-		m.o.Allowance.Record(s.id, in.from, resp.Usage)
 		if stream != nil && stream.shown && len(resp.ToolCalls) > 0 {
 			streamer.Stream("") // not the answer: tools follow
 		}

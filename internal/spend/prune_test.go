@@ -73,7 +73,7 @@ func TestMaintainDaily(t *testing.T) {
 		l.Record(7, 2, call(10, 0, 10))
 		l.Record(-100, 1, call(20, 0, 20))
 		l.AllowMore(9, 42)
-		if ok, _ := l.Allow(7, 1); ok {
+		if ok, _ := allow(l, 7, 1); ok {
 			t.Fatal("not refused at 1,050 of 1,000")
 		}
 		before := monthLine(l.Report(7, 1))
@@ -180,10 +180,10 @@ func TestStats(t *testing.T) {
 	l := newLedger(t, t.TempDir(), c, 1000, 500)
 	l.Record(7, 1, call(600, 200, 100))
 	l.Record(8, 2, call(400, 0, 200))
-	l.Allow(7, 1) // user 1 is over 500
-	l.Allow(7, 1) // told once
+	allow(l, 7, 1) // user 1 is over 500
+	allow(l, 7, 1) // told once
 	l.Record(8, 3, call(300, 0, 100))
-	l.Allow(8, 4) // chat 8 is over 1,000
+	allow(l, 8, 4) // chat 8 is over 1,000
 	st := l.Stats()
 	want := Stats{Counts: Counts{Input: 1300, Cached: 200, Output: 400, Calls: 3}, Priced: true, ReachedChat: 1, ReachedUser: 1}
 	cost := st.Cost

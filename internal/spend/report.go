@@ -18,11 +18,7 @@ func (l *Ledger) Report(chat, user int64) string {
 	today := l.chats[chat]
 	var month Counts
 	for _, m := range l.month {
-		c := m[chat]
-		month.Input += c.Input
-		month.Cached += c.Cached
-		month.Output += c.Output
-		month.Calls += c.Calls
+		month.add(m[chat])
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Model usage of this chat (UTC days):\n")
@@ -46,7 +42,8 @@ func (l *Ledger) Report(chat, user int64) string {
 }
 
 // countsText is "12,345 tokens in 3 model calls (input 10,000, of which
-// 4,000 cached; output 2,345), about $0.05".
+// 4,000 cached; output 2,345), about $0.05", with "; 1,234 estimated, of
+// requests that ended early" before the ")" when some were.
 func (l *Ledger) countsText(c Counts) string {
 	if c.Calls == 0 {
 		return "no model calls"
@@ -55,8 +52,13 @@ func (l *Ledger) countsText(c Counts) string {
 	if c.Calls == 1 {
 		calls = "call"
 	}
-	s := fmt.Sprintf("%s tokens in %s model %s (input %s, of which %s cached; output %s)",
+	s := fmt.Sprintf("%s tokens in %s model %s (input %s, of which %s cached; output %s",
 		Number(c.Tokens()), Number(c.Calls), calls, Number(c.Input), Number(c.Cached), Number(c.Output))
+	if c.Estimated > 0 {
+		s += fmt.Sprintf("; %s estimated, of requests that ended early", Number(c.Estimated))
+	}
+	s += ")"
+
 	if l.priced() {
 		s += ", about " + l.costText(c)
 	}

@@ -3,7 +3,11 @@
 // enforces the daily spend allowance (LLM_DAILY_TOKENS_PER_CHAT,
 // LLM_DAILY_TOKENS_PER_USER): once a chat or a user has used theirs, no
 // model request is made for them until the next UTC day, unless an admin
-// lifts it for the day (/allow-more).
+// lifts it for the day (/allow-more). Every request reserves its tokens
+// before it is made (Reserve), so requests made at once cannot all pass
+// on the same tokens left: what is spent exceeds an allowance by one
+// request at most. A request that ended early counts what it cost all
+// the same, estimated (llm.Usage.Estimated), and says so.
 //
 // The record is a journal, one file a day (usage/2006-01-02.jsonl), one
 // JSON line per model call, lift or notice, appended as they happen: so a
@@ -36,7 +40,11 @@ type Counts struct {
 	Input  int64 `json:"in,omitempty"`
 	Cached int64 `json:"cached,omitempty"`
 	Output int64 `json:"out,omitempty"`
-	Calls  int64 `json:"-"` // a journal line's (line.Calls)
+	// Estimated is how many of Input and Output were counted by the bot
+	// (llm.Usage.Estimated): requests that ended early, before the
+	// provider said what they cost.
+	Estimated int64 `json:"est,omitempty"`
+	Calls     int64 `json:"-"` // a journal line's (line.Calls)
 }
 
 // Tokens are what the allowance counts: input (cached included) and
@@ -47,6 +55,7 @@ func (c *Counts) add(o Counts) {
 	c.Input += o.Input
 	c.Cached += o.Cached
 	c.Output += o.Output
+	c.Estimated += o.Estimated
 	c.Calls += o.Calls
 }
 
@@ -80,6 +89,13 @@ type Ledger struct {
 
 	maintained string // the UTC day Maintain last pruned and compacted on
 	stats      Stats  // since New, for /metrics
+
+	// held are the tokens Reserve holds for requests in flight, by chat
+	// and by user; freed is closed (and replaced) when some are released
+	// or a lift may let a waiting request go.
+	held      map[int64]int64
+	heldUsers map[int64]int64
+	freed     chan struct{}
 }
 
 // toldKey is who was told that the allowance is used: a chat (user 0)
@@ -109,7 +125,7 @@ func New(o Options) *Ledger {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Ledger{o: o}
+	return &Ledger{o: o, held: map[int64]int64{}, heldUsers: map[int64]int64{}, freed: make(chan struct{})}
 }
 
 const dayLayout = "2006-01-02"
@@ -246,61 +262,27 @@ func (l *Ledger) appendLocked(ln line) {
 	}
 }
 
-// Record counts a model call made for chat on behalf of user (0: none).
+// Record counts a model call made for chat on behalf of user (0: none)
+// that was not reserved: what Reserve's spent does without the hold. A
+// zero Usage (a request that never reached the model) is no call.
 func (l *Ledger) Record(chat, user int64, u llm.Usage) {
-	c := Counts{Input: int64(u.InputTokens), Cached: int64(u.CacheReadTokens), Output: int64(u.OutputTokens), Calls: 1}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.recordLocked(chat, user, u)
+}
+
+func (l *Ledger) recordLocked(chat, user int64, u llm.Usage) {
+	if u == (llm.Usage{}) {
+		return
+	}
+	c := Counts{Input: int64(u.InputTokens), Cached: int64(u.CacheReadTokens), Output: int64(u.OutputTokens),
+		Estimated: int64(u.Estimated), Calls: 1}
 	if err := l.rollLocked(l.o.Now().UTC()); err != nil {
 		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
 	}
 	l.countLocked(l.day, true, chat, user, c)
 	l.stats.Counts.add(c)
 	l.appendLocked(line{Chat: chat, User: user, Counts: c})
-}
-
-// Allow reports whether a model request may be made for chat on behalf of
-// user now. When not, notice is what to tell the chat — once a day for
-// each allowance used up, "" after that.
-func (l *Ledger) Allow(chat, user int64) (ok bool, notice string) {
-	if l.o.PerChat <= 0 && l.o.PerUser <= 0 {
-		return true, ""
-	}
-	now := l.o.Now().UTC()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.rollLocked(now); err != nil {
-		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
-	}
-	if l.lifted[chat] {
-		return true, ""
-	}
-	var who toldKey
-	var text string
-	switch {
-	case l.o.PerChat > 0 && l.chats[chat].Tokens() >= l.o.PerChat:
-		who = toldKey{chat, 0}
-		text = fmt.Sprintf("This chat has used today's allowance of %s tokens.", Number(l.o.PerChat))
-	case l.o.PerUser > 0 && user != 0 && l.users[user].Tokens() >= l.o.PerUser:
-		who = toldKey{chat, user}
-		text = fmt.Sprintf("You have used today's allowance of %s tokens.", Number(l.o.PerUser))
-	default:
-		return true, ""
-	}
-	if l.told[who] {
-		return false, ""
-	}
-	l.told[who] = true
-	if who.user == 0 {
-		l.stats.ReachedChat++
-	} else {
-		l.stats.ReachedUser++
-	}
-	l.appendLocked(line{Told: who.chat, ToldUser: who.user})
-	l.o.Logger.Info("daily token allowance reached", "chat", chat, "user", who.user)
-	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	return false, fmt.Sprintf("%s I can answer again from 00:00 UTC (in %s); until then I make no model request here. "+
-		"An admin can lift it for today with /allow_more %d.", text, untilText(next.Sub(now)), chat)
 }
 
 // AllowMore lifts the allowance of chat for the rest of today (UTC): by is
@@ -312,6 +294,7 @@ func (l *Ledger) AllowMore(chat, by int64) {
 		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
 	}
 	l.lifted[chat] = true
+	l.wakeLocked() // a request waiting on the chat's allowance may go
 	l.appendLocked(line{Lift: chat, By: by})
 	l.o.Logger.Info("daily token allowance lifted for today", "chat", chat, "by", by)
 }

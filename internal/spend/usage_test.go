@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,16 @@ func newLedger(t *testing.T, dir string, c *clock, perChat, perUser int64) *Ledg
 	return l
 }
 
+// allow is whether a request may go now: a Reserve that spends nothing.
+func allow(l *Ledger, chat, user int64) (bool, string) {
+	spent, notice, err := l.Reserve(context.Background(), chat, user, 1)
+	if err != nil || spent == nil {
+		return false, notice
+	}
+	spent(llm.Usage{})
+	return true, ""
+}
+
 func call(in, cached, out int) llm.Usage {
 	return llm.Usage{InputTokens: in, CacheReadTokens: cached, OutputTokens: out}
 }
@@ -32,28 +43,28 @@ func call(in, cached, out int) llm.Usage {
 func TestAllowancePerChat(t *testing.T) {
 	c := &clock{time.Date(2026, 12, 1, 21, 47, 30, 0, time.UTC)}
 	l := newLedger(t, t.TempDir(), c, 1000, 0)
-	if ok, _ := l.Allow(7, 1); !ok {
+	if ok, _ := allow(l, 7, 1); !ok {
 		t.Fatal("refused before any use")
 	}
 	l.Record(7, 1, call(600, 500, 300))
-	if ok, _ := l.Allow(7, 1); !ok {
+	if ok, _ := allow(l, 7, 1); !ok {
 		t.Fatal("refused at 900 of 1000")
 	}
 	l.Record(7, 1, call(50, 0, 50))
-	ok, notice := l.Allow(7, 1)
+	ok, notice := allow(l, 7, 1)
 	want := "This chat has used today's allowance of 1,000 tokens. I can answer again from 00:00 UTC (in 2 h 13 min); " +
 		"until then I make no model request here. An admin can lift it for today with /allow_more 7."
 	if ok || notice != want {
 		t.Errorf("at 1000 of 1000: %v, %q; want refused with %q", ok, notice, want)
 	}
-	if ok, notice := l.Allow(7, 2); ok || notice != "" {
+	if ok, notice := allow(l, 7, 2); ok || notice != "" {
 		t.Errorf("again: %v, %q; want refused without a second notice", ok, notice)
 	}
-	if ok, _ := l.Allow(8, 1); !ok {
+	if ok, _ := allow(l, 8, 1); !ok {
 		t.Error("another chat is refused")
 	}
 	c.t = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	if ok, _ := l.Allow(7, 1); !ok {
+	if ok, _ := allow(l, 7, 1); !ok {
 		t.Error("refused on the next UTC day")
 	}
 }
@@ -63,14 +74,14 @@ func TestAllowancePerUser(t *testing.T) {
 	l := newLedger(t, t.TempDir(), c, 0, 500)
 	l.Record(7, 1, call(200, 0, 100))
 	l.Record(-100, 1, call(150, 0, 50)) // the same user in a group
-	ok, notice := l.Allow(-100, 1)
+	ok, notice := allow(l, -100, 1)
 	if ok || !strings.HasPrefix(notice, "You have used today's allowance of 500 tokens.") {
 		t.Errorf("user 1 at 500: %v, %q", ok, notice)
 	}
-	if ok, _ := l.Allow(-100, 2); !ok {
+	if ok, _ := allow(l, -100, 2); !ok {
 		t.Error("another user of the group is refused")
 	}
-	if ok, notice := l.Allow(7, 1); ok || notice == "" {
+	if ok, notice := allow(l, 7, 1); ok || notice == "" {
 		t.Errorf("user 1 in another chat: %v, %q; want refused, told there too", ok, notice)
 	}
 }
@@ -84,7 +95,7 @@ func TestLedgerSurvivesARestart(t *testing.T) {
 	l.Record(7, 1, call(700, 100, 400)) // Dec 1
 	c.t = c.t.Add(24 * time.Hour)
 	l.Record(7, 1, call(900, 0, 200)) // Dec 2: over
-	if ok, notice := l.Allow(7, 1); ok || notice == "" {
+	if ok, notice := allow(l, 7, 1); ok || notice == "" {
 		t.Fatal("not refused")
 	}
 	l.Record(9, 3, call(10, 0, 10))
@@ -101,7 +112,7 @@ func TestLedgerSurvivesARestart(t *testing.T) {
 	}
 
 	l = newLedger(t, dir, c, 1000, 0)
-	if ok, notice := l.Allow(7, 1); ok || notice != "" {
+	if ok, notice := allow(l, 7, 1); ok || notice != "" {
 		t.Errorf("after a restart: %v, %q; want refused, without telling again", ok, notice)
 	}
 	if l.chats[7] != (Counts{Input: 900, Output: 200, Calls: 1}) {
@@ -131,22 +142,22 @@ func TestAllowMore(t *testing.T) {
 	c := &clock{time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
 	l := newLedger(t, t.TempDir(), c, 100, 100)
 	l.Record(7, 1, call(100, 0, 100))
-	if ok, _ := l.Allow(7, 1); ok {
+	if ok, _ := allow(l, 7, 1); ok {
 		t.Fatal("not refused")
 	}
 	l.AllowMore(7, 42)
-	if ok, _ := l.Allow(7, 1); !ok {
+	if ok, _ := allow(l, 7, 1); !ok {
 		t.Error("refused after /allow_more")
 	}
 	if !strings.Contains(l.Report(7, 1), "(lifted by an admin for today)") {
 		t.Error("the report does not say it is lifted")
 	}
-	if ok, _ := l.Allow(8, 1); ok {
+	if ok, _ := allow(l, 8, 1); ok {
 		t.Error("the lift reaches the user in another chat")
 	}
 	c.t = c.t.Add(24 * time.Hour)
 	l.Record(7, 1, call(100, 0, 100))
-	if ok, _ := l.Allow(7, 1); ok {
+	if ok, _ := allow(l, 7, 1); ok {
 		t.Error("the lift outlived its day")
 	}
 }
@@ -158,7 +169,7 @@ func TestNoAllowance(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Record(7, 1, call(1_000_000, 0, 1_000_000))
-	if ok, _ := l.Allow(7, 1); !ok {
+	if ok, _ := allow(l, 7, 1); !ok {
 		t.Error("refused with no allowance set")
 	}
 	r := l.Report(7, 1)
