@@ -421,14 +421,14 @@ func (m *Main) model() (llm.Model, error) {
 	switch provider {
 	case llm.ProviderOpenAI:
 		return llm.NewOpenAI(llm.OpenAIOptions{APIKey: c.OpenAIKey, BaseURL: c.OpenAIBaseURL, Model: c.Model,
-			MaxTokens: c.MaxTokens, HTTPClient: m.HTTPClient}), nil
+			MaxTokens: c.MaxTokens, HTTPClient: m.HTTPClient, CountTokens: m.tokens.Count}), nil
 	case llm.ProviderAnthropic:
 		if c.AnthropicKey == "" {
 			return nil, errors.New("ANTHROPIC_API_KEY is required with LLM_PROVIDER=anthropic")
 		}
 		return llm.NewAnthropic(llm.AnthropicOptions{APIKey: c.AnthropicKey, BaseURL: c.AnthropicBaseURL, Model: c.Model,
 			MaxTokens: c.MaxTokens, AuthHeader: c.AnthropicAuthHeader, Version: c.AnthropicVersion,
-			HTTPClient: m.HTTPClient}), nil
+			HTTPClient: m.HTTPClient, CountTokens: m.tokens.Count}), nil
 	}
 	return nil, fmt.Errorf("LLM_PROVIDER must be openai or anthropic (got %q)", provider)
 }

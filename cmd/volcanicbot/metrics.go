@@ -60,7 +60,8 @@ func newMetrics(load func() []mcpclient.ServerLoad) *metrics {
 	m.modelSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "volcanicbot_model_request_seconds",
 		Help: "Model request latency, retries included.", Buckets: prometheus.ExponentialBuckets(0.25, 2, 10)})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "volcanicbot_model_tokens_total",
-		Help: "Model tokens: input (cached included), cached (read from the prompt cache), output."}, []string{"kind"})
+		Help: "Model tokens: input (cached included), cached (read from the prompt cache), output; estimated: of input and output, " +
+			"those the bot counted itself for requests that ended early (stopped, timed out, broken off)."}, []string{"kind"})
 	m.reg.MustRegister(m.starts, m.failures, m.evictions, m.waits, m.calls, m.modelRequests, m.modelSeconds, m.tokens,
 		loadCollector{load}, sendCollector{m}, spendCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -104,11 +105,11 @@ func (o observedModel) Complete(ctx context.Context, req llm.Request) (llm.Respo
 	resp, err := o.Model.Complete(ctx, req)
 	o.m.modelSeconds.Observe(time.Since(start).Seconds())
 	o.m.modelRequests.WithLabelValues(outcome(err != nil)).Inc()
-	if err == nil {
-		o.m.tokens.WithLabelValues("input").Add(float64(resp.Usage.InputTokens))
-		o.m.tokens.WithLabelValues("cached").Add(float64(resp.Usage.CacheReadTokens))
-		o.m.tokens.WithLabelValues("output").Add(float64(resp.Usage.OutputTokens))
-	}
+	// A failed request counts too: what it cost all the same (llm.Model).
+	o.m.tokens.WithLabelValues("input").Add(float64(resp.Usage.InputTokens))
+	o.m.tokens.WithLabelValues("cached").Add(float64(resp.Usage.CacheReadTokens))
+	o.m.tokens.WithLabelValues("output").Add(float64(resp.Usage.OutputTokens))
+	o.m.tokens.WithLabelValues("estimated").Add(float64(resp.Usage.Estimated))
 	return resp, err
 }
 
@@ -183,7 +184,8 @@ var (
 	// and a private chat's id is its user's Telegram id, which does not
 	// belong in a monitoring system. Per chat, /usage and the journal say it.
 	costDesc = prometheus.NewDesc("volcanicbot_model_cost_dollars_total",
-		"What the model cost at LLM_PRICE_*_PER_MTOK (cached tokens at the input price), in dollars; only with a price set.",
+		"What the model cost at LLM_PRICE_*_PER_MTOK (cached tokens at the input price), in dollars; only with a price set. "+
+			"Requests that ended early count with their estimate (volcanicbot_model_tokens_total{kind=\"estimated\"}).",
 		[]string{"provider", "model"}, nil)
 	reachedDesc = prometheus.NewDesc("volcanicbot_allowance_reached_total",
 		"Daily token allowances used up: a chat's (scope chat), or a user's (scope user); each told once a day.", []string{"scope"}, nil)

@@ -54,6 +54,10 @@ type AnthropicOptions struct {
 	// HTTPClient sends the requests; nil is http.DefaultClient. Bound calls
 	// with the context's deadline, not the client's Timeout.
 	HTTPClient *http.Client
+	// CountTokens counts the tokens of a text as the model does; it
+	// estimates what a request that ended early cost (estimate.go). nil:
+	// a Tokenizer of the adapter's own, built on its first use.
+	CountTokens func(string) int
 }
 
 // Anthropic is the Model of the Anthropic messages API and compatible ones.
@@ -76,6 +80,9 @@ func NewAnthropic(o AnthropicOptions) *Anthropic {
 	}
 	if o.MaxTokens <= 0 {
 		o.MaxTokens = DefaultAnthropicMaxTokens
+	}
+	if o.CountTokens == nil {
+		o.CountTokens = new(Tokenizer).Count
 	}
 	retries := o.MaxRetries
 	switch {
@@ -109,8 +116,10 @@ func NewAnthropic(o AnthropicOptions) *Anthropic {
 // else in one piece.
 func (m *Anthropic) Complete(ctx context.Context, req Request) (Response, error) {
 	params := m.params(req)
+	cost := newMeter(m.o.CountTokens, &req)
+	ctx = cost.watch(ctx)
 	if req.OnText != nil {
-		return m.stream(ctx, params, req.OnText)
+		return m.stream(ctx, params, req.OnText, cost)
 	}
 	var (
 		raw []byte
@@ -122,7 +131,7 @@ func (m *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 	// what Anthropic-compatible servers send.
 	err := m.client.Post(ctx, "v1/messages", params, &raw, option.WithResponseInto(&res))
 	if err != nil {
-		return Response{}, newError(ProviderAnthropic, m.o.APIKey, err, res)
+		return Response{Usage: cost.stopped(ctx)}, newError(ProviderAnthropic, m.o.APIKey, err, res)
 	}
 	return m.parse(raw)
 }

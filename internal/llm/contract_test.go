@@ -122,6 +122,17 @@ type contractError struct {
 	is      error  // errors.Is, when set
 }
 
+// answeredAfterABrokenAttempt checks an answer "ok" whose first attempt
+// began and broke off: the answer's usage (zero in the fake) counts that
+// attempt's prompt, estimated (estimate.go).
+func answeredAfterABrokenAttempt(t *testing.T, resp llm.Response) {
+	t.Helper()
+	u := resp.Usage
+	if resp.Text != "ok" || resp.StopReason != llm.StopEnd || u.InputTokens <= 0 || u.Estimated != u.InputTokens {
+		t.Errorf("response %+v: want \"ok\", the broken attempt's prompt counted as estimated", resp)
+	}
+}
+
 func replies(r ...llmtest.Reply) func(contractAdapter) []llmtest.Reply {
 	return func(contractAdapter) []llmtest.Reply { return r }
 }
@@ -171,13 +182,13 @@ func contractCases() []contractCase {
 		name:     "a stream that breaks off before any text is tried again",
 		streamed: true,
 		replies:  replies(llmtest.Reply{Text: "lost", Fail: llmtest.FailDrop}, llmtest.Text("ok")),
-		want:     llm.Response{Text: "ok", StopReason: llm.StopEnd},
+		check:    answeredAfterABrokenAttempt,
 		requests: 2,
 	}, {
 		name:     "an error event before any text is tried again",
 		streamed: true,
 		replies:  replies(llmtest.Reply{Text: "lost", Fail: llmtest.FailEvent, FailStatus: 529}, llmtest.Text("ok")),
-		want:     llm.Response{Text: "ok", StopReason: llm.StopEnd},
+		check:    answeredAfterABrokenAttempt,
 		requests: 2,
 	}, {
 		name:     "a stream that breaks off after text is an error, not tried again",

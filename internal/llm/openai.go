@@ -57,6 +57,10 @@ type OpenAIOptions struct {
 	// Headers are added to every request (OpenRouter's HTTP-Referer and
 	// X-Title, for example).
 	Headers map[string]string
+	// CountTokens counts the tokens of a text as the model does; it
+	// estimates what a request that ended early cost (estimate.go). nil:
+	// a Tokenizer of the adapter's own, built on its first use.
+	CountTokens func(string) int
 }
 
 // OpenAI is the Model of any OpenAI-compatible chat-completions endpoint.
@@ -76,6 +80,9 @@ var _ Model = (*OpenAI)(nil)
 func NewOpenAI(o OpenAIOptions) *OpenAI {
 	if o.BaseURL == "" {
 		o.BaseURL = DefaultOpenAIBaseURL
+	}
+	if o.CountTokens == nil {
+		o.CountTokens = new(Tokenizer).Count
 	}
 	retries := o.MaxRetries
 	switch {
@@ -117,8 +124,10 @@ func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, &Error{Provider: ProviderOpenAI, Message: "build request: " + err.Error(), Err: err}
 	}
+	cost := newMeter(m.o.CountTokens, &req)
+	ctx = cost.watch(ctx)
 	if req.OnText != nil {
-		return m.stream(ctx, params, req.OnText)
+		return m.stream(ctx, params, req.OnText, cost)
 	}
 	var (
 		raw []byte
@@ -129,7 +138,7 @@ func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	// parts, missing ids and finish reasons).
 	_, err = m.svc.New(ctx, params, option.WithResponseBodyInto(&raw), option.WithResponseInto(&res))
 	if err != nil {
-		return Response{}, newError(ProviderOpenAI, m.o.APIKey, err, res)
+		return Response{Usage: cost.stopped(ctx)}, newError(ProviderOpenAI, m.o.APIKey, err, res)
 	}
 	return m.parse(raw)
 }

@@ -13,25 +13,25 @@ import (
 
 // stream sends a streamed chat-completions request (stream_options asks
 // for the usage in the last chunk).
-func (m *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewParams, onText func(string)) (Response, error) {
+func (m *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewParams, onText func(string), cost *meter) (Response, error) {
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	return streamWithRetries(ctx, m.retries, onText, func(ctx context.Context, emit func(string)) (Response, bool, error) {
-		return m.streamOnce(ctx, params, emit)
+		return m.streamOnce(ctx, params, emit, cost)
 	})
 }
 
-func (m *OpenAI) streamOnce(ctx context.Context, params openai.ChatCompletionNewParams, emit func(string)) (Response, bool, error) {
+func (m *OpenAI) streamOnce(ctx context.Context, params openai.ChatCompletionNewParams, emit func(string), cost *meter) (Response, bool, error) {
 	var res *http.Response
 	stream := m.svc.NewStreaming(ctx, params, option.WithResponseInto(&res))
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
-		return Response{}, false, newError(ProviderOpenAI, m.o.APIKey, err, res)
+		return Response{Usage: cost.stopped(ctx)}, false, newError(ProviderOpenAI, m.o.APIKey, err, res)
 	}
 	if !isEventStream(res) {
 		// The server ignored "stream": the whole completion, at once.
 		raw, err := io.ReadAll(res.Body)
 		if err != nil {
-			return Response{}, true, streamError(ctx, ProviderOpenAI, m.o.APIKey, err)
+			return Response{Usage: cost.cut(Usage{}, "")}, true, streamError(ctx, ProviderOpenAI, m.o.APIKey, err)
 		}
 		resp, err := m.parse(raw)
 		if err == nil {
@@ -43,14 +43,14 @@ func (m *OpenAI) streamOnce(ctx context.Context, params openai.ChatCompletionNew
 	for stream.Next() {
 		if err := acc.add(stream.Current().RawJSON(), emit); err != nil {
 			err.Message = scrub(err.Message, m.o.APIKey)
-			return Response{}, true, err
+			return Response{Usage: cost.cut(acc.usage, acc.written())}, true, err
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return Response{}, true, streamError(ctx, ProviderOpenAI, m.o.APIKey, err)
+		return Response{Usage: cost.cut(acc.usage, acc.written())}, true, streamError(ctx, ProviderOpenAI, m.o.APIKey, err)
 	}
 	if !acc.finished {
-		return Response{}, true, streamError(ctx, ProviderOpenAI, m.o.APIKey, errTruncated)
+		return Response{Usage: cost.cut(acc.usage, acc.written())}, true, streamError(ctx, ProviderOpenAI, m.o.APIKey, errTruncated)
 	}
 	resp := acc.response()
 	if resp.Text == "" && acc.refusal.Len() > 0 {
@@ -175,6 +175,19 @@ func (a *openAIStream) call(index *int, id string) *openAIStreamCall {
 	}
 	a.calls = append(a.calls, c)
 	return c
+}
+
+// written is what the model wrote so far: text, refusal, tool calls.
+func (a *openAIStream) written() string {
+	var b strings.Builder
+	b.WriteString(a.text.String())
+	b.WriteString(a.refusal.String())
+	for _, c := range a.calls {
+		b.WriteString(c.name)
+		b.WriteString(c.args.String())
+		b.Write(c.object)
+	}
+	return b.String()
 }
 
 func (a *openAIStream) response() Response {

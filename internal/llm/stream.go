@@ -27,12 +27,14 @@ const (
 
 // streamAttempt runs one streamed request. It returns started when the
 // provider's answer had begun (a failure then is the stream's, which the
-// SDK does not retry).
+// SDK does not retry). A failed attempt's resp carries only its Usage:
+// what it cost all the same (estimate.go).
 type streamAttempt func(ctx context.Context, emit func(string)) (resp Response, started bool, err error)
 
 // streamWithRetries runs attempt until it succeeds or fails for good:
 // a failure after the stream started is tried again, up to retries times,
 // while nothing was delivered to onText and the error is one worth a retry.
+// The Usage it returns, answer or failure, counts every attempt's.
 func streamWithRetries(ctx context.Context, retries int, onText func(string), attempt streamAttempt) (Response, error) {
 	delivered := false
 	emit := func(s string) {
@@ -42,20 +44,23 @@ func streamWithRetries(ctx context.Context, retries int, onText func(string), at
 		delivered = true
 		onText(s)
 	}
+	var spent Usage // by the attempts that failed
 	for try := 0; ; try++ {
 		resp, started, err := attempt(ctx, emit)
 		if err == nil {
+			resp.Usage = resp.Usage.add(spent)
 			return resp, nil
 		}
+		spent = spent.add(resp.Usage)
 		var e *Error
 		if !started || delivered || try >= retries || ctx.Err() != nil || !errors.As(err, &e) || !retryableStatus(e.Status) {
-			return Response{}, err
+			return Response{Usage: spent}, err
 		}
 		t := time.NewTimer(min(streamRetryBase<<try, streamRetryMax))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return Response{}, err
+			return Response{Usage: spent}, err
 		case <-t.C:
 		}
 	}

@@ -71,3 +71,39 @@ func TestServerWithAdapters(t *testing.T) {
 		t.Fatalf("anthropic: %+v, %v", resp, err)
 	}
 }
+
+// Model keeps the adapters' promise for a call that ends early: what the
+// provider took is counted, estimated; what it refused is not.
+func TestModelCountsUnfinishedCalls(t *testing.T) {
+	usage := llm.Usage{InputTokens: 300, OutputTokens: 90}
+	m := llmtest.NewModel(t,
+		llmtest.Reply{Chunks: []string{"a ", "b ", "c ", "d "}, Fail: llmtest.FailDrop, FailAfter: 2, Usage: usage},
+		llmtest.Reply{Chunks: []string{"a ", "b ", "c ", "d "}, ChunkDelay: time.Hour, Usage: usage},
+		llmtest.Reply{Text: "late", Delay: time.Hour, Usage: usage},
+		llmtest.Reply{Status: 429, Usage: usage},
+	)
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText, Text: "hi"}}}}}
+	streamed := req
+	streamed.OnText = func(string) {}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopping := streamed
+	stopping.OnText = func(string) { cancel() } // /stop once the first piece is shown
+	tests := []struct {
+		name string
+		ctx  context.Context
+		req  llm.Request
+		want llm.Usage
+	}{
+		{"broken off after two pieces", context.Background(), streamed, llm.Usage{InputTokens: 300, OutputTokens: 2, Estimated: 302}},
+		{"stopped after one piece", ctx, stopping, llm.Usage{InputTokens: 300, OutputTokens: 1, Estimated: 301}},
+		{"stopped before the answer", ctx, req, llm.Usage{InputTokens: 300, Estimated: 300}},
+		{"refused", context.Background(), req, llm.Usage{}},
+	}
+	for _, tt := range tests {
+		resp, err := m.Complete(tt.ctx, tt.req)
+		if err == nil || resp.Usage != tt.want {
+			t.Errorf("%s: usage %+v, %v; want %+v and an error", tt.name, resp.Usage, err, tt.want)
+		}
+	}
+}

@@ -50,7 +50,13 @@ func (m *Model) Remaining() int {
 }
 
 // Complete answers with the next reply. Like the adapters, it fails with an
-// *llm.Error, which wraps the context's error when ctx ends first.
+// *llm.Error, which wraps the context's error when ctx ends first; and
+// like theirs, a failed call's Response carries what a request the
+// provider took cost all the same (llm.Model): a call whose context ended
+// while it waited for the reply, or whose stream was stopped or broke off
+// midway, counts the reply's Usage.InputTokens as its prompt and a token
+// for each piece that had streamed, all of it Estimated. A scripted
+// Status or Err costs nothing.
 func (m *Model) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	m.mu.Lock()
 	m.requests = append(m.requests, cloneRequest(req))
@@ -62,8 +68,14 @@ func (m *Model) Complete(ctx context.Context, req llm.Request) (llm.Response, er
 		return llm.Response{}, &llm.Error{Provider: "llmtest", Status: http.StatusInternalServerError, Message: "no reply scripted"}
 	}
 	reply = reply.resolve(Request{LLM: req})
+	// cut is what the call cost when it ended after streamed pieces.
+	cut := func(streamed int) llm.Response {
+		u := llm.Usage{InputTokens: reply.Usage.InputTokens, OutputTokens: streamed}
+		u.Estimated = u.InputTokens + u.OutputTokens
+		return llm.Response{Usage: u}
+	}
 	if err := reply.wait(ctx); err != nil {
-		return llm.Response{}, &llm.Error{Provider: "llmtest", Message: err.Error(), Err: err}
+		return cut(0), &llm.Error{Provider: "llmtest", Message: err.Error(), Err: err}
 	}
 	switch {
 	case reply.Err != nil:
@@ -76,22 +88,24 @@ func (m *Model) Complete(ctx context.Context, req llm.Request) (llm.Response, er
 		return llm.Response{}, &llm.Error{Provider: "llmtest", Status: reply.Status, Message: msg}
 	}
 	if req.OnText != nil {
+		streamed := 0
 		for i, p := range reply.pieces() {
 			if reply.Fail != "" && i == reply.FailAfter {
 				break
 			}
 			if i > 0 {
 				if err := sleep(ctx, reply.ChunkDelay); err != nil {
-					return llm.Response{}, &llm.Error{Provider: "llmtest", Message: err.Error(), Err: err}
+					return cut(streamed), &llm.Error{Provider: "llmtest", Message: err.Error(), Err: err}
 				}
 			}
 			req.OnText(p)
+			streamed++
 		}
 		switch reply.Fail {
 		case FailDrop, FailEnd:
-			return llm.Response{}, &llm.Error{Provider: "llmtest", Status: http.StatusBadGateway, Message: "the stream broke off"}
+			return cut(streamed), &llm.Error{Provider: "llmtest", Status: http.StatusBadGateway, Message: "the stream broke off"}
 		case FailEvent:
-			return llm.Response{}, &llm.Error{Provider: "llmtest", Status: cmp.Or(reply.FailStatus, 500), Message: "in the stream"}
+			return cut(streamed), &llm.Error{Provider: "llmtest", Status: cmp.Or(reply.FailStatus, 500), Message: "in the stream"}
 		}
 	}
 	resp := llm.Response{Text: reply.text(), ToolCalls: reply.ToolCalls, Usage: reply.Usage, StopReason: reply.StopReason}
