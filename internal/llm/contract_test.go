@@ -423,8 +423,10 @@ func contractCases() []contractCase {
 		cancel:  true,
 		wantErr: &contractError{user: "cancelled", is: context.Canceled},
 	}, {
-		name:    "deadline",
-		timeout: 50 * time.Millisecond,
+		name: "deadline",
+		// Long enough for the request to reach the server (which it must,
+		// once) on a loaded machine under -race: 50 ms was not.
+		timeout: time.Second,
 		replies: replies(llmtest.Reply{Text: "late", Delay: time.Hour}),
 		wantErr: &contractError{user: "too long", is: context.DeadlineExceeded},
 	}, {
