@@ -80,6 +80,7 @@ COPY --from=build /out/volcanicbot /usr/local/bin/volcanicbot
 ENV VOLCANIC_DATA_DIR=/data \
     VOLCANIC_AGENT_DIR=/data/agent \
     HTTP_ADDR=:8080 \
+    METRICS_ADDR=127.0.0.1:9464 \
     LOG_FORMAT=json \
     PLAYWRIGHT_ENABLED=true \
     PLAYWRIGHT_COMMAND=playwright-mcp \

@@ -14,6 +14,7 @@ require (
 	github.com/spf13/viper v1.21.0
 	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/yuin/goldmark v1.8.7
+	golang.org/x/net v0.60.0
 	golang.org/x/oauth2 v0.30.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.48.0

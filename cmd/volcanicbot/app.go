@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -52,17 +51,20 @@ const shutdownTimeout = 8 * time.Second
 // constructors from the configuration. It is the only place that knows
 // every package; an end-to-end test runs it in-process against fakes.
 type Main struct {
-	cfg      *Config
-	logger   *slog.Logger
-	secrets  *redact.Registry
-	env      *redact.EnvFilter
-	preset   preset.Playwright
-	mcp      *mcpclient.Client
-	tokens   *llm.Tokenizer     // counts tokens as the models do
-	metrics  *metrics           // GET /metrics
-	tracker  *mcpclient.Tracker // the MCP servers' process trees
-	lock     *dataDirLock       // held while Run runs, released by Close
-	listener net.Listener       // the health listener, when HTTP_ADDR is set
+	cfg     *Config
+	logger  *slog.Logger
+	secrets *redact.Registry
+	env     *redact.EnvFilter
+	preset  preset.Playwright
+	mcp     *mcpclient.Client
+	tokens  *llm.Tokenizer     // counts tokens as the models do
+	metrics *metrics           // GET /metrics
+	tracker *mcpclient.Tracker // the MCP servers' process trees
+	lock    *dataDirLock       // held while Run runs, released by Close
+
+	// httpLimits bound the HTTP listeners' clients; the zero value is
+	// defaultHTTPLimits (tests shorten them).
+	httpLimits httpLimits
 
 	// HTTPClient, when set, is used for Telegram and the model (tests).
 	HTTPClient *http.Client
@@ -364,23 +366,12 @@ func (m *Main) Run(ctx context.Context) error {
 		m.logger.Info("MCP catalogue ready", "tools", len(tools), "refused", len(refusals))
 		return nil
 	})
-	if m.cfg.HTTPAddr != "" {
-		srv, err := m.healthServer(b)
-		if err != nil {
-			return err
-		}
-		g.Go(func() error {
-			if err := srv.Serve(m.listener); !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("health listener: %w", err)
-			}
-			return nil
-		})
-		g.Go(func() error {
-			<-gctx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			return srv.Shutdown(sctx)
-		})
+	listeners, err := m.httpListeners(b)
+	if err != nil {
+		return err
+	}
+	for _, l := range listeners {
+		l.serve(gctx, g)
 	}
 	g.Go(func() error { return b.Run(gctx) })
 	runErr := g.Wait()

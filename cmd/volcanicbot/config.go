@@ -35,8 +35,12 @@ type Config struct {
 	// Playwright is the browser preset's settings (mcp.playwright.*).
 	Playwright preset.Playwright
 
-	// HTTPAddr is the optional health listener (/healthz), e.g. ":8080".
+	// HTTPAddr is the optional health listener (/healthz, the webhook),
+	// e.g. ":8080".
 	HTTPAddr string
+	// MetricsAddr is the optional metrics listener (/metrics), apart from
+	// HTTPAddr, which a webhook's domain exposes.
+	MetricsAddr string
 
 	// MaxResultTokens caps what the model gets of one tool result.
 	MaxResultTokens int
@@ -166,6 +170,7 @@ type configKey struct {
 //	approval.timeout_seconds      APPROVAL_TIMEOUT_SECONDS   300
 //	agent.stream_replies          STREAM_REPLIES             true
 //	http_addr                     HTTP_ADDR                  none (no health listener)
+//	metrics_addr                  METRICS_ADDR               none (no metrics listener); 127.0.0.1:9464 in the image
 //	log.level                     LOG_LEVEL                  info
 //	log.format                    LOG_FORMAT                 text
 //	mcp.playwright.enabled        PLAYWRIGHT_ENABLED
@@ -218,6 +223,7 @@ var configKeys = []configKey{
 	{"approval.timeout_seconds", "APPROVAL_TIMEOUT_SECONDS"},
 	{"agent.stream_replies", "STREAM_REPLIES"},
 	{"http_addr", "HTTP_ADDR"},
+	{"metrics_addr", "METRICS_ADDR"},
 	{"log.level", "LOG_LEVEL"},
 	{"log.format", "LOG_FORMAT"},
 	{"mcp.playwright.enabled", "PLAYWRIGHT_ENABLED"},
@@ -265,6 +271,10 @@ func (c *Config) Validate(requireBot bool) error {
 		errs = append(errs, fmt.Errorf("ANTHROPIC_AUTH_HEADER (llm.anthropic.auth_header) must be x-api-key or bearer (got %q)", c.LLM.AnthropicAuthHeader))
 	}
 	errs = append(errs, c.validateWebhook()...)
+	if c.MetricsAddr != "" && c.MetricsAddr == c.HTTPAddr {
+		errs = append(errs, errors.New("METRICS_ADDR (metrics_addr) must differ from HTTP_ADDR (http_addr): "+
+			"a webhook's domain exposes HTTP_ADDR to the internet, and /metrics is not for it (e.g. METRICS_ADDR=127.0.0.1:9464)"))
+	}
 	errs = append(errs, c.validateBrowser()...)
 	if _, err := parseLogLevel(c.Log.Level); err != nil {
 		errs = append(errs, err)

@@ -796,11 +796,11 @@ func TestE2EHungServerStallsNoChat(t *testing.T) {
 	d.waitText(alice, "hung: failed: hung: no answer within the startup timeout of 10s")
 }
 
-// GET /metrics on HTTP_ADDR: the MCP servers' processes and calls, and the
-// model's requests and tokens, in Prometheus's text format.
+// GET /metrics on METRICS_ADDR: the MCP servers' processes and calls, and
+// the model's requests and tokens, in Prometheus's text format.
 func TestE2EMetrics(t *testing.T) {
 	addr := freeAddr(t)
-	d := startDaemon(t, echoThenAnswer, daemonOptions{extra: []string{"HTTP_ADDR=" + addr}})
+	d := startDaemon(t, echoThenAnswer, daemonOptions{extra: []string{"METRICS_ADDR=" + addr}})
 	d.tg.Message(alice, alice, "hi")
 	d.waitText(alice, "the tool said: hi")
 	resp, err := http.Get("http://" + addr + "/metrics")

@@ -17,16 +17,12 @@ import (
 // bot counts as healthy. A long poll returns at least every ~60 s.
 const healthMaxAge = 150 * time.Second
 
-// healthServer listens on HTTP_ADDR and answers /healthz: 200 while
-// updates come in (polling alive, or the webhook registered), 503 before
-// and when polling stalled; and /metrics, in Prometheus's text format.
-// With a webhook it also serves Telegram's posts at the webhook URL's path.
-func (m *Main) healthServer(b *bot.Bot) (*http.Server, error) {
-	ln, err := net.Listen("tcp", m.cfg.HTTPAddr)
-	if err != nil {
-		return nil, fmt.Errorf("HTTP_ADDR %s: %w", m.cfg.HTTPAddr, err)
-	}
-	m.listener = ln
+// healthHandler is what HTTP_ADDR serves: /healthz, 200 while updates come
+// in (polling alive, or the webhook registered), 503 before and when
+// polling stalled; with a webhook, Telegram's posts at the webhook URL's
+// path; and the login callback. Not /metrics: HTTP_ADDR is what a
+// webhook's domain exposes to the internet (METRICS_ADDR serves those).
+func (m *Main) healthHandler(b *bot.Bot) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ok, detail := b.Health(time.Now(), healthMaxAge)
@@ -36,15 +32,13 @@ func (m *Main) healthServer(b *bot.Bot) (*http.Server, error) {
 		}
 		fmt.Fprintln(w, detail)
 	})
-	mux.Handle("GET /metrics", m.metrics.handler())
 	if p := b.WebhookPath(); p != "" {
 		mux.Handle(p, b.WebhookHandler())
 	}
 	if p := b.LoginCallbackPath(); p != "" {
 		mux.Handle("GET "+p, b.LoginCallbackHandler())
 	}
-	m.logger.Info("health listener", "addr", ln.Addr().String())
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, nil
+	return mux
 }
 
 // runHealth is `volcanicbot health`, the container's health check: it asks

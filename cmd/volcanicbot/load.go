@@ -91,6 +91,7 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		c.Agent.NoStream = true
 	}
 	c.HTTPAddr = l.str("http_addr")
+	c.MetricsAddr = l.str("metrics_addr")
 	c.Log = LogConfig{
 		Level:  strings.ToLower(cmp.Or(l.str("log.level"), defaultLogLevel)),
 		Format: strings.ToLower(cmp.Or(l.str("log.format"), defaultLogFormat)),

@@ -123,7 +123,7 @@ func TestE2ESpendMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := startDaemon(t, costly, daemonOptions{dataDir: dataDir, main: func(m *Main) { m.UsageClock = clock.now },
-		extra: []string{"HTTP_ADDR=" + addr, "LLM_DAILY_TOKENS_PER_CHAT=1000", "LLM_PRICE_INPUT_PER_MTOK=3", "LLM_PRICE_OUTPUT_PER_MTOK=15"}})
+		extra: []string{"METRICS_ADDR=" + addr, "LLM_DAILY_TOKENS_PER_CHAT=1000", "LLM_PRICE_INPUT_PER_MTOK=3", "LLM_PRICE_OUTPUT_PER_MTOK=15"}})
 	d.tg.Message(alice, alice, "one")
 	d.waitText(alice, "answer to one")
 	d.tg.Message(alice, alice, "two")
