@@ -62,6 +62,8 @@ type Main struct {
 	tracker *mcpclient.Tracker // the MCP servers' process trees
 	lock    *dataDirLock       // held while Run runs, released by Close
 
+	// browserWhy says why the chats share one browser or have one each.
+	browserWhy string
 	// httpLimits bound the HTTP listeners' clients; the zero value is
 	// defaultHTTPLimits (tests shorten them).
 	httpLimits httpLimits
@@ -108,10 +110,8 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		return nil, err
 	}
 	pw := cfg.Playwright
-	if pw.Shared == nil {
-		shared := !hasBrowserProfiles(cfg.DataDir)
-		pw.Shared = &shared
-	}
+	shared, browserWhy := browserMode(pw, browserProfiles(cfg.DataDir))
+	pw.Shared = &shared
 	if pw.MaxBrowsers == 0 && pw.CDPEndpoint == "" { // a browser service has ceilings of its own
 		pw.MaxBrowsers = defaultMaxBrowsers(memoryLimit(), pw.IsShared())
 	}
@@ -157,8 +157,8 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		Observer:        met,
 		AuthDir:         filepath.Join(cfg.DataDir, mcpAuthDir),
 	})
-	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, mcp: client, tracker: tracker,
-		tokens: tokens, metrics: met}, nil
+	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, browserWhy: browserWhy, mcp: client,
+		tracker: tracker, tokens: tokens, metrics: met}, nil
 }
 
 // loginCallbackPath is where /mcp login's browser comes back on HTTP_ADDR.
@@ -211,14 +211,19 @@ func (m *Main) serverWarnings() []string {
 	return out
 }
 
-// hasBrowserProfiles reports whether a chat keeps a browser profile of its
-// own (the per-chat browser of an earlier version, or PLAYWRIGHT_SHARED=
-// false): PLAYWRIGHT_SHARED unset then keeps the per-chat browsers, whose
-// profiles hold the chats' logins, rather than start every chat logged
-// out in the shared one.
-func hasBrowserProfiles(dataDir string) bool {
+// browserProfiles are the browser profiles chats keep of their own (the
+// per-chat browser of an earlier version, or PLAYWRIGHT_SHARED=false),
+// relative to the data directory: PLAYWRIGHT_SHARED unset then keeps the
+// per-chat browsers, whose profiles hold the chats' logins, rather than
+// start every chat logged out in the shared one (browserMode).
+func browserProfiles(dataDir string) []string {
 	matches, _ := filepath.Glob(filepath.Join(dataDir, "chats", "*", ".volcanic", "browser-profile"))
-	return len(matches) > 0
+	for i, m := range matches {
+		if rel, err := filepath.Rel(dataDir, m); err == nil {
+			matches[i] = rel
+		}
+	}
+	return matches
 }
 
 // The memory a browsing chat is given by default: with a server and a
@@ -280,6 +285,9 @@ func (m *Main) Run(ctx context.Context) error {
 		m.logger.Warn("MCP configuration: " + w)
 	}
 	m.logger.Info(m.preset.StartupLine())
+	if m.preset.IsEnabled() {
+		m.logger.Info("browser mode", "mode", browserModeName(m.preset), "why", m.browserWhy)
+	}
 	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,
 		"provider", providerName(unwrapModel(model)), "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
 		"allowed_users", len(m.cfg.Telegram.AllowedUsers))

@@ -36,6 +36,9 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 		return errReported
 	}
 	fmt.Fprintln(stdout, "configuration: ok")
+	if m.preset.IsEnabled() {
+		fmt.Fprintf(stdout, "browser mode: %s: %s\n", browserModeName(m.preset), m.browserWhy)
+	}
 	if len(m.cfg.Telegram.AllowedUsers) == 0 {
 		fmt.Fprintln(stdout, "warning: TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody")
 	}
