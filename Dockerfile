@@ -61,6 +61,8 @@ RUN npm install -g --no-audit --no-fund --update-notifier=false "@playwright/mcp
 # /proc/1/environ, which holds every variable of the container, the bot token included (the bot's own
 # process makes itself non-dumpable: docs/security.md). The entrypoint drops to the user with setpriv
 # when the container starts as root, and runs the bot as it is otherwise (a `user:` set in compose).
+# No USER line, so `docker exec` starts as root too; volcanicbot started as root becomes the owner of
+# /data (volcanic) by itself, before anything else, so `docker exec … volcanicbot check` works as the bot.
 RUN groupadd --system --gid 10001 volcanic \
  && useradd --system --uid 10001 --gid volcanic --home-dir /home/volcanic --create-home --shell /bin/bash volcanic \
  && mkdir -p /data/agent \

@@ -18,8 +18,15 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 )
 
+// asMainEnv makes the test binary run as volcanicbot itself: main(), with
+// the command line after the binary's name.
+const asMainEnv = "VOLCANICBOT_TEST_AS_MAIN"
+
 func TestMain(m *testing.M) {
 	fakemcp.MainIfRequested()
+	if os.Getenv(asMainEnv) != "" { // the test binary as volcanicbot itself (privileges_linux_test.go)
+		main()
+	}
 	os.Exit(m.Run())
 }
 

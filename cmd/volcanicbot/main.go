@@ -18,7 +18,16 @@ import (
 var version = "dev"
 
 func main() {
-	makeUndumpable(os.Stderr) // first: MCP servers must not read this process's environment
+	// First, before any child or file: started as root, become the data
+	// directory's owner (a root `docker exec` must not leave files the bot
+	// cannot write); then no process of that user may read this one's
+	// environment (MCP servers). Changing the user resets the dumpable flag,
+	// so the order matters.
+	if _, err := dropRoot(os.Environ()); err != nil {
+		fmt.Fprintf(os.Stderr, "volcanicbot: %v\n", err)
+		os.Exit(1)
+	}
+	makeUndumpable(os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runWith(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
