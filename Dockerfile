@@ -1,7 +1,7 @@
 # volcanicbot: the bot, Node.js, the pinned @playwright/mcp and Debian's Chromium in one image.
 #
 #   docker build -t volcanicbot .
-#   docker run -d --init --shm-size=1g -v volcanic-data:/data --env-file volcanicbot.env volcanicbot
+#   docker run -d --init --memory 2g -v volcanic-data:/data --env-file volcanicbot.env volcanicbot
 #
 # compose.yaml (used by Coolify too) and docs/deployment.md say how to run it.
 

@@ -299,6 +299,11 @@ func (c *Config) validateBrowser() []error {
 		case u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss"):
 			errs = append(errs, errors.New("PLAYWRIGHT_CDP_ENDPOINT (mcp.playwright.cdp_endpoint) must be an http://, https://, ws:// or wss:// URL with a host, "+
 				"such as http://chromium:9222 or wss://chrome.browserless.io?token=…"))
+		case u.Query().Has("token") && u.Query().Get("token") == "":
+			// compose.browser.yaml's default with BROWSER_TOKEN unset: the
+			// browser service would take anyone on its network.
+			errs = append(errs, errors.New("PLAYWRIGHT_CDP_ENDPOINT (mcp.playwright.cdp_endpoint) has an empty token: set it "+
+				"(with compose.browser.yaml: BROWSER_TOKEN, a random string, which the browser service requires too)"))
 		}
 		if p.Shared != nil && !*p.Shared {
 			errs = append(errs, errors.New("PLAYWRIGHT_CDP_ENDPOINT (mcp.playwright.cdp_endpoint) is one browser for every chat: it needs PLAYWRIGHT_SHARED (mcp.playwright.shared) true or unset"))
