@@ -286,3 +286,43 @@ func firstCells(s string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// docs/deployment.md's table of the image's defaults is the Dockerfile's
+// ENV (HOME aside): every variable, with its value.
+func TestDeploymentDocImageDefaults(t *testing.T) {
+	dockerfile := readRepoFile(t, "Dockerfile")
+	i := strings.Index(dockerfile, "\nENV VOLCANIC_DATA_DIR=")
+	if i < 0 {
+		t.Fatal("the Dockerfile has no ENV VOLCANIC_DATA_DIR=… block")
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(dockerfile[i+len("\nENV "):], "\n") {
+		name, value, ok := strings.Cut(strings.TrimSpace(strings.TrimSuffix(line, "\\")), "=")
+		if !ok {
+			break
+		}
+		if name != "HOME" {
+			env[name] = strings.TrimSpace(value)
+		}
+		if !strings.HasSuffix(line, "\\") {
+			break
+		}
+	}
+	doc := readRepoFile(t, "docs/deployment.md")
+	_, table, _ := strings.Cut(doc, "| Variable | In the image | Why |")
+	table, _, _ = strings.Cut(table, "\n\n")
+	documented := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\| `([^`]*)` \\|").FindAllStringSubmatch(table, -1) {
+		documented[m[1]] = m[2]
+	}
+	for name, value := range env {
+		if documented[name] != value {
+			t.Errorf("the image sets %s=%s; docs/deployment.md says %q", name, value, documented[name])
+		}
+	}
+	for name := range documented {
+		if _, ok := env[name]; !ok {
+			t.Errorf("docs/deployment.md lists %s, which the image does not set", name)
+		}
+	}
+}
