@@ -52,9 +52,11 @@ RUN apt-get update \
 # next line. The package downloads no browser, and PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD makes sure.
 ARG PLAYWRIGHT_MCP_VERSION=0.0.83
 ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+# The --version run leaves Node.js's compile cache in /tmp, root's: removed, so that the bot's user makes its own.
 RUN npm install -g --no-audit --no-fund --update-notifier=false "@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}" \
  && npm cache clean --force \
- && playwright-mcp --version
+ && playwright-mcp --version \
+ && rm -rf /tmp/node-compile-cache
 
 # An unprivileged user. /data is created here, owned by it, so a new named volume starts with that owner.
 # The bot runs as it; PID 1 (tini) stays root, so that no process of the bot's user can read PID 1's
