@@ -22,8 +22,9 @@ type httpLimits struct {
 	// ReadHeader is the time to send a request's header; Read the whole
 	// request (a webhook post is a few kilobytes); Write the time from the
 	// end of the header to the end of the answer (a scrape reads every
-	// server's memory); Idle how long a keep-alive connection may wait for
-	// its next request.
+	// server's memory; the login callback finishes the login within its
+	// own 30 s); Idle how long a keep-alive connection may wait for its
+	// next request.
 	ReadHeader, Read, Write, Idle time.Duration
 	// MaxHeaderBytes bounds a request's header (Telegram's, Prometheus's
 	// and a login callback's are a few hundred bytes).
@@ -35,7 +36,7 @@ type httpLimits struct {
 }
 
 func defaultHTTPLimits() httpLimits {
-	return httpLimits{ReadHeader: 5 * time.Second, Read: 10 * time.Second, Write: 30 * time.Second, Idle: 60 * time.Second,
+	return httpLimits{ReadHeader: 5 * time.Second, Read: 10 * time.Second, Write: time.Minute, Idle: time.Minute,
 		MaxHeaderBytes: 16 << 10, MaxConns: 256}
 }
 
