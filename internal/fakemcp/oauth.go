@@ -98,8 +98,12 @@ func NewOAuthServer(t *testing.T) *OAuthServer {
 	mux.HandleFunc("/authorize", o.authorize)
 	mux.HandleFunc("/token", o.token)
 	mux.HandleFunc("/mcp", o.serveMCP)
-	o.srv = httptest.NewServer(mux)
-	o.URL = o.srv.URL
+	// The URL is set before the server serves: a handler reads it, and a
+	// client in another process (the real binary) gives the race detector
+	// no edge from this goroutine to the handler's.
+	o.srv = httptest.NewUnstartedServer(mux)
+	o.URL = "http://" + o.srv.Listener.Addr().String()
+	o.srv.Start()
 	t.Cleanup(o.srv.Close)
 	return o
 }
