@@ -32,7 +32,7 @@ func TestE2EStoppedAnswersCost(t *testing.T) {
 				return llmtest.Reply{Chunks: long, ChunkDelay: 100 * time.Millisecond,
 					Usage: llm.Usage{InputTokens: 1500, OutputTokens: 900}}
 			}, daemonOptions{provider: provider, tg: tg, paced: true,
-				extra: []string{"HTTP_ADDR=" + addr, "LLM_PRICE_INPUT_PER_MTOK=3", "LLM_PRICE_OUTPUT_PER_MTOK=15"}})
+				extra: []string{"METRICS_ADDR=" + addr, "LLM_PRICE_INPUT_PER_MTOK=3", "LLM_PRICE_OUTPUT_PER_MTOK=15"}})
 			const stops = 5
 			for i := 1; i <= stops; i++ {
 				edits := len(tg.RequestsFor("editMessageText"))
