@@ -41,6 +41,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
@@ -203,11 +204,13 @@ func (b *bench) measure(mode string, n int) (row, error) {
 	var colds, prewarms []time.Duration
 	sessions := make([]*mcpclient.Session, n)
 	for i := range n {
-		ws := filepath.Join(dir, "chats", strconv.Itoa(i))
-		if err := os.MkdirAll(ws, 0o700); err != nil {
-			return row{}, err
+		ws, private := chatdir.New(dir).Workspace(int64(i)), chatdir.New(dir).Private(int64(i))
+		for _, d := range []string{ws, private} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return row{}, err
+			}
 		}
-		s, err := client.NewSession(ws)
+		s, err := client.NewSession(ws, private)
 		if err != nil {
 			return row{}, err
 		}

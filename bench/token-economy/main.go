@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -495,8 +496,9 @@ func offers(body []byte, tool string) bool {
 // every superseded snapshot kept (the budget left nothing else out: no
 // request came near LLM_CONTEXT_TOKENS).
 func transcriptRequests(data string, off []request, tok *llm.Tokenizer, whole bool) ([]request, error) {
-	ws := filepath.Join(data, "data", "chats", fmt.Sprint(chat))
-	f, err := os.Open(filepath.Join(ws, ".volcanic", "transcript.jsonl"))
+	dirs := chatdir.New(filepath.Join(data, "data"))
+	ws := dirs.Workspace(chat)
+	f, err := os.Open(filepath.Join(dirs.Private(chat), "transcript.jsonl"))
 	if err != nil {
 		return nil, err
 	}

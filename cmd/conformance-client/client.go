@@ -148,7 +148,7 @@ func runClient(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(workspace)
-	session, err := client.NewSession(workspace)
+	session, err := client.NewSession(workspace, "")
 	if err != nil {
 		return err
 	}

@@ -18,9 +18,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
+	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/ownership"
 	"github.com/volcanicbot/volcanicbot/internal/pairing"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
@@ -212,18 +214,42 @@ func (m *Main) serverWarnings() []string {
 }
 
 // browserProfiles are the browser profiles chats keep of their own (the
-// per-chat browser of an earlier version, or PLAYWRIGHT_SHARED=false),
-// relative to the data directory: PLAYWRIGHT_SHARED unset then keeps the
-// per-chat browsers, whose profiles hold the chats' logins, rather than
-// start every chat logged out in the shared one (browserMode).
+// per-chat browser of an earlier version, or PLAYWRIGHT_SHARED=false), in
+// their private folders or, not migrated yet, their workspaces' old
+// .volcanic/, relative to the data directory: PLAYWRIGHT_SHARED unset then
+// keeps the per-chat browsers, whose profiles hold the chats' logins,
+// rather than start every chat logged out in the shared one
+// (browserMode).
 func browserProfiles(dataDir string) []string {
-	matches, _ := filepath.Glob(filepath.Join(dataDir, "chats", "*", ".volcanic", "browser-profile"))
+	matches := chatdir.New(dataDir).WithPrivate(preset.ProfileDir)
 	for i, m := range matches {
 		if rel, err := filepath.Rel(dataDir, m); err == nil {
 			matches[i] = rel
 		}
 	}
 	return matches
+}
+
+// migrateChats moves each chat's private state out of its workspace, where
+// versions before kept it (<workspace>/.volcanic/), into its private
+// folder (chatdir), before any chat starts. The data directory is locked.
+func (m *Main) migrateChats() error {
+	own, err := ownership.Of(m.cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("the chats' private state: %w", err)
+	}
+	mig, err := chatdir.New(m.cfg.DataDir).Migrate(own)
+	for _, p := range mig.Kept {
+		m.logger.Warn("a chat's private state from its workspace met a newer one of the same name: both kept", "path", p)
+	}
+	for _, p := range mig.Skipped {
+		m.logger.Warn("a workspace's .volcanic is not a folder: not the bot's, left where it is", "path", p)
+	}
+	if mig.Chats > 0 {
+		m.logger.Info("moved the chats' private state out of their workspaces", "chats", mig.Chats,
+			"to", filepath.Join(m.cfg.DataDir, "private"))
+	}
+	return err
 }
 
 // The memory a browsing chat is given by default: with a server and a
@@ -276,6 +302,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	model = m.metrics.model(model)
 	if err := m.startProcesses(); err != nil {
+		return err
+	}
+	if err := m.migrateChats(); err != nil {
 		return err
 	}
 	if len(m.cfg.Telegram.AllowedUsers) == 0 {

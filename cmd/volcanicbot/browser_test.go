@@ -259,7 +259,7 @@ func TestBrowserRestartAndNew(t *testing.T) {
 		t.Errorf("after restart: pid %d (before %d)", second, first)
 	}
 
-	profile := filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), ".volcanic", "browser-profile")
+	profile := filepath.Join(d.dataDir, "private", fmt.Sprint(alice), "browser-profile")
 	d.tg.Message(alice, alice, "/new")
 	d.waitText(alice, "New conversation")
 	if alive(second) {
@@ -437,7 +437,7 @@ func TestBrowserProfileLockOfAnotherHostIsCleared(t *testing.T) {
 	d := startDaemon(t, browse, daemonOptions{extra: env})
 	d.tg.Message(alice, alice, "read "+srv.URL+"/before")
 	d.waitText(alice, "The H1 is: Unique heading before")
-	profile := filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), ".volcanic", "browser-profile")
+	profile := filepath.Join(d.dataDir, "private", fmt.Sprint(alice), "browser-profile")
 	lock := filepath.Join(profile, "SingletonLock")
 	target, err := os.Readlink(lock)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -113,12 +114,19 @@ func (m *Main) probeBrowsers(ctx context.Context, cats []mcpclient.ServerCatalog
 func (m *Main) probeBrowser(ctx context.Context, cfg mcpconfig.ServerConfig, navigate, closeTool mcpclient.Tool) error {
 	name := cfg.Display()
 	isPreset := cfg.Source == mcpconfig.SourcePreset
-	ws, err := os.MkdirTemp("", "volcanicbot-check-*")
+	tmp, err := os.MkdirTemp("", "volcanicbot-check-*")
 	if err != nil {
 		return fmt.Errorf("%s: temp dir: %w", name, err)
 	}
-	defer os.RemoveAll(ws)
-	s, err := m.mcp.NewSession(ws)
+	defer os.RemoveAll(tmp)
+	// A chat's two folders, side by side (chatdir).
+	ws, private := filepath.Join(tmp, "workspace"), filepath.Join(tmp, "private")
+	for _, d := range []string{ws, private} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return fmt.Errorf("%s: temp dir: %w", name, err)
+		}
+	}
+	s, err := m.mcp.NewSession(ws, private)
 	if err != nil {
 		return err
 	}

@@ -185,7 +185,7 @@ func TestLiteralArgumentSecretIsRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	s, err := m.mcp.NewSession(t.TempDir())
+	s, err := m.mcp.NewSession(t.TempDir(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -455,7 +455,7 @@ func TestE2EStopAndNew(t *testing.T) {
 	if fakemcp.Alive(pid) {
 		t.Errorf("the chat's MCP process %d survived /new", pid)
 	}
-	archived, _ := filepath.Glob(filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), ".volcanic", "transcript-*.jsonl"))
+	archived, _ := filepath.Glob(filepath.Join(d.dataDir, "private", fmt.Sprint(alice), "transcript-*.jsonl"))
 	if len(archived) != 1 {
 		t.Errorf("archived transcripts: %v", archived)
 	}

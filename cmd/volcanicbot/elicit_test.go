@@ -126,7 +126,7 @@ func TestE2EElicitationAccepted(t *testing.T) {
 			t.Errorf("model request %d carries a typed answer: %s", i, r.Body)
 		}
 	}
-	transcripts, _ := filepath.Glob(filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), ".volcanic", "*.jsonl"))
+	transcripts, _ := filepath.Glob(filepath.Join(d.dataDir, "private", fmt.Sprint(alice), "*.jsonl"))
 	if len(transcripts) == 0 {
 		t.Fatal("no transcript")
 	}

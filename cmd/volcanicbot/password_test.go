@@ -151,7 +151,7 @@ func TestPasswordsStayOutOfSnapshots(t *testing.T) {
 				t.Errorf("a model request holds the prefilled password")
 			}
 			d.stop()
-			transcript, err := os.ReadFile(filepath.Join(dataDir, "chats", strconv.FormatInt(alice, 10), ".volcanic", "transcript.jsonl"))
+			transcript, err := os.ReadFile(filepath.Join(dataDir, "private", strconv.FormatInt(alice, 10), "transcript.jsonl"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -78,7 +78,7 @@ func TestSharedBrowserChatsApartLoginsKept(t *testing.T) {
 	d.tg.Message(alice, alice, "close")
 	d.waitText(alice, "closed: ")
 	whoami("after browser_close")
-	state := filepath.Join(dataDir, "chats", strconv.FormatInt(alice, 10), ".volcanic", "browser-state.json")
+	state := filepath.Join(dataDir, "private", strconv.FormatInt(alice, 10), "browser-state.json")
 	if b, err := os.ReadFile(state); err != nil || !strings.Contains(string(b), `"who"`) {
 		t.Errorf("alice's saved state %s: %.200s (%v)", state, b, err)
 	}
@@ -239,7 +239,7 @@ func TestSharedBrowserCrashIsReportedThenRespawned(t *testing.T) {
 	d := startDaemon(t, browse, daemonOptions{extra: env})
 	d.tg.Message(alice, alice, "read "+login.URL+"/login?as=alice")
 	d.waitText(alice, "The H1 is: Unique heading logged in alice")
-	state := filepath.Join(d.dataDir, "chats", strconv.FormatInt(alice, 10), ".volcanic", "browser-state.json")
+	state := filepath.Join(d.dataDir, "private", strconv.FormatInt(alice, 10), "browser-state.json")
 	waitFor(t, "alice's state saved when her calls paused", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(state)
 		return strings.Contains(string(b), `"who"`)

@@ -78,18 +78,14 @@ func (l Layout) PrivateChats() ([]int64, error) {
 	return ids, nil
 }
 
-// HasPrivate reports whether any chat keeps name in its private folder —
-// or, in a data directory not migrated yet (Migrate), in its workspace's
-// old .volcanic/ folder.
-func (l Layout) HasPrivate(name string) bool {
-	patterns := []string{filepath.Join(l.data, privateDir, "*", name)}
+// WithPrivate lists where chats keep name in their private folders — and,
+// in a data directory not migrated yet (Migrate), in their workspaces' old
+// .volcanic/ folders.
+func (l Layout) WithPrivate(name string) []string {
+	matches, _ := filepath.Glob(filepath.Join(l.data, privateDir, "*", name))
 	if !l.migrated() {
-		patterns = append(patterns, filepath.Join(l.data, chatsDir, "*", legacyDir, name))
+		old, _ := filepath.Glob(filepath.Join(l.data, chatsDir, "*", legacyDir, name))
+		matches = append(matches, old...)
 	}
-	for _, pattern := range patterns {
-		if matches, _ := filepath.Glob(pattern); len(matches) > 0 {
-			return true
-		}
-	}
-	return false
+	return matches
 }

@@ -111,8 +111,8 @@ func TestMigrateMovesTheOldFolder(t *testing.T) {
 		"inbox/journal.jsonl":                                  "untouched",
 	})
 	l := New(data)
-	if !l.HasPrivate("browser-profile") {
-		t.Error("HasPrivate before the migration: false, want the old place seen")
+	if got := l.WithPrivate("browser-profile"); len(got) != 1 || got[0] != filepath.Join(data, "chats/42/.volcanic/browser-profile") {
+		t.Errorf("WithPrivate before the migration: %q, want the old place seen", got)
 	}
 	m, err := l.Migrate(noOwner)
 	if err != nil {
@@ -143,8 +143,8 @@ func TestMigrateMovesTheOldFolder(t *testing.T) {
 			t.Errorf("%s: %v (%v), want a 0700 folder", dir, fi.Mode(), err)
 		}
 	}
-	if !l.HasPrivate("browser-profile") || l.HasPrivate("nothing") {
-		t.Error("HasPrivate after the migration: wrong")
+	if got := l.WithPrivate("browser-profile"); len(got) != 1 || got[0] != filepath.Join(data, "private/42/browser-profile") || len(l.WithPrivate("nothing")) != 0 {
+		t.Errorf("WithPrivate after the migration: %q", got)
 	}
 	ids, err := l.PrivateChats()
 	slices.Sort(ids)
@@ -164,8 +164,8 @@ func TestMigrateMovesTheOldFolder(t *testing.T) {
 		t.Errorf("a second migration: %+v (%v), want nothing done", m, err)
 	}
 	sameTree(t, "data after a second migration", readTree(t, data), before)
-	if l.HasPrivate("planted-profile") {
-		t.Error("HasPrivate looks in the workspaces after the migration")
+	if got := l.WithPrivate("planted-profile"); len(got) != 0 {
+		t.Errorf("WithPrivate looks in the workspaces after the migration: %q", got)
 	}
 	if b, _ := os.ReadFile(filepath.Join(data, "private", migratedMark)); len(b) == 0 {
 		t.Error("no mark of the migration")

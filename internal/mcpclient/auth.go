@@ -328,7 +328,7 @@ func (c *Client) Login(ctx context.Context, name, redirectURL string) (*Login, e
 		return nil, fmt.Errorf("no MCP server named %q", name)
 	}
 	name = cfg.Name
-	sp, err := cfg.Expand("", c.sp.env)
+	sp, err := cfg.Expand(mcpconfig.Dirs{}, c.sp.env)
 	if err != nil || sp.URL == "" {
 		return nil, fmt.Errorf("%s is not a server at a URL: it has no login", name)
 	}

@@ -43,7 +43,7 @@ func TestOAuthLogin(t *testing.T) {
 	if !errors.As(cats[0].Err, &nl) || nl.StepUp {
 		t.Fatalf("discovery: %v, want needs login", cats[0].Err)
 	}
-	s, _ := client.NewSession(t.TempDir())
+	s, _ := client.NewSession(t.TempDir(), t.TempDir())
 	defer s.Close()
 	if txt := s.StatusText(); !strings.Contains(txt, "needs login") {
 		t.Errorf("/mcp:\n%s", txt)
@@ -191,7 +191,7 @@ func TestNeedsLoginKeepsTheTools(t *testing.T) {
 	if echo.Server != "remote" {
 		t.Fatalf("the tools of the last login are gone: %d tools", len(tools))
 	}
-	s, _ := client.NewSession(t.TempDir())
+	s, _ := client.NewSession(t.TempDir(), t.TempDir())
 	defer s.Close()
 	res, err := s.Call(ctx, echo, json.RawMessage(`{"text":"hi"}`))
 	if err != nil || !res.IsError || !strings.Contains(res.Text(), "remote needs login (OAuth): an admin sends /mcp login remote") {
@@ -226,7 +226,7 @@ func TestNeverLoggedInOffersALoginTool(t *testing.T) {
 	if lt.Name != "remote_login" || lt.Server != "remote" || !lt.LoginOnly || !strings.Contains(lt.Description, "/mcp login remote") {
 		t.Fatalf("the login tool: %+v", lt)
 	}
-	s, _ := client.NewSession(t.TempDir())
+	s, _ := client.NewSession(t.TempDir(), t.TempDir())
 	defer s.Close()
 	res, err := s.Call(ctx, lt, json.RawMessage(`{}`))
 	if err != nil || !res.IsError || !strings.Contains(res.Text(), "remote needs login (OAuth): an admin sends /mcp login remote") {
@@ -372,7 +372,7 @@ func TestOAuthLoginBadInput(t *testing.T) {
 			if client.LoggedIn("remote") {
 				t.Error("logged in")
 			}
-			s, _ := client.NewSession(t.TempDir())
+			s, _ := client.NewSession(t.TempDir(), t.TempDir())
 			defer s.Close()
 			if txt := s.StatusText(); !strings.Contains(txt, "remote: needs login") {
 				t.Errorf("/mcp:\n%s", txt)
@@ -455,7 +455,7 @@ func TestOAuthRefresh(t *testing.T) {
 	if client.LoggedIn("remote") {
 		t.Error("still logged in")
 	}
-	s, _ := client.NewSession(t.TempDir())
+	s, _ := client.NewSession(t.TempDir(), t.TempDir())
 	defer s.Close()
 	if txt := s.StatusText(); !strings.Contains(txt, "needs login") || !strings.Contains(txt, "invalid_grant") {
 		t.Errorf("/mcp:\n%s", txt)

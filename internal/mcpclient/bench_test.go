@@ -39,7 +39,7 @@ func BenchmarkCallTool(b *testing.B) {
 			env := redact.NewEnvFilter(os.Environ())
 			client := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: env})
 			defer client.Close()
-			s, err := client.NewSession(b.TempDir())
+			s, err := client.NewSession(b.TempDir(), b.TempDir())
 			if err != nil {
 				b.Fatal(err)
 			}

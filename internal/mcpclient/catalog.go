@@ -200,7 +200,9 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, cfg.StartupTimeout)
 	defer cancel()
-	srv, err := c.sp.start(ctx, cfg, dir, nil, asked{})
+	// Nothing of a chat is in a discovery's folder: it is its private one
+	// too (the per-chat browser's profile, which a discovery never opens).
+	srv, err := c.sp.start(ctx, cfg, mcpconfig.Dirs{Workspace: dir, Private: dir}, nil, asked{})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return Catalog{}, err

@@ -208,16 +208,18 @@ func (c *Client) resolve(cats []ServerCatalog) ([]Tool, []Refusal) {
 }
 
 // NewSession returns the MCP side of one chat, whose processes run in
-// workspace. Nothing starts until the first call.
-func (c *Client) NewSession(workspace string) (*Session, error) {
+// workspace; private is the bot's own folder of the chat, beside it
+// (chatdir), where the servers' state is kept (the shared browser's) —
+// "": none is kept. Nothing starts until the first call.
+func (c *Client) NewSession(workspace, private string) (*Session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, ErrClosed
 	}
-	s := &Session{client: c, workspace: workspace, conns: make(map[string]*connection, len(c.servers))}
+	s := &Session{client: c, workspace: workspace, private: private, conns: make(map[string]*connection, len(c.servers))}
 	for _, cfg := range c.servers {
-		s.conns[cfg.Name] = newConnection(cfg, workspace, c, s)
+		s.conns[cfg.Name] = newConnection(cfg, workspace, private, c, s)
 	}
 	c.sessions[s] = struct{}{}
 	return s, nil
@@ -247,6 +249,7 @@ func (c *Client) Close() {
 type Session struct {
 	client      *Client
 	workspace   string
+	private     string
 	conns       map[string]*connection
 	closeOnce   sync.Once
 	queueNotice atomic.Pointer[func(server string, ahead int)]

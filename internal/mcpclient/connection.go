@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,6 +83,7 @@ var ErrClosed = errors.New("mcp connection closed")
 type connection struct {
 	cfg       mcpconfig.ServerConfig
 	workspace string
+	private   string // the bot's private folder of the chat ("": none)
 	deps      *Client
 
 	gate chan struct{}
@@ -127,8 +126,8 @@ type exitRecord struct {
 	reported bool        // a call's result said so
 }
 
-func newConnection(cfg mcpconfig.ServerConfig, workspace string, deps *Client, session *Session) *connection {
-	c := &connection{cfg: cfg, workspace: workspace, deps: deps, session: session, gate: make(chan struct{}, 1),
+func newConnection(cfg mcpconfig.ServerConfig, workspace, private string, deps *Client, session *Session) *connection {
+	c := &connection{cfg: cfg, workspace: workspace, private: private, deps: deps, session: session, gate: make(chan struct{}, 1),
 		stopping: map[*liveServer]bool{}}
 	if !cfg.Enabled {
 		c.state = StateDisabled
@@ -167,9 +166,14 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	}
 	var contexts int32
 	if c.cfg.State != nil {
-		contexts = c.beforeStateCall(ctx, srv, tool)
+		if contexts, err = c.beforeStateCall(ctx, srv, tool); err != nil {
+			return Result{}, context.Cause(ctx)
+		}
 	}
 	raw, err := srv.rpc.callTool(ctx, tool.MCPName, args, tool.ParamHeaders, deadline)
+	if c.cfg.State != nil {
+		srv.stateGate.Release(1)
+	}
 	if err == nil {
 		fresh := c.cfg.State != nil && c.freshContext(ctx, srv, tool, contexts)
 		res, err := mapValidResult(c.cfg.Name, tool.Name, raw)
@@ -452,7 +456,7 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 	defer stop()
 	a := c.session.asked()
 	a.toolsChanged = c.toolsChanged
-	srv, err := c.deps.sp.start(startCtx, c.cfg, c.workspace, c.onExit, a)
+	srv, err := c.deps.sp.start(startCtx, c.cfg, mcpconfig.Dirs{Workspace: c.workspace, Private: c.private}, c.onExit, a)
 	if err != nil {
 		return nil, err
 	}
@@ -462,6 +466,7 @@ func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
 	}
 	c.deps.sp.logger.Info("MCP server started", attrs...)
 	if c.cfg.State != nil {
+		srv.stateGate = newStateGate()
 		c.restoreState(startCtx, srv)
 	}
 	if cat, ok := c.deps.cache.peek(c.cfg); ok {
@@ -658,89 +663,6 @@ func (c *connection) end(srv *liveServer) {
 	}
 	srv.terminate()
 	c.releaseSlot(srv.slot)
-}
-
-// stateTimeout bounds a save or a restore of a chat's state;
-// stateSaveEvery is how often at most the state is saved when the chat's
-// calls pause, besides before every stop.
-const (
-	stateTimeout   = 10 * time.Second
-	stateSaveEvery = time.Minute
-)
-
-// beforeStateCall keeps the chat's state across a Close call: the state is
-// saved before it, and restored before the call after it (the server opens
-// its next context then). It returns how many contexts the server has
-// opened for the connection so far.
-func (c *connection) beforeStateCall(ctx context.Context, srv *liveServer, tool Tool) int32 {
-	if srv.restoreFirst.CompareAndSwap(true, false) {
-		c.restoreState(ctx, srv)
-	}
-	if tool.MCPName == c.cfg.State.Close {
-		c.saveState(srv)
-	}
-	return srv.contexts()
-}
-
-// freshContext reports whether the server opened a new context for the
-// call unasked — its browser died since the last call, and the call ran in
-// a fresh one without the chat's state: the state is restored at once (the
-// call's result says so). After a Close call the next call restores first.
-func (c *connection) freshContext(ctx context.Context, srv *liveServer, tool Tool, before int32) bool {
-	if tool.MCPName == c.cfg.State.Close {
-		srv.restoreFirst.Store(true)
-		return false
-	}
-	if before == 0 || srv.contexts() == before {
-		return false
-	}
-	c.deps.sp.logger.Warn("MCP server opened a new context for the chat (its browser stopped): the chat's state is restored",
-		"server", c.cfg.Name, "workspace", c.workspace)
-	c.restoreState(ctx, srv)
-	return true
-}
-
-// saveState calls the State's Save tool before srv stops.
-func (c *connection) saveState(srv *liveServer) {
-	args, _ := json.Marshal(map[string]string{"filename": c.cfg.State.File})
-	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
-	defer cancel()
-	if c.stateCall(ctx, srv, c.cfg.State.Save, args, "saved") {
-		// The server writes it with its umask; it holds the chat's logins.
-		_ = os.Chmod(filepath.Join(c.workspace, c.cfg.State.File), 0o600)
-	}
-}
-
-// restoreState calls the State's Restore tool on a fresh srv when the
-// chat has a saved state: a regular file, no link.
-func (c *connection) restoreState(ctx context.Context, srv *liveServer) {
-	fi, err := os.Lstat(filepath.Join(c.workspace, c.cfg.State.File))
-	if err != nil || !fi.Mode().IsRegular() {
-		return
-	}
-	args, _ := json.Marshal(map[string]string{"filename": c.cfg.State.File})
-	c.stateCall(ctx, srv, c.cfg.State.Restore, args, "restored")
-}
-
-// stateCall calls tool and reports whether it succeeded.
-func (c *connection) stateCall(ctx context.Context, srv *liveServer, tool string, args json.RawMessage, done string) bool {
-	start := time.Now()
-	raw, err := srv.rpc.callTool(ctx, tool, args, nil, time.Now().Add(stateTimeout))
-	if err == nil {
-		var res struct {
-			IsError bool `json:"isError"`
-		}
-		if json.Unmarshal(raw, &res) == nil && res.IsError {
-			err = fmt.Errorf("%s answered an error: %s", tool, c.redact(capMessage(string(raw), 1<<10)))
-		}
-	}
-	if err != nil {
-		c.deps.sp.logger.Warn("MCP server: the chat's state was not "+done, "server", c.cfg.Name, "workspace", c.workspace, "err", err.Error())
-		return false
-	}
-	c.deps.sp.logger.Debug("MCP server: the chat's state "+done, "server", c.cfg.Name, "workspace", c.workspace,
-		"file", c.cfg.State.File, "elapsed_ms", time.Since(start).Milliseconds())
-	return true
 }
 
 func (c *connection) releaseSlot(s *slot) {

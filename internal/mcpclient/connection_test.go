@@ -603,7 +603,7 @@ func TestClientCloseStopsEverySession(t *testing.T) {
 			t.Errorf("pid %d survived Client.Close", pid)
 		}
 	}
-	if _, err := h.client.NewSession(t.TempDir()); !errors.Is(err, ErrClosed) {
+	if _, err := h.client.NewSession(t.TempDir(), t.TempDir()); !errors.Is(err, ErrClosed) {
 		t.Errorf("NewSession after Close: %v", err)
 	}
 	t.Logf("closed 3 sessions in %v", elapsed)

@@ -3,6 +3,8 @@ package mcpclient
 import (
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // exitNoticeWindow is how long a failed request waits for the process to
@@ -21,6 +23,9 @@ type liveServer struct {
 	// restoreFirst: the chat's state is restored before the next call (a
 	// Close call ended the server's context for it).
 	restoreFirst atomic.Bool
+	// stateGate, with StateTools, keeps the chat's calls and the state's
+	// saves and restores apart (see state.go).
+	stateGate *semaphore.Weighted
 }
 
 // terminate ends the server for good: its listen stream closed, the

@@ -119,7 +119,7 @@ func (h *harness) session(workspace string) *Session {
 	if workspace == "" {
 		workspace = h.t.TempDir()
 	}
-	s, err := h.client.NewSession(workspace)
+	s, err := h.client.NewSession(workspace, h.t.TempDir())
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
 	if err := os.MkdirAll(cfg.Cwd, 0o700); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", cfg.Name, err)
 	}
-	sp, err := cfg.Expand(cfg.Cwd, h.sp.env)
+	sp, err := cfg.Expand(mcpconfig.Dirs{Workspace: cfg.Cwd}, h.sp.env)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", cfg.Name, err)
 	}

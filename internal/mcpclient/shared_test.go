@@ -64,17 +64,18 @@ func TestSharedServerOneProcessSessionsApart(t *testing.T) {
 }
 
 // The chat's state is saved before a graceful stop and restored at the
-// next start, in the chat's workspace; a crash of the process is reported
-// to the call that meets it and the next call starts it again.
+// next start, in the chat's private folder (nothing of it is left in the
+// workspace); a crash of the process is reported to the call that meets it
+// and the next call starts it again.
 func TestSharedServerStateAndCrash(t *testing.T) {
 	cfg, logPath := sharedServer(t, "shared")
-	cfg.State = &mcpconfig.StateTools{Save: fakemcp.ToolSaveState, Restore: fakemcp.ToolRestoreState, File: ".volcanic/state.json"}
+	cfg.State = &mcpconfig.StateTools{Save: fakemcp.ToolSaveState, Restore: fakemcp.ToolRestoreState, File: "state.json"}
 	h := newHarness(t, nil, cfg)
 	alice := h.session("")
 	remember, recall := h.tool("shared", fakemcp.ToolRemember), h.tool("shared", fakemcp.ToolRecall)
 
 	h.call(alice, remember, `{"value":"logged in"}`)
-	statePath := filepath.Join(alice.Workspace(), ".volcanic/state.json")
+	statePath := filepath.Join(alice.private, "state.json")
 	waitFor(t, "the state saved when the chat's calls pause", 10*time.Second, func() bool {
 		b, _ := os.ReadFile(statePath)
 		return strings.Contains(string(b), "logged in")
@@ -88,6 +89,9 @@ func TestSharedServerStateAndCrash(t *testing.T) {
 	}
 	if fi, err := os.Stat(statePath); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the saved state's mode: %v (%v), want 0600: it holds logins", fi.Mode(), err)
+	}
+	if entries, _ := os.ReadDir(alice.Workspace()); len(entries) != 0 {
+		t.Errorf("the workspace holds %v after the saves, want nothing", entries)
 	}
 	if got := h.call(alice, recall, `{}`).Text(); got != "remembered: logged in twice" {
 		t.Errorf("after the restart alice sees %q, want her state restored", got)

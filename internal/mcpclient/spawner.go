@@ -88,16 +88,17 @@ func newSpawner(o Options) *spawner {
 	return s
 }
 
-// start starts cfg for workspace (a chat's, or a discovery's temporary
-// one) and negotiates under ctx (the startup timeout). On failure nothing
-// of it is left running when it returns.
+// start starts cfg for dirs.Workspace (a chat's, or a discovery's
+// temporary one) and negotiates under ctx (the startup timeout). On failure
+// nothing of it is left running when it returns.
 // a is what the session answers when the server asks.
-func (s *spawner) start(ctx context.Context, cfg mcpconfig.ServerConfig, workspace string, onExit func(), a asked) (*liveServer, error) {
+func (s *spawner) start(ctx context.Context, cfg mcpconfig.ServerConfig, dirs mcpconfig.Dirs, onExit func(), a asked) (*liveServer, error) {
+	workspace := dirs.Workspace
 	p := s.newPeer(cfg, workspace, a)
 	if h := s.hosts[cfg.Name]; h != nil && cfg.Shared {
 		return s.startShared(ctx, cfg, h, workspace, p)
 	}
-	sp, err := cfg.Expand(workspace, s.env)
+	sp, err := cfg.Expand(dirs, s.env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}

@@ -497,7 +497,7 @@ func TestDigestIgnoresWorkspaceAndSecrets(t *testing.T) {
 	c := ServerConfig{Name: "gh", Command: "${workspace}/bin/srv", Env: map[string]*string{"T": cfgPtr("${env:GITHUB_TOKEN}")}}
 	d := c.Digest()
 	for _, ws := range []string{"/data/chats/1", "/data/chats/2"} {
-		sp, err := c.Expand(ws, stubEnv{host: map[string]string{"GITHUB_TOKEN": "ghp_" + ws}})
+		sp, err := c.Expand(Dirs{Workspace: ws}, stubEnv{host: map[string]string{"GITHUB_TOKEN": "ghp_" + ws}})
 		if err != nil {
 			t.Fatal(err)
 		}

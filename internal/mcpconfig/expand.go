@@ -42,13 +42,27 @@ type Spawn struct {
 	OAuth   OAuthConfig
 }
 
-// Expand prepares c for a process in workspace (a chat workspace, or the
+// Dirs are the folders a server is started for.
+type Dirs struct {
+	// Workspace is the chat's workspace (or the temporary folder of a
+	// discovery): ${workspace}, and the working directory by default.
+	Workspace string
+	// Private is the bot's private folder of the chat, beside the
+	// workspace (chatdir): ${private}, which only a preset's entry may
+	// name (the per-chat browser's profile). In any other entry ${private}
+	// stays as written: no server the user configures is handed the bot's
+	// own state.
+	Private string
+}
+
+// Expand prepares c for a process in d.Workspace (a chat workspace, or the
 // temp directory of a discovery) — or, for an HTTP server, its URL and
 // headers:
 //
 //   - in the command, args, cwd, env values, url, headers and the oauth
 //     client id, secret and metadata URL alike,
-//     ${workspace} becomes workspace, ${env:NAME} and ${NAME} the host
+//     ${workspace} becomes d.Workspace, ${private} d.Private (a preset's
+//     entry only, see Dirs), ${env:NAME} and ${NAME} the host
 //     variable NAME read through env.Lookup (unset: empty), and
 //     ${NAME:-default} the variable or, unset or empty, default — which
 //     may hold references itself, expanded when it is used
@@ -59,11 +73,15 @@ type Spawn struct {
 //   - Env is env.Apply of the expanded explicit entries (nil removes);
 //   - a command without a slash is looked up in the PATH of that child
 //     environment, never the bot's own; relative PATH entries are skipped.
-func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
+func (c ServerConfig) Expand(d Dirs, env Environment) (Spawn, error) {
 	if env == nil {
 		return Spawn{}, fmt.Errorf("expand %s: no environment", c.Name)
 	}
-	x := func(s string) string { return expandVars(s, workspace, env.Lookup) }
+	workspace, private := d.Workspace, ""
+	if c.Source == SourcePreset {
+		private = d.Private
+	}
+	x := func(s string) string { return expandVars(s, workspace, private, env.Lookup) }
 	if c.URL != "" {
 		sp := Spawn{Dir: workspace, URL: x(c.URL), OAuth: OAuthConfig{ClientID: x(c.OAuth.ClientID),
 			ClientSecret: x(c.OAuth.ClientSecret), ClientMetadataURL: x(c.OAuth.ClientMetadataURL), Scopes: slices.Clone(c.OAuth.Scopes)}}
@@ -130,7 +148,7 @@ func (c ServerConfig) Expand(workspace string, env Environment) (Spawn, error) {
 // it holds for a server whose command is not installed. ${workspace}
 // becomes "". For finding the secrets a configuration hands its servers.
 func (c ServerConfig) Values(lookup func(string) (string, bool)) ServerConfig {
-	x := func(s string) string { return expandVars(s, "", lookup) }
+	x := func(s string) string { return expandVars(s, "", "", lookup) }
 	v := c
 	v.Command, v.URL, v.Cwd = x(c.Command), x(c.URL), x(c.Cwd)
 	v.OAuth.ClientID, v.OAuth.ClientSecret, v.OAuth.ClientMetadataURL = x(c.OAuth.ClientID), x(c.OAuth.ClientSecret), x(c.OAuth.ClientMetadataURL)
@@ -214,11 +232,12 @@ func (c ServerConfig) eachValue(f func(string)) {
 }
 
 // varRef is one ${…} of a value: a host variable (name), with a default
-// or not, or ${workspace} (name empty, workspace set); start and end are
-// its bytes in the value.
+// or not, ${workspace} or ${private} (name empty, workspace or private
+// set); start and end are its bytes in the value.
 type varRef struct {
 	start, end int
 	workspace  bool
+	private    bool
 	name       string
 	hasDefault bool
 	def        string
@@ -321,13 +340,15 @@ func CheckReferences(s string) string {
 	return ""
 }
 
-// parseRef reads the inside of a ${…}: workspace, env:NAME, NAME or
-// NAME:-default. ${port} is not one: a Shared server's port, filled in
+// parseRef reads the inside of a ${…}: workspace, private, env:NAME, NAME
+// or NAME:-default. ${port} is not one: a Shared server's port, filled in
 // before (see mcpclient's host).
 func parseRef(ref string) (varRef, bool) {
 	switch ref {
 	case "workspace":
 		return varRef{workspace: true}, true
+	case "private":
+		return varRef{private: true}, true
 	case "port":
 		return varRef{}, false
 	}
@@ -353,12 +374,12 @@ func validVarName(s string) bool {
 
 // expandVars replaces the references of s (see Expand) in one pass; a
 // default used is expanded in turn. Unknown or unterminated references
-// stay as they are.
-func expandVars(s, workspace string, lookup func(string) (string, bool)) string {
-	return expandDepth(s, workspace, lookup, 1)
+// stay as they are, and so does ${private} when private is empty.
+func expandVars(s, workspace, private string, lookup func(string) (string, bool)) string {
+	return expandDepth(s, workspace, private, lookup, 1)
 }
 
-func expandDepth(s, workspace string, lookup func(string) (string, bool), depth int) string {
+func expandDepth(s, workspace, private string, lookup func(string) (string, bool), depth int) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
@@ -372,12 +393,16 @@ func expandDepth(s, workspace string, lookup func(string) (string, bool), depth 
 		switch {
 		case r.workspace:
 			b.WriteString(workspace)
+		case r.private && private == "":
+			b.WriteString(s[r.start:r.end])
+		case r.private:
+			b.WriteString(private)
 		default:
 			v, _ := lookup(r.name)
 			if v == "" && r.hasDefault {
 				v = r.def
 				if depth < maxRefDepth {
-					v = expandDepth(v, workspace, lookup, depth+1)
+					v = expandDepth(v, workspace, private, lookup, depth+1)
 				}
 			}
 			b.WriteString(v)

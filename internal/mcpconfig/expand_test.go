@@ -115,7 +115,7 @@ func TestExpand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got map[string]*string
-			sp, err := tt.cfg.Expand(ws, stubEnv{base: base, host: host, got: &got})
+			sp, err := tt.cfg.Expand(Dirs{Workspace: ws}, stubEnv{base: base, host: host, got: &got})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +156,7 @@ func TestExpandCommandNotFound(t *testing.T) {
 			if tt.path != "" {
 				base["PATH"] = tt.path
 			}
-			_, err := ServerConfig{Name: "gh", Command: "npx"}.Expand("/ws", stubEnv{base: base})
+			_, err := ServerConfig{Name: "gh", Command: "npx"}.Expand(Dirs{Workspace: "/ws"}, stubEnv{base: base})
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
@@ -169,14 +169,14 @@ func TestExpandCommandNotFound(t *testing.T) {
 	if err := os.Chmod(filepath.Join(bin, "npx"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := ServerConfig{Name: "gh", Command: "npx"}.Expand("/ws", stubEnv{base: map[string]string{"PATH": "/nonexistent:" + bin}})
+	sp, err := ServerConfig{Name: "gh", Command: "npx"}.Expand(Dirs{Workspace: "/ws"}, stubEnv{base: map[string]string{"PATH": "/nonexistent:" + bin}})
 	if err != nil || sp.Command != filepath.Join(bin, "npx") {
 		t.Errorf("got %q, %v", sp.Command, err)
 	}
 }
 
 func TestExpandNeedsEnvironment(t *testing.T) {
-	_, err := ServerConfig{Name: "a", Command: "/bin/x"}.Expand("/ws", nil)
+	_, err := ServerConfig{Name: "a", Command: "/bin/x"}.Expand(Dirs{Workspace: "/ws"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "no environment") {
 		t.Errorf("err = %v", err)
 	}
@@ -201,7 +201,7 @@ func TestExpandVars(t *testing.T) {
 		"$${A} ${A}":                 "${A} 1",
 		"127.0.0.1:${port}":          "127.0.0.1:${port}",
 	} {
-		if got := expandVars(in, "/w", lookup); got != want {
+		if got := expandVars(in, "/w", "", lookup); got != want {
 			t.Errorf("expandVars(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -211,7 +211,7 @@ func TestExpandVars(t *testing.T) {
 // not from the workspace the process runs in.
 func TestExpandRelativeCommand(t *testing.T) {
 	cfg := ServerConfig{Name: "x", Command: "tools/bin/server"}
-	sp, err := cfg.Expand(t.TempDir(), stubEnv{})
+	sp, err := cfg.Expand(Dirs{Workspace: t.TempDir()}, stubEnv{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestExpandOAuth(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := ServerConfig{Name: "r", URL: "https://x/mcp", OAuth: tt.in}
-			sp, err := c.Expand("/ws", stubEnv{host: host})
+			sp, err := c.Expand(Dirs{Workspace: "/ws"}, stubEnv{host: host})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,7 +30,7 @@ func TestNestedDefaults(t *testing.T) {
 		"127.0.0.1:${port}/${A:-${SET}}":    "127.0.0.1:${port}/v",
 		"${SET:-${workspace}}${A:-${SET}}x": "vvx",
 	} {
-		if got := expandVars(in, "/w", lookup); got != want {
+		if got := expandVars(in, "/w", "", lookup); got != want {
 			t.Errorf("expandVars(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -87,7 +87,7 @@ func TestNestedDefaultsReachTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got map[string]*string
-	sp, err := c.Expand("/data/chats/7", stubEnv{got: &got})
+	sp, err := c.Expand(Dirs{Workspace: "/data/chats/7"}, stubEnv{got: &got})
 	if err != nil {
 		t.Fatal(err)
 	}

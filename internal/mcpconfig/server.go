@@ -189,14 +189,25 @@ type ToolCall struct {
 	Args json.RawMessage
 }
 
-// StateTools are the tools that save and restore a chat's state in a file
-// of its workspace: after each start of the chat's connection Restore is
-// called with {"filename": File} when File exists, and before each
-// graceful stop (idle, a ceiling's eviction, /mcp restart, /new, shutdown)
-// Save is. A crash loses what changed since the last save.
+// StateTools are the tools that save and restore a chat's state, kept in
+// File in the chat's private folder (out of every server's reach): after
+// each start of the chat's connection Restore is called when the chat has
+// a saved state, and before each graceful stop (idle, a ceiling's
+// eviction, /mcp restart, /new, shutdown) Save is. A crash loses what
+// changed since the last save.
+//
+// The server reads and writes only inside the chat's workspace, so both
+// tools are given {"filename": <an unpredictable name in the workspace>}:
+// Save's file is taken out at once (checked, then put in place of File
+// whole: the last good state survives any failed save), Restore's is a
+// copy of File made for the call; neither outlives its call, and no other
+// call of the chat runs on the connection meanwhile.
 type StateTools struct {
 	Save, Restore string
-	File          string // relative to the workspace
+	File          string // the file's name in the chat's private folder
+	// Valid checks what Save wrote before it replaces File (nil: any
+	// JSON): a file cut short, or not a state, is refused.
+	Valid func([]byte) error
 	// Close is the tool that ends the server's context for the chat (the
 	// browser's browser_close): the state is saved before it and restored
 	// before the next call. A context the server opens unasked (its

@@ -95,7 +95,7 @@ type Playwright struct {
 	MaxBrowsers int
 	// Shared runs one @playwright/mcp and one browser for every chat, each
 	// chat in a browser context of its own (isolated: its cookies, storage
-	// and tabs are its own, saved in its workspace when it stops and
+	// and tabs are its own, saved in its private folder when it stops and
 	// restored when it starts), instead of a server and a browser per chat.
 	// Nil means no (see IsShared).
 	Shared *bool
@@ -147,8 +147,12 @@ var storageTools = []string{
 }
 
 // StateFile is where the shared browser keeps a chat's cookies and local
-// storage between its stops, in the chat's workspace.
-const StateFile = ".volcanic/browser-state.json"
+// storage between its stops, in the chat's private folder (chatdir).
+const StateFile = "browser-state.json"
+
+// ProfileDir is the per-chat browser's profile (cookies, site logins), in
+// the chat's private folder.
+const ProfileDir = "browser-profile"
 
 // SharedOutputDir is where the shared browser saves what it names itself
 // (downloads, snapshots, console logs), in each chat's workspace: the
@@ -182,7 +186,7 @@ func (p Playwright) BrowserName() string {
 //
 //	npx -y @playwright/mcp@<pinned> [--headless] --browser <b>
 //	    --output-dir ${workspace}/browser
-//	    --user-data-dir ${workspace}/.volcanic/browser-profile
+//	    --user-data-dir ${private}/browser-profile
 //	    [--executable-path <path>] [--no-sandbox] <extra args>
 //
 // --user-data-dir is left out when the extra arguments contain --isolated.
@@ -200,7 +204,7 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 	}
 	args = append(args, "--browser", p.BrowserName(), "--output-dir", "${workspace}/browser")
 	if !isolated(p.ExtraArgs) {
-		args = append(args, "--user-data-dir", "${workspace}/.volcanic/browser-profile")
+		args = append(args, "--user-data-dir", "${private}/"+ProfileDir)
 	}
 	args = append(p.launchArgs(args), p.ExtraArgs...)
 	return mcpconfig.ServerConfig{

@@ -24,22 +24,22 @@ func TestPlaywrightServer(t *testing.T) {
 	}{
 		{"defaults", Playwright{Enabled: ptr(true)}, "npx",
 			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
-				"--user-data-dir", ws + "/.volcanic/browser-profile"}},
+				"--user-data-dir", "${private}/browser-profile"}},
 		{"headed firefox with device", Playwright{Enabled: ptr(true), Headless: ptr(false), Browser: "firefox",
 			ExtraArgs: []string{"--device", "iPhone 15"}}, "npx",
 			[]string{"-y", PlaywrightPackage, "--browser", "firefox", "--output-dir", ws + "/browser",
-				"--user-data-dir", ws + "/.volcanic/browser-profile", "--device", "iPhone 15"}},
+				"--user-data-dir", "${private}/browser-profile", "--device", "iPhone 15"}},
 		{"command drops npx -y package", Playwright{Enabled: ptr(true), Command: "playwright-mcp",
 			ExtraArgs: []string{"--no-sandbox"}}, "playwright-mcp",
 			[]string{"--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
-				"--user-data-dir", ws + "/.volcanic/browser-profile", "--no-sandbox"}},
+				"--user-data-dir", "${private}/browser-profile", "--no-sandbox"}},
 		{"isolated keeps no profile", Playwright{Enabled: ptr(true), ExtraArgs: []string{"--isolated"}}, "npx",
 			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser", "--isolated"}},
 		{"isolated=true too", Playwright{Enabled: ptr(true), ExtraArgs: []string{"--isolated=true"}}, "npx",
 			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser", "--isolated=true"}},
 		{"package override", Playwright{Enabled: ptr(true), Package: "@playwright/mcp@0.0.80"}, "npx",
 			[]string{"-y", "@playwright/mcp@0.0.80", "--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
-				"--user-data-dir", ws + "/.volcanic/browser-profile"}},
+				"--user-data-dir", "${private}/browser-profile"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -371,7 +371,7 @@ func TestRequestWithAHugeNewestResultFitsTheBudget(t *testing.T) {
 	if !strings.HasPrefix(sent, "line 1\n") || !strings.Contains(sent, "left out to fit the context window") {
 		t.Errorf("the result sent: %.100q … %q", sent, sent[max(0, len(sent)-200):])
 	}
-	transcript, err := os.ReadFile(filepath.Join(e.manager.Workspace(31), stateDir, transcriptName))
+	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(31), transcriptName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestTextsReachingTheTranscriptAreCapped(t *testing.T) {
 			if !strings.Contains(result, tt.wantResult) || len(result) > maxPartText+1024 {
 				t.Errorf("tool result of %d bytes (%.80q…), want at most %d containing %q", len(result), result, maxPartText+1024, tt.wantResult)
 			}
-			for n, line := range readLines(t, filepath.Join(e.manager.Workspace(chat), stateDir, transcriptName)) {
+			for n, line := range readLines(t, filepath.Join(e.manager.Private(chat), transcriptName)) {
 				if len(line) > 2*maxPartText+4096 {
 					t.Errorf("transcript line %d is %d bytes", n+1, len(line))
 				}

@@ -177,7 +177,7 @@ func TestAppendCutsAPartialLineLeftByAnEarlierFailure(t *testing.T) {
 	if err := tr.append(msg("kept")); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(ws, stateDir, transcriptName))
+	b, err := os.ReadFile(filepath.Join(ws, transcriptName))
 	if err != nil {
 		t.Fatal(err)
 	}

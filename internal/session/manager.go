@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
@@ -35,7 +33,8 @@ var ErrClosed = errors.New("session manager closed")
 // Options configure a Manager.
 type Options struct {
 	// DataDir is the root of all state; chat workspaces are
-	// DataDir/chats/<chat id>/.
+	// DataDir/chats/<chat id>/, the bot's private state of each chat
+	// DataDir/private/<chat id>/ (see chatdir).
 	DataDir string
 	Model   llm.Model // required
 	// ModelName is the model's name, as a sampling answer tells the
@@ -85,6 +84,7 @@ type Options struct {
 // it through its mailbox.
 type Manager struct {
 	o        Options
+	dirs     chatdir.Layout
 	logger   *slog.Logger
 	sections []PromptSection
 	ctx      context.Context // cancelled by Close: ends every turn
@@ -156,6 +156,7 @@ func NewManager(o Options) *Manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
 		o:        o,
+		dirs:     chatdir.New(o.DataDir),
 		logger:   logger.With("component", "session"),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -171,10 +172,12 @@ func NewManager(o Options) *Manager {
 	return m
 }
 
-// Workspace is chat's folder.
-func (m *Manager) Workspace(chatID int64) string {
-	return filepath.Join(m.o.DataDir, "chats", strconv.FormatInt(chatID, 10))
-}
+// Workspace is chat's folder: its files, what its servers see.
+func (m *Manager) Workspace(chatID int64) string { return m.dirs.Workspace(chatID) }
+
+// Private is the bot's private folder of chat, beside its workspace: the
+// transcript, its images, the mark of a running turn, the browser's state.
+func (m *Manager) Private(chatID int64) string { return m.dirs.Private(chatID) }
 
 // get returns chat's session, creating it (without I/O) if needed.
 func (m *Manager) get(chatID int64) (*session, error) {
@@ -185,7 +188,7 @@ func (m *Manager) get(chatID int64) (*session, error) {
 	}
 	s, ok := m.sessions[chatID]
 	if !ok {
-		s = &session{id: chatID, m: m, workspace: m.Workspace(chatID), wake: make(chan struct{}, 1),
+		s = &session{id: chatID, m: m, workspace: m.Workspace(chatID), private: m.Private(chatID), wake: make(chan struct{}, 1),
 			sampling: make(chan struct{}, maxSampling)}
 		m.sessions[chatID] = s
 	}
@@ -226,7 +229,7 @@ func (m *Manager) Deliver(chatID int64, msg Message) error {
 // killed, or shut down, while it worked on a message) that it was, once:
 // "I was restarted while working on your last message; say \"continue\" to
 // let me go on." — without a model call. A turn leaves a mark in its
-// chat's .volcanic/ while it runs; Resume finds the marks (one stat per
+// chat's private folder while it runs; Resume finds the marks (one stat per
 // chat, no transcript is read here) and queues the notice on each such
 // chat, whose goroutine sends it when the transcript indeed ends without
 // an answer (the user's message, or tool calls and results). Call it once
@@ -234,21 +237,13 @@ func (m *Manager) Deliver(chatID int64, msg Message) error {
 // again, so that the notice comes first. It returns how many chats were
 // marked.
 func (m *Manager) Resume() (int, error) {
-	dir := filepath.Join(m.o.DataDir, "chats")
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
+	ids, err := m.dirs.PrivateChats()
 	if err != nil {
 		return 0, fmt.Errorf("resume: %w", err)
 	}
 	n := 0
-	for _, e := range entries {
-		id, err := strconv.ParseInt(e.Name(), 10, 64)
-		if err != nil || !e.IsDir() {
-			continue
-		}
-		if _, err := os.Lstat(turnMarkPath(m.Workspace(id))); err != nil {
+	for _, id := range ids {
+		if _, err := os.Lstat(turnMarkPath(m.Private(id))); err != nil {
 			continue
 		}
 		s, err := m.get(id)
@@ -401,16 +396,21 @@ func (m *Manager) ToolPlan(tools []mcpclient.Tool) ToolPlan {
 		tools, m.o.MCP.Servers())
 }
 
-// ensureWorkspace makes the chat's workspace (0700). The common case, a
-// chats/ folder that exists, costs one mkdir.
+// ensureWorkspace makes the chat's workspace (0700).
 func (m *Manager) ensureWorkspace(dir string) error {
-	if err := mkdir(dir); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := ensureDir(dir); err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	return nil
+}
+
+// ensureDir makes dir and its parents (0700). The common case, a parent
+// that exists, costs one mkdir.
+func ensureDir(dir string) error {
+	if err := mkdir(dir); err == nil {
+		return nil
+	}
+	return os.MkdirAll(dir, 0o700)
 }
 
 type identity struct{}

@@ -12,7 +12,7 @@ import (
 // outside the workspace or under .volcanic/, one name), and directories
 // and binary files, each with a clear error; it pages through text.
 func TestReadTool(t *testing.T) {
-	_, _, ws, secret := sendEnv(t)
+	e, _, ws, secret := sendEnv(t)
 	var lines strings.Builder
 	for i := 1; i <= 2500; i++ {
 		fmt.Fprintf(&lines, "line %d\n", i)
@@ -24,9 +24,10 @@ func TestReadTool(t *testing.T) {
 	write(t, filepath.Join(ws, "long.txt"), "short\n"+strings.Repeat("é", readMaxLine)+"\nafter\n")
 	write(t, filepath.Join(ws, "shot.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 	write(t, filepath.Join(ws, "latin1.txt"), "caf\xe9\n")
-	write(t, filepath.Join(ws, stateDir, transcriptName), `{"role":"user"}`)
+	transcript := filepath.Join(e.manager.Private(70), transcriptName)
+	write(t, transcript, `{"role":"user"}`)
 	write(t, filepath.Join(ws, "ok.txt"), "fine")
-	for _, l := range []struct{ target, name string }{{secret, "passwd"}, {filepath.Join(ws, stateDir, transcriptName), "transcript-copy.jsonl"}} {
+	for _, l := range []struct{ target, name string }{{secret, "passwd"}, {transcript, "transcript-copy.jsonl"}} {
 		if err := os.Link(l.target, filepath.Join(ws, l.name)); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,8 @@ func TestReadTool(t *testing.T) {
 		{args: readArgs{Path: "latin1.txt"}, wantErr: "binary file"},
 		{args: readArgs{Path: "../x.txt"}, wantErr: "leaves the workspace"},
 		{args: readArgs{Path: "/etc/passwd"}, wantErr: "is absolute"},
-		{args: readArgs{Path: ".volcanic/transcript.jsonl"}, wantErr: "private .volcanic/ folder, which read cannot open"},
+		{args: readArgs{Path: ".volcanic/transcript.jsonl"}, wantErr: `no file at ".volcanic/transcript.jsonl"`},
+		{args: readArgs{Path: "../../private/70/transcript.jsonl"}, wantErr: "leaves the workspace"},
 		{args: readArgs{Path: "passwd"}, wantErr: "has other names"},
 		{args: readArgs{Path: "transcript-copy.jsonl"}, wantErr: "has other names"},
 		{args: readArgs{Path: "outside-link"}, wantErr: "symlink: read takes only real files"},

@@ -13,27 +13,28 @@ import (
 // shut down, while the model or a tool worked on a message. The chat is
 // told so once after the restart, without a model call, so that the user
 // does not wait for an answer that will never come. A turn leaves a mark
-// (.volcanic/turn) while it runs; Manager.Resume finds the marks at start.
+// (turn, in the chat's private folder) while it runs; Manager.Resume finds
+// the marks at start.
 
-// turnMark is the file a running turn leaves in the state dir.
+// turnMark is the file a running turn leaves in the private folder.
 const turnMark = "turn"
 
 // RestartNotice is what a chat whose turn a restart cut off is told.
 const RestartNotice = "I was restarted while working on your last message; say \"continue\" to let me go on."
 
-func turnMarkPath(workspace string) string { return filepath.Join(workspace, stateDir, turnMark) }
+func turnMarkPath(private string) string { return filepath.Join(private, turnMark) }
 
 // markTurn leaves the mark of a running turn. Losing it (a full disk) only
 // loses the notice after a restart.
 func (s *session) markTurn() {
-	if err := os.WriteFile(turnMarkPath(s.workspace), nil, 0o600); err != nil {
+	if err := os.WriteFile(turnMarkPath(s.private), nil, 0o600); err != nil {
 		s.m.logger.Warn("mark the running turn", "chat", s.id, "err", err)
 	}
 }
 
 // unmarkTurn removes the mark: the turn ended and the chat was answered.
 func (s *session) unmarkTurn() {
-	if err := os.Remove(turnMarkPath(s.workspace)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(turnMarkPath(s.private)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.m.logger.Warn("unmark the turn", "chat", s.id, "err", err)
 	}
 }

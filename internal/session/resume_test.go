@@ -31,10 +31,10 @@ func TestResumeTellsACutOffChatOnce(t *testing.T) {
 	first.deliver(81, "slow")
 	await(t, inModel, "the slow turn")
 	first.close()
-	if _, err := os.Stat(turnMarkPath(first.manager.Workspace(81))); err != nil {
+	if _, err := os.Stat(turnMarkPath(first.manager.Private(81))); err != nil {
 		t.Fatalf("the cut-off turn left no mark: %v", err)
 	}
-	if _, err := os.Stat(turnMarkPath(first.manager.Workspace(80))); err == nil {
+	if _, err := os.Stat(turnMarkPath(first.manager.Private(80))); err == nil {
 		t.Fatal("a turn that ended left its mark")
 	}
 
@@ -71,14 +71,14 @@ func TestResumeWithAnAnsweredConversationSaysNothing(t *testing.T) {
 	e := newEnv(t, echoText, envOptions{logger: slog.New(logs)})
 	writeTranscript(t, e, 82, `{"role":"user","parts":[{"kind":"text","text":"hi"}]}`+"\n"+
 		`{"role":"assistant","parts":[{"kind":"text","text":"hello"}]}`+"\n")
-	if err := os.WriteFile(turnMarkPath(e.manager.Workspace(82)), nil, 0o600); err != nil {
+	if err := os.WriteFile(turnMarkPath(e.manager.Private(82)), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := e.manager.Resume(); err != nil || n != 1 {
 		t.Fatalf("Resume = %d, %v", n, err)
 	}
 	logs.waitRecord(t, "nothing to tell")
-	if _, err := os.Stat(turnMarkPath(e.manager.Workspace(82))); err == nil {
+	if _, err := os.Stat(turnMarkPath(e.manager.Private(82))); err == nil {
 		t.Error("the mark is still there")
 	}
 	e.deliver(82, "next")
@@ -100,7 +100,7 @@ func TestMessagesAreTakenOnlyWhenTheChatNoLongerNeedsThem(t *testing.T) {
 	takenFn := func(e *env, chat int64, text string) func() {
 		return func() {
 			// The transcript holds it already (or it was dropped or refused).
-			b, _ := os.ReadFile(filepath.Join(e.manager.Workspace(chat), stateDir, transcriptName))
+			b, _ := os.ReadFile(filepath.Join(e.manager.Private(chat), transcriptName))
 			tk.mu.Lock()
 			tk.texts = append(tk.texts, text+map[bool]string{true: " (saved)", false: ""}[strings.Contains(string(b), `"`+text+`"`)])
 			tk.mu.Unlock()
@@ -122,7 +122,7 @@ func TestMessagesAreTakenOnlyWhenTheChatNoLongerNeedsThem(t *testing.T) {
 	}, envOptions{})
 	disk := &fullDisk{room: 0} // chat 91's disk is full
 	e.manager.wrapTranscript = func(f transcriptFile) transcriptFile {
-		if name := f.(*os.File).Name(); filepath.Base(filepath.Dir(filepath.Dir(name))) != "91" {
+		if name := f.(*os.File).Name(); filepath.Base(filepath.Dir(name)) != "91" {
 			return f
 		}
 		disk.transcriptFile = f

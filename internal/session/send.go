@@ -9,7 +9,7 @@ import (
 
 // The built-in send tool delivers a workspace file to the chat. The file is
 // opened by the rules of workspacefile.go (no symlink, nothing outside the
-// workspace or under .volcanic/, a regular file with one name), once: what
+// workspace, a regular file with one name), once: what
 // was opened is what is sent. It must be neither empty nor over
 // Telegram's limit.
 
@@ -42,8 +42,8 @@ type OutgoingFile struct {
 }
 
 // openSendFile opens rel, a workspace-relative path, for sending and
-// checks what it opened: a regular file inside workspace, not under
-// .volcanic/, reached through no symlink, with no other name, not empty
+// checks what it opened: a regular file inside workspace, reached
+// through no symlink, with no other name, not empty
 // and not over MaxSendBytes. It returns the open file and its size; the
 // caller closes it. Errors are written for the model: they say what to do
 // instead.

@@ -21,8 +21,10 @@ func sendEnv(t *testing.T) (e *env, s *session, ws, secret string) {
 		t.Fatal(err)
 	}
 	ws = e.manager.Workspace(70)
-	if err := os.MkdirAll(filepath.Join(ws, stateDir), 0o700); err != nil {
-		t.Fatal(err)
+	for _, dir := range []string{ws, e.manager.Private(70)} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	secret = filepath.Join(t.TempDir(), "passwd")
 	if err := os.WriteFile(secret, []byte("root:SECRET-OUTSIDE"), 0o600); err != nil {
@@ -48,7 +50,8 @@ func TestSendRefusals(t *testing.T) {
 	e, s, ws, secret := sendEnv(t)
 	write(t, filepath.Join(ws, "ok.txt"), "fine")
 	write(t, filepath.Join(ws, "deep", "er", "ok.txt"), "deeper")
-	write(t, filepath.Join(ws, stateDir, transcriptName), `{"role":"user"}`)
+	transcript := filepath.Join(e.manager.Private(70), transcriptName)
+	write(t, transcript, `{"role":"user"}`)
 	write(t, filepath.Join(ws, "empty.txt"), "")
 	must := func(err error) {
 		t.Helper()
@@ -56,7 +59,7 @@ func TestSendRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(os.Link(filepath.Join(ws, stateDir, transcriptName), filepath.Join(ws, "transcript-copy.jsonl")))
+	must(os.Link(transcript, filepath.Join(ws, "transcript-copy.jsonl")))
 	must(os.Link(secret, filepath.Join(ws, "passwd")))
 	must(os.Symlink("ok.txt", filepath.Join(ws, "inside-link.txt")))
 	must(os.Symlink("deep", filepath.Join(ws, "deep-link")))
@@ -76,8 +79,9 @@ func TestSendRefusals(t *testing.T) {
 		{path: "/etc/passwd", wantErr: "is absolute"},
 		{path: "../outside.txt", wantErr: "leaves the workspace"},
 		{path: "missing.txt", wantErr: "no file at"},
-		{path: ".volcanic/transcript.jsonl", wantErr: "private .volcanic/"},
-		{path: "deep/../.volcanic/transcript.jsonl", wantErr: "private .volcanic/"},
+		// Where versions before kept it: the private state is not there.
+		{path: ".volcanic/transcript.jsonl", wantErr: "no file at"},
+		{path: "../../private/70/transcript.jsonl", wantErr: "leaves the workspace"},
 		{path: "transcript-copy.jsonl", wantErr: "has other names"},
 		{path: "passwd", wantErr: "has other names"},
 		{path: "inside-link.txt", wantErr: "symlink"},

@@ -45,6 +45,7 @@ type session struct {
 	id        int64
 	m         *Manager
 	workspace string
+	private   string // the bot's own folder of the chat (Manager.Private)
 	wake      chan struct{}
 	// sampling holds a token for each of the chat's servers' sampling
 	// requests at the model (at most maxSampling).
@@ -211,7 +212,7 @@ func (s *session) mcpSession() (*mcpclient.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mcp == nil {
-		ms, err := s.m.o.MCP.NewSession(s.workspace) // no I/O
+		ms, err := s.m.o.MCP.NewSession(s.workspace, s.private) // no I/O
 		if err != nil {
 			return nil, err
 		}
@@ -384,7 +385,10 @@ func (s *session) open() error {
 	if err := s.m.ensureWorkspace(s.workspace); err != nil {
 		return err
 	}
-	tr, history, err := openTranscript(s.workspace, s.m.wrapTranscript, s.m.logger.With("chat", s.id))
+	if err := ensureDir(s.private); err != nil {
+		return fmt.Errorf("private folder: %w", err)
+	}
+	tr, history, err := openTranscript(s.private, s.m.wrapTranscript, s.m.logger.With("chat", s.id))
 	if err != nil {
 		return err
 	}

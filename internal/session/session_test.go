@@ -50,13 +50,23 @@ func TestMessageToolCallAnswer(t *testing.T) {
 	if e.chat.toolCalls[1][0] != "echo" {
 		t.Errorf("activity saw %v", e.chat.toolCalls[1])
 	}
-	// The workspace exists, private, with the transcript in it.
-	ws := e.manager.Workspace(1)
-	fi, err := os.Stat(ws)
-	if err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("workspace %s: %v %v", ws, fi.Mode(), err)
+	// The workspace and the private folder exist, 0700, side by side; the
+	// transcript is in the private one, and nothing of the bot's is in the
+	// workspace (what the chat's servers see).
+	ws, private := e.manager.Workspace(1), e.manager.Private(1)
+	for _, dir := range []string{ws, private} {
+		fi, err := os.Stat(dir)
+		if err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v", dir, fi.Mode(), err)
+		}
 	}
-	if lines := readLines(t, filepath.Join(ws, stateDir, transcriptName)); len(lines) != 4 {
+	if filepath.Dir(ws) == filepath.Dir(private) || strings.HasPrefix(private, ws+string(filepath.Separator)) {
+		t.Errorf("private folder %s, workspace %s: want them apart", private, ws)
+	}
+	if entries, err := os.ReadDir(ws); err != nil || len(entries) != 0 {
+		t.Errorf("the workspace holds %v (%v), want nothing of the bot's", entries, err)
+	}
+	if lines := readLines(t, filepath.Join(private, transcriptName)); len(lines) != 4 {
 		t.Errorf("transcript has %d lines, want 4 (user, call, result, answer)", len(lines))
 	}
 }
@@ -82,7 +92,7 @@ func TestRestartContinuesHistory(t *testing.T) {
 
 	// A new process over the same data dir, with a torn last line (a
 	// crash mid-write) in the transcript.
-	path := filepath.Join(dir, "chats", "7", stateDir, transcriptName)
+	path := filepath.Join(dir, "private", "7", transcriptName)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +253,7 @@ func TestNewStopsProcessesAndStartsAFreshTranscript(t *testing.T) {
 	if !pidGone(pid) {
 		t.Errorf("MCP process %d survived /new", pid)
 	}
-	dir := filepath.Join(e.manager.Workspace(9), stateDir)
+	dir := e.manager.Private(9)
 	archived, _ := filepath.Glob(filepath.Join(dir, "transcript-*.jsonl"))
 	if len(archived) != 1 {
 		t.Errorf("archived transcripts: %v", archived)
@@ -291,7 +301,7 @@ func TestSendTool(t *testing.T) {
 	if len(files) != 1 || files[0] != "pic.png|c0" || e.chat.Contents(4)[0] != string(fakemcp.PNG1x1()) {
 		t.Errorf("sent files = %v", files)
 	}
-	wantErr := []string{"", "leaves the workspace", "is absolute", "symlink", "private .volcanic/", "no file at"}
+	wantErr := []string{"", "leaves the workspace", "is absolute", "symlink", "no file at", "no file at"}
 	for i, r := range results {
 		text := resultText(r)
 		if wantErr[i] == "" {
@@ -350,11 +360,11 @@ func TestToolImagesReachTheModelAndAreStoredAsFiles(t *testing.T) {
 		string(res[0].Content[0].Image.Data) != string(fakemcp.PNG1x1()) {
 		t.Fatalf("tool result sent to the model: %+v", res)
 	}
-	transcript, _ := os.ReadFile(filepath.Join(e.manager.Workspace(8), stateDir, transcriptName))
+	transcript, _ := os.ReadFile(filepath.Join(e.manager.Private(8), transcriptName))
 	if strings.Contains(string(transcript), `"data"`) {
 		t.Error("the transcript holds image bytes")
 	}
-	images, _ := filepath.Glob(filepath.Join(e.manager.Workspace(8), stateDir, imagesDir, "*.png"))
+	images, _ := filepath.Glob(filepath.Join(e.manager.Private(8), imagesDir, "*.png"))
 	if len(images) != 1 {
 		t.Errorf("stored images: %v", images)
 	}

@@ -20,13 +20,12 @@ import (
 )
 
 // The transcript is a chat's conversation on disk: one JSON line per
-// message under <workspace>/.volcanic/, appended and synced as each message
+// message in the chat's private folder, appended and synced as each message
 // is added, so a bot killed at any moment loses at most the message being
 // written. Images live beside it as files named by their digest, not as
 // base64 in the log.
 
 const (
-	stateDir       = ".volcanic"
 	transcriptName = "transcript.jsonl"
 	imagesDir      = "images"
 )
@@ -34,7 +33,7 @@ const (
 // transcript is an open transcript file. It is owned by one session
 // goroutine.
 type transcript struct {
-	dir    string // <workspace>/.volcanic
+	dir    string // the chat's private folder
 	f      transcriptFile
 	wrap   func(transcriptFile) transcriptFile // nil, or a test's fault injection
 	logger *slog.Logger
@@ -55,15 +54,12 @@ type transcriptFile interface {
 	Close() error
 }
 
-// openTranscript opens (creating if needed) the transcript in workspace and
-// returns the messages it holds, every one valid (see readTranscriptFrom).
+// openTranscript opens (creating if needed) the transcript in dir, the
+// chat's private folder (which exists), and returns the messages it
+// holds, every one valid (see readTranscriptFrom).
 // A torn last line (a crash mid-write) is skipped with a warning; so is
 // any other undecodable line.
-func openTranscript(workspace string, wrap func(transcriptFile) transcriptFile, logger *slog.Logger) (*transcript, []llm.Message, error) {
-	dir := filepath.Join(workspace, stateDir)
-	if err := mkdir(dir); err != nil {
-		return nil, nil, fmt.Errorf("transcript: %w", err)
-	}
+func openTranscript(dir string, wrap func(transcriptFile) transcriptFile, logger *slog.Logger) (*transcript, []llm.Message, error) {
 	path := filepath.Join(dir, transcriptName)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // opens it.
 func writeTranscript(t *testing.T, e *env, chatID int64, content string) string {
 	t.Helper()
-	dir := filepath.Join(e.manager.Workspace(chatID), stateDir)
+	dir := e.manager.Private(chatID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,8 @@ import (
 // does not block (O_NONBLOCK: a FIFO swapped in is refused, not waited
 // on). The opened file must be a regular file with no other name (a
 // hardlink in the workspace to the transcript, or to a file outside it,
-// has a link count above 1), and nothing under .volcanic/, the bot's
-// own folder, is opened.
+// has a link count above 1). The bot's private state of the chat is not in
+// the workspace at all (chatdir), so no workspace path reaches it.
 
 // beneathFunc opens a clean relative path beneath an open folder.
 type beneathFunc func(dir *os.File, rel string) (int, error)
@@ -69,11 +69,6 @@ func workspacePath(rel, tool string) (string, error) {
 	}
 	if clean == "." {
 		return "", fmt.Errorf("path %q is the workspace itself: name a file in it", rel)
-	}
-	// No symlink is followed, so the cleaned name is where the open goes;
-	// the case is ignored for file systems that ignore it.
-	if first, _, _ := strings.Cut(clean, "/"); strings.EqualFold(first, stateDir) {
-		return "", fmt.Errorf("path %q is in the bot's private %s/ folder, which %s cannot open", rel, stateDir, tool)
 	}
 	return clean, nil
 }

@@ -57,7 +57,7 @@ func run(n, warm int, toolName string, args json.RawMessage, firstName string, f
 		return err
 	}
 	defer os.RemoveAll(dir)
-	s, err := client.NewSession(dir)
+	s, err := client.NewSession(dir, "")
 	if err != nil {
 		return err
 	}
