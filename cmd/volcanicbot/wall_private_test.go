@@ -106,7 +106,10 @@ func wallModel(req llmtest.Request) llmtest.Reply {
 			return llmtest.Text("upload: " + res)
 		}
 	case "shoot", "snap":
-		if steps == 0 {
+		switch steps {
+		case 0: // a file chooser left open would refuse the call
+			return call("browser_file_upload", `{}`)
+		case 1:
 			tool := map[string]string{"shoot": "browser_take_screenshot", "snap": "browser_snapshot"}[word]
 			return call(tool, fmt.Sprintf(`{"filename":%q}`, rest))
 		}

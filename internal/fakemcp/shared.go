@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -48,7 +50,11 @@ func serveShared(modes map[string]bool, log eventLog, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: server.NewStreamableHTTPServer(f.mcp)}
+	hosts := os.Getenv(AllowedHostsEnv)
+	// With a list of its own the fake checks the Host as @playwright/mcp
+	// does, in place of mcp-go's loopback-only check.
+	handler := allowedHosts(server.NewStreamableHTTPServer(f.mcp, server.WithDisableLocalhostProtection(hosts != "")), hosts)
+	srv := &http.Server{Handler: handler}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
@@ -59,6 +65,27 @@ func serveShared(modes map[string]bool, log eventLog, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// AllowedHostsEnv, in the shared-host mode, is what @playwright/mcp reads
+// it from: a comma-separated list of the only Host headers it serves
+// (unset: any); others are answered 403 "Access is only allowed at …", as
+// @playwright/mcp does.
+const AllowedHostsEnv = "PLAYWRIGHT_MCP_ALLOWED_HOSTS"
+
+func allowedHosts(h http.Handler, list string) http.Handler {
+	if list == "" {
+		return h
+	}
+	allowed := strings.Split(strings.ToLower(list), ",")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(allowed, strings.ToLower(r.Host)) {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, "Access is only allowed at "+strings.Join(allowed, ", "))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // sessions is what each MCP session remembers, by session id.

@@ -2,8 +2,11 @@ package mcpclient
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"slices"
@@ -27,6 +30,7 @@ type host struct {
 	mu       sync.Mutex
 	proc     *stdio.Process
 	url      string        // the process's MCP URL, its port filled in
+	hostName string        // the Host it accepts (HostEnv), "" for the URL's
 	starting chan struct{} // non-nil while a start runs; closed when it ends
 	users    int           // connections open on the process
 	idle     *time.Timer
@@ -45,15 +49,16 @@ func newHost(cfg mcpconfig.ServerConfig, sp *spawner) *host {
 // errHostClosed is acquire after close.
 var errHostClosed = errors.New("the client is closed")
 
-// acquire returns the URL of the running process, starting it (or waiting
-// for the start under way) when none runs; the caller releases it when its
-// connection ends. ctx bounds the start (the startup timeout).
-func (h *host) acquire(ctx context.Context) (string, error) {
+// acquire returns the URL of the running process and the Host its
+// requests carry, starting it (or waiting for the start under way) when
+// none runs; the caller releases it when its connection ends. ctx bounds
+// the start (the startup timeout).
+func (h *host) acquire(ctx context.Context) (url, hostName string, err error) {
 	for {
 		h.mu.Lock()
 		if h.closed {
 			h.mu.Unlock()
-			return "", errHostClosed
+			return "", "", errHostClosed
 		}
 		if h.proc != nil && h.proc.Done() {
 			dead := h.proc
@@ -68,9 +73,9 @@ func (h *host) acquire(ctx context.Context) (string, error) {
 			if h.idle != nil {
 				h.idle.Stop()
 			}
-			url := h.url
+			url, hostName := h.url, h.hostName
 			h.mu.Unlock()
-			return url, nil
+			return url, hostName, nil
 		}
 		if wait := h.starting; wait != nil {
 			h.mu.Unlock()
@@ -78,13 +83,13 @@ func (h *host) acquire(ctx context.Context) (string, error) {
 			case <-wait:
 				continue
 			case <-ctx.Done():
-				return "", context.Cause(ctx)
+				return "", "", context.Cause(ctx)
 			}
 		}
 		h.starting = make(chan struct{})
 		h.mu.Unlock()
 
-		proc, url, err := h.start(ctx)
+		proc, started, err := h.start(ctx)
 
 		h.mu.Lock()
 		close(h.starting)
@@ -92,15 +97,15 @@ func (h *host) acquire(ctx context.Context) (string, error) {
 		if err == nil && h.closed {
 			h.mu.Unlock()
 			proc.Terminate()
-			return "", errHostClosed
+			return "", "", errHostClosed
 		}
 		if err == nil {
-			h.proc, h.url = proc, url
+			h.proc, h.url, h.hostName = proc, started.url, started.hostName
 			h.starts++
 		}
 		h.mu.Unlock()
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
 }
@@ -173,15 +178,19 @@ func (h *host) status() (pid, users int, memory int64) {
 // another process before the server binds it.
 const portTries = 3
 
+// address is where a started process is reached: its MCP URL and the
+// Host its requests carry ("" for the URL's).
+type address struct{ url, hostName string }
+
 // start starts the process on a free port and waits until the port takes
 // connections, the process exits or ctx ends. A process that exits because
 // its port was taken meanwhile (EADDRINUSE) is started again on another.
-func (h *host) start(ctx context.Context) (*stdio.Process, string, error) {
+func (h *host) start(ctx context.Context) (*stdio.Process, address, error) {
 	for try := 1; ; try++ {
-		p, url, err := h.startOnce(ctx)
+		p, addr, err := h.startOnce(ctx)
 		var taken *portTakenError
 		if !errors.As(err, &taken) || try == portTries {
-			return p, url, err
+			return p, addr, err
 		}
 		h.sp.logger.Info("shared MCP server: its port was taken before it listened; trying another", "server", h.cfg.Name,
 			"port", taken.port)
@@ -196,38 +205,48 @@ type portTakenError struct {
 
 func (e *portTakenError) Error() string { return e.err.Error() }
 
-func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
+func (h *host) startOnce(ctx context.Context) (*stdio.Process, address, error) {
 	port, err := h.freePort()
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: a port for the shared server: %w", h.cfg.Name, err)
+		return nil, address{}, fmt.Errorf("%s: a port for the shared server: %w", h.cfg.Name, err)
 	}
 	cfg := withPort(h.cfg, port)
-	url := cfg.URL
+	addr := address{url: cfg.URL}
+	if cfg.HostEnv != "" {
+		if addr.hostName, err = h.newHostName(); err != nil {
+			return nil, address{}, fmt.Errorf("%s: %w", cfg.Name, err)
+		}
+		cfg.Env = maps.Clone(cfg.Env)
+		if cfg.Env == nil {
+			cfg.Env = map[string]*string{}
+		}
+		cfg.Env[cfg.HostEnv] = &addr.hostName
+	}
 	cfg.URL = "" // Expand the process, not the connection
 	if err := os.MkdirAll(cfg.Cwd, 0o700); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", cfg.Name, err)
+		return nil, address{}, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
 	sp, err := cfg.Expand(mcpconfig.Dirs{Workspace: cfg.Cwd}, h.sp.env)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", cfg.Name, err)
+		return nil, address{}, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
 	if cfg.BeforeStart != nil {
 		if err := cfg.BeforeStart(sp); err != nil {
-			return nil, "", fmt.Errorf("%s: %w", cfg.Name, err)
+			return nil, address{}, fmt.Errorf("%s: %w", cfg.Name, err)
 		}
 	}
 	p, err := h.sp.startProcess(cfg, sp, nil)
 	if err != nil {
-		return nil, "", err
+		return nil, address{}, err
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	foreign := false // another program listens on the port
 	for {
 		var d net.Dialer
 		dialCtx, cancel := context.WithTimeout(ctx, time.Second)
-		c, err := d.DialContext(dialCtx, "tcp", addr)
+		c, err := d.DialContext(dialCtx, "tcp", listen)
 		cancel()
 		if err == nil {
 			_ = c.Close()
@@ -235,8 +254,8 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
 			// bound it: it is not the server (which then exits, its port
 			// taken, or never listens).
 			if mine, known := p.Listens(port); mine || !known {
-				h.sp.logger.Info("shared MCP server started", "server", cfg.Name, "pid", p.PID(), "url", url)
-				return p, url, nil
+				h.sp.logger.Info("shared MCP server started", "server", cfg.Name, "pid", p.PID(), "url", addr.url)
+				return p, addr, nil
 			}
 			foreign = true
 		}
@@ -252,23 +271,40 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, string, error) {
 			if foreign || slices.ContainsFunc(tail, func(l string) bool {
 				return strings.Contains(l, "EADDRINUSE") || strings.Contains(l, "address already in use")
 			}) {
-				return nil, "", &portTakenError{port: port, err: errors.New(msg)}
+				return nil, address{}, &portTakenError{port: port, err: errors.New(msg)}
 			}
-			return nil, "", errors.New(msg)
+			return nil, address{}, errors.New(msg)
 		case <-ctx.Done():
 			p.Terminate()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				if foreign {
-					return nil, "", fmt.Errorf("%s: another program listens on %s, the shared server's port, and the server did not "+
-						"within the startup timeout of %s", cfg.Name, addr, fmtSeconds(cfg.StartupTimeout))
+					return nil, address{}, fmt.Errorf("%s: another program listens on %s, the shared server's port, and the server did not "+
+						"within the startup timeout of %s", cfg.Name, listen, fmtSeconds(cfg.StartupTimeout))
 				}
-				return nil, "", fmt.Errorf("%s: the shared server did not listen on %s within the startup timeout of %s",
-					cfg.Name, addr, fmtSeconds(cfg.StartupTimeout))
+				return nil, address{}, fmt.Errorf("%s: the shared server did not listen on %s within the startup timeout of %s",
+					cfg.Name, listen, fmtSeconds(cfg.StartupTimeout))
 			}
-			return nil, "", fmt.Errorf("%s: start abandoned: %w", cfg.Name, context.Cause(ctx))
+			return nil, address{}, fmt.Errorf("%s: start abandoned: %w", cfg.Name, context.Cause(ctx))
 		case <-tick.C:
 		}
 	}
+}
+
+// newHostName is a fresh host name for a start (HostEnv): 128 random bits
+// under .invalid, which resolves nowhere (RFC 6761; unlike *.localhost,
+// which browsers take for the loopback address). It is registered as a
+// secret, so that no log, /mcp text or tool result shows it (the server
+// names it in its refusals).
+func (h *host) newHostName() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	name := "vb-" + hex.EncodeToString(b[:]) + ".invalid"
+	if r, ok := h.sp.redactor.(interface{ Add(values ...string) }); ok {
+		r.Add(name)
+	}
+	return name, nil
 }
 
 // withPort fills ${port} into the command line, env values and URL.

@@ -66,7 +66,7 @@ func dialHTTP(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logge
 		base = authTransport{base: base, store: auth, server: cfg.Name, origin: origin, plain: &http.Client{Timeout: 30 * time.Second}}
 	}
 	h.client = &http.Client{
-		Transport: headerTransport{base: base, headers: sp.Headers, origin: origin,
+		Transport: headerTransport{base: base, headers: sp.Headers, host: sp.Host, origin: origin,
 			lost: h.sessionLost, tooLarge: h.fail},
 		// The configured headers (a token) are for the configured server:
 		// a redirect elsewhere is refused, not followed with them.
@@ -238,16 +238,20 @@ func (h *httpEndpoint) standardHeaders(m message) http.Header {
 type headerTransport struct {
 	base     http.RoundTripper
 	headers  map[string]string
+	host     string // the Host of every request to origin (Spawn.Host), "": the URL's
 	origin   string // the configured URL's scheme://host:port: the only one the headers go to
 	lost     func(status int, body string)
 	tooLarge func(error) // an answer went over the size limit
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 && originOf(r.URL) == t.origin {
+	if (len(t.headers) > 0 || t.host != "") && originOf(r.URL) == t.origin {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
+		}
+		if t.host != "" {
+			r.Host = t.host
 		}
 	}
 	resp, err := t.base.RoundTrip(r)

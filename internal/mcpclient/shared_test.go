@@ -17,7 +17,8 @@ import (
 )
 
 // sharedServer is the fake as a Shared server: one process on ${port},
-// every chat a session of its own.
+// every chat a session of its own, serving only the Host name of its start
+// (HostEnv), as the shared browser does.
 func sharedServer(t *testing.T, name string, modes ...string) (mcpconfig.ServerConfig, string) {
 	t.Helper()
 	cfg, logPath := fakeServer(t, name, append([]string{fakemcp.ModeSharedHost, fakemcp.ModeCountStarts}, modes...)...)
@@ -25,6 +26,7 @@ func sharedServer(t *testing.T, name string, modes ...string) (mcpconfig.ServerC
 	cfg.URL = "http://127.0.0.1:${port}/mcp"
 	cfg.Cwd = t.TempDir()
 	cfg.Shared = true
+	cfg.HostEnv = fakemcp.AllowedHostsEnv
 	return cfg, logPath
 }
 

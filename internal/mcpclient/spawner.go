@@ -146,11 +146,11 @@ func (s *spawner) negotiate(ctx context.Context, cfg mcpconfig.ServerConfig, ep 
 // startShared opens a chat's session on the server's shared process,
 // starting the process if none runs; the session's root is workspace.
 func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h *host, workspace string, p *peer) (*liveServer, error) {
-	url, err := h.acquire(ctx)
+	url, hostName, err := h.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sp := mcpconfig.Spawn{URL: url, Dir: workspace}
+	sp := mcpconfig.Spawn{URL: url, Dir: workspace, Host: hostName}
 	cfg.URL = url // for messages
 	shared := &sharedEndpoint{host: h}
 	p.rootsAsked = &shared.rootsAsked

@@ -40,6 +40,9 @@ type Spawn struct {
 	URL     string
 	Headers map[string]string
 	OAuth   OAuthConfig
+	// Host, when set, is the Host every request to URL carries instead of
+	// URL's host: a Shared server's name of the start (HostEnv).
+	Host string
 }
 
 // Dirs are the folders a server is started for.

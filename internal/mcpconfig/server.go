@@ -149,6 +149,18 @@ type ServerConfig struct {
 	// no chat has used it for IdleTimeout, and restarted when it died. Set
 	// by a preset (the shared browser), not by settings.json.
 	Shared bool
+	// HostEnv, for a Shared entry, names the variable of the process's
+	// environment that each start gives a fresh random host name
+	// ("vb-<128 random bits in hex>.invalid"), the one Host its HTTP
+	// listener must accept (the shared browser:
+	// PLAYWRIGHT_MCP_ALLOWED_HOSTS). Every chat's connection sends it as
+	// the Host of its requests to 127.0.0.1:${port}. A browser cannot: Host
+	// is a header no page may set, a browser adds the port to it, and the
+	// name resolves nowhere. So no page the shared browser shows — and no
+	// model call through one — opens a session of its own on the server.
+	// The name is in the environment only (a process's command line is
+	// readable by every user of the host), and a registered secret.
+	HostEnv string
 	// WarmCall, when set, is called after a prewarm starts the process, so
 	// that what the server starts lazily on its first call (the browser)
 	// starts too; its result is dropped.

@@ -240,9 +240,13 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 // whose root is the chat's workspace.
 //
 //	npx -y @playwright/mcp@<pinned> [--headless] --browser <b> --isolated
-//	    --port ${port} --host 127.0.0.1 --allowed-hosts 127.0.0.1:${port} --caps storage
+//	    --port ${port} --host 127.0.0.1 --caps storage
 //	    [--executable-path <path>] [--no-sandbox] [--config <launch flags>] <extra args>
 //
+// Its environment's PLAYWRIGHT_MCP_ALLOWED_HOSTS is, at each start, a
+// random name only the bot's connections send as their Host (HostEnv):
+// the server refuses every other request, so a page its browser shows
+// cannot open a session on it (which would reach every chat's context).
 // With a CDP endpoint, PLAYWRIGHT_MCP_CDP_ENDPOINT (and _HEADERS) in its
 // environment point it at that browser instead of launching one.
 func (p Playwright) sharedServer() mcpconfig.ServerConfig {
@@ -255,7 +259,7 @@ func (p Playwright) sharedServer() mcpconfig.ServerConfig {
 		args = append(args, "--headless")
 	}
 	args = append(args, "--browser", p.BrowserName(), "--isolated",
-		"--port", "${port}", "--host", "127.0.0.1", "--allowed-hosts", "127.0.0.1:${port}", "--caps", "storage")
+		"--port", "${port}", "--host", "127.0.0.1", "--caps", "storage")
 	env := map[string]*string{}
 	if p.CDPEndpoint != "" {
 		env["PLAYWRIGHT_MCP_CDP_ENDPOINT"] = &p.CDPEndpoint
@@ -278,6 +282,8 @@ func (p Playwright) sharedServer() mcpconfig.ServerConfig {
 		Cwd:            cwd,
 		URL:            "http://127.0.0.1:${port}/mcp",
 		Shared:         true,
+		HostEnv:        allowedHostsEnv,
+		Warnings:       overridesWall(p.ExtraArgs),
 		Enabled:        p.IsEnabled(),
 		StartupTimeout: startup,
 		CallTimeout:    120 * time.Second,
@@ -294,6 +300,25 @@ func (p Playwright) sharedServer() mcpconfig.ServerConfig {
 		WarmCall:     warmCall,
 		AlwaysLoad:   slices.Clone(PlaywrightCore),
 	}
+}
+
+// allowedHostsEnv is @playwright/mcp's variable of the hosts its HTTP
+// listener accepts. Its command line's --allowed-hosts would win over it.
+const allowedHostsEnv = "PLAYWRIGHT_MCP_ALLOWED_HOSTS"
+
+// overridesWall warns about extra arguments that would replace the shared
+// server's allowed host (or where it listens), which keeps pages from it.
+func overridesWall(extra []string) []string {
+	var out []string
+	for _, a := range extra {
+		for _, flag := range []string{"--allowed-hosts", "--host", "--port"} {
+			if a == flag || strings.HasPrefix(a, flag+"=") {
+				out = append(out, fmt.Sprintf("PLAYWRIGHT_EXTRA_ARGS has %s, which replaces what the shared browser's server is given: "+
+					"with another allowed host or address, a page the browser shows may reach the server and every chat's context", flag))
+			}
+		}
+	}
+	return out
 }
 
 // warmCall opens the browser (and the chat's context) of a prewarmed

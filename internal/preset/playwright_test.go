@@ -125,10 +125,20 @@ func TestPlaywrightShared(t *testing.T) {
 	local := Playwright{Enabled: ptr(true), Shared: ptr(true), Command: "playwright-mcp", ExecutablePath: "/usr/bin/chromium",
 		NoSandbox: ptr(true), StateDir: dir}.Server()
 	want := []string{"--headless", "--browser", "chromium", "--isolated", "--port", "${port}", "--host", "127.0.0.1",
-		"--allowed-hosts", "127.0.0.1:${port}", "--caps", "storage", "--executable-path", "/usr/bin/chromium", "--no-sandbox",
+		"--caps", "storage", "--executable-path", "/usr/bin/chromium", "--no-sandbox",
 		"--config", dir + "/playwright-mcp.json"}
 	if !local.Shared || local.URL != "http://127.0.0.1:${port}/mcp" || local.Cwd != dir || !slices.Equal(local.Args, want) {
 		t.Errorf("shared: shared %v url %q cwd %q args\n%q\nwant\n%q", local.Shared, local.URL, local.Cwd, local.Args, want)
+	}
+	// The one Host the server accepts is given by the bot at each start,
+	// in its environment (@playwright/mcp's --allowed-hosts would win over
+	// it, and a command line is readable by every user).
+	if local.HostEnv != "PLAYWRIGHT_MCP_ALLOWED_HOSTS" || len(local.Warnings) != 0 {
+		t.Errorf("host env %q, warnings %q", local.HostEnv, local.Warnings)
+	}
+	walled := Playwright{Enabled: ptr(true), Shared: ptr(true), ExtraArgs: []string{"--allowed-hosts=*", "--host", "0.0.0.0"}}.Server()
+	if len(walled.Warnings) != 2 || !strings.Contains(walled.Warnings[0], "--allowed-hosts") || !strings.Contains(walled.Warnings[1], "--host") {
+		t.Errorf("extra arguments that open the shared server: warnings %q", walled.Warnings)
 	}
 	if local.State == nil || local.State.File != StateFile || !slices.Contains(local.DisabledTools, local.State.Save) ||
 		!slices.Contains(local.DisabledTools, local.State.Restore) || len(local.DisabledTools) != 18 || !slices.Contains(local.DisabledTools, UnsafeCodeTool) {
