@@ -273,7 +273,8 @@ func TestModelCannotReachAnotherChatThroughTheBrowser(t *testing.T) {
 
 	for _, url := range []string{"file:///etc/passwd", "file://" + victim, "file://" + filepath.Join(aliceWS, "control.txt")} {
 		got := d.ask(alice, "open "+url, "open: ")
-		if strings.Contains(got, "root:") || strings.Contains(got, "BOB-FILE-SECRET") || strings.Contains(got, "CONTROL-OK") {
+		if strings.Contains(got, "root:") || strings.Contains(got, "BOB-FILE-SECRET") || strings.Contains(got, "CONTROL-OK") ||
+			!strings.Contains(got, "protocol is blocked") {
 			t.Errorf("alice's browser opened %s: %.300q", url, got)
 		}
 	}
