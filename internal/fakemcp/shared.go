@@ -28,6 +28,8 @@ const (
 	ToolRecall       = "recall"        // "remembered: <s>", or "remembered nothing"
 	ToolSaveState    = "save_state"    // {"filename": f}: writes what the session keeps to <root>/f
 	ToolRestoreState = "restore_state" // {"filename": f}: reads it back
+	ToolDropContext  = "drop_context"  // the session's context is lost (a crashed browser): its value too
+	ToolCutNextSave  = "cut_next_save" // the session's next save_state writes half its file and answers success
 )
 
 // serveShared is the shared-host mode: the fake's tools and the session
@@ -44,7 +46,7 @@ func serveShared(modes map[string]bool, log eventLog, args []string) error {
 		return errors.New("shared-host needs --port N")
 	}
 	f := newServer(modes, log, false, "")
-	s := &sessions{values: map[string]string{}}
+	s := &sessions{values: map[string]string{}, roots: map[string]string{}, cut: map[string]bool{}}
 	f.mcp.AddTools(s.tools(f.mcp)...)
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", port))
 	if err != nil {
@@ -88,10 +90,17 @@ func allowedHosts(h http.Handler, list string) http.Handler {
 	})
 }
 
-// sessions is what each MCP session remembers, by session id.
+// sessions is what each MCP session remembers, by session id: as
+// @playwright/mcp does with a browser context, a session opens its
+// context on its first call of a session tool, asking the client for its
+// roots then (and only then), and keeps its value in it; ToolDropContext
+// loses the context (a browser that died), and the next call opens
+// another, empty one.
 type sessions struct {
 	mu     sync.Mutex
 	values map[string]string
+	roots  map[string]string // the open contexts' roots
+	cut    map[string]bool   // the next save is cut short
 }
 
 func (s *sessions) tools(m *server.MCPServer) []server.ServerTool {
@@ -104,7 +113,7 @@ func (s *sessions) tools(m *server.MCPServer) []server.ServerTool {
 		}
 		return ""
 	}
-	root := func(ctx context.Context) (string, error) {
+	askRoot := func(ctx context.Context) (string, error) {
 		res, err := m.RequestRoots(ctx, mcp.ListRootsRequest{})
 		if err != nil {
 			return "", err
@@ -118,6 +127,29 @@ func (s *sessions) tools(m *server.MCPServer) []server.ServerTool {
 		}
 		return u.Path, nil
 	}
+	// root is the session's context's root, opening the context first.
+	root := func(ctx context.Context) (string, error) {
+		s.mu.Lock()
+		r, ok := s.roots[id(ctx)]
+		s.mu.Unlock()
+		if ok {
+			return r, nil
+		}
+		r, err := askRoot(ctx)
+		if err != nil {
+			return "", err
+		}
+		s.mu.Lock()
+		s.roots[id(ctx)] = r
+		s.mu.Unlock()
+		return r, nil
+	}
+	opened := func(ctx context.Context) *mcp.CallToolResult {
+		if _, err := root(ctx); err != nil {
+			return mcp.NewToolResultError(err.Error())
+		}
+		return nil
+	}
 	file := mcp.WithString("filename", mcp.Required())
 	return []server.ServerTool{
 		{Tool: mcp.NewTool(ToolWhoAmI, mcp.WithDescription("The session's root.")),
@@ -130,6 +162,9 @@ func (s *sessions) tools(m *server.MCPServer) []server.ServerTool {
 			}},
 		{Tool: mcp.NewTool(ToolRemember, mcp.WithDescription("Keep a value in this session."), mcp.WithString("value", mcp.Required())),
 			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if res := opened(ctx); res != nil {
+					return res, nil
+				}
 				s.mu.Lock()
 				s.values[id(ctx)] = req.GetString("value", "")
 				s.mu.Unlock()
@@ -137,6 +172,9 @@ func (s *sessions) tools(m *server.MCPServer) []server.ServerTool {
 			}},
 		{Tool: mcp.NewTool(ToolRecall, mcp.WithDescription("The value this session keeps.")),
 			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if res := opened(ctx); res != nil {
+					return res, nil
+				}
 				s.mu.Lock()
 				v, ok := s.values[id(ctx)]
 				s.mu.Unlock()
@@ -153,6 +191,10 @@ func (s *sessions) tools(m *server.MCPServer) []server.ServerTool {
 				}
 				s.mu.Lock()
 				b, _ := json.Marshal(map[string]string{"value": s.values[id(ctx)]})
+				if s.cut[id(ctx)] { // a write cut short that the server did not notice
+					delete(s.cut, id(ctx))
+					b = b[:len(b)/2]
+				}
 				s.mu.Unlock()
 				path := filepath.Join(r, req.GetString("filename", ""))
 				if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -183,6 +225,21 @@ func (s *sessions) tools(m *server.MCPServer) []server.ServerTool {
 				s.values[id(ctx)] = st.Value
 				s.mu.Unlock()
 				return text("restored"), nil
+			}},
+		{Tool: mcp.NewTool(ToolCutNextSave, mcp.WithDescription("Cut the session's next save short, as a full disk does.")),
+			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				s.mu.Lock()
+				s.cut[id(ctx)] = true
+				s.mu.Unlock()
+				return text("the next save is cut"), nil
+			}},
+		{Tool: mcp.NewTool(ToolDropContext, mcp.WithDescription("Lose the session's context and what it keeps, as a crashed browser does.")),
+			Handler: func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				s.mu.Lock()
+				delete(s.values, id(ctx))
+				delete(s.roots, id(ctx))
+				s.mu.Unlock()
+				return text("dropped"), nil
 			}},
 	}
 }

@@ -176,6 +176,9 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	}
 	if err == nil {
 		fresh := c.cfg.State != nil && c.freshContext(ctx, srv, tool, contexts)
+		if c.cfg.State != nil {
+			adoptContext(srv)
+		}
 		res, err := mapValidResult(c.cfg.Name, tool.Name, raw)
 		if err != nil {
 			return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: invalid result: %v", tool.Name, err)), nil

@@ -26,6 +26,13 @@ type liveServer struct {
 	// stateGate, with StateTools, keeps the chat's calls and the state's
 	// saves and restores apart (see state.go).
 	stateGate *semaphore.Weighted
+	// ownContext is the server's context (contexts' count when it opened)
+	// that holds the chat's state: the one it was restored into, or the
+	// one the chat's calls opened when it had none saved; 0: none yet.
+	// Only that context is saved. adopt: the chat had no state saved, so
+	// the context its next call runs in becomes its own.
+	ownContext atomic.Int32
+	adopt      atomic.Bool
 }
 
 // terminate ends the server for good: its listen stream closed, the
@@ -46,6 +53,13 @@ func (s *liveServer) contexts() int32 {
 		return sh.rootsAsked.Load()
 	}
 	return 0
+}
+
+// countsContexts reports whether contexts counts anything (a shared
+// server's session).
+func (s *liveServer) countsContexts() bool {
+	_, ok := s.ep.(*sharedEndpoint)
+	return ok
 }
 
 // endpoint is what a live server runs on: a child process speaking stdio,

@@ -91,9 +91,19 @@ func (c *connection) freshContext(ctx context.Context, srv *liveServer, tool Too
 	return true
 }
 
+// adoptContext makes the context the chat's last call ran in its own,
+// when it had no state saved to restore into it.
+func adoptContext(srv *liveServer) {
+	if n := srv.contexts(); n > 0 && srv.adopt.CompareAndSwap(true, false) {
+		srv.ownContext.Store(n)
+	}
+}
+
 // saveState calls the State's Save tool (before srv stops, before a Close
 // call, when the chat's calls pause) and puts what it wrote in the chat's
-// private folder.
+// private folder. Only the chat's own context is saved: not one the
+// server opened since without the chat's state (its browser had died, and
+// the save would find it empty), nor one the save itself would open.
 func (c *connection) saveState(srv *liveServer) {
 	if c.private == "" {
 		return // a session that keeps no state (check)
@@ -105,6 +115,14 @@ func (c *connection) saveState(srv *liveServer) {
 		return
 	}
 	defer srv.stateGate.Release(stateGateAll)
+	before := srv.contexts()
+	if srv.countsContexts() && (before == 0 || before != srv.ownContext.Load()) {
+		if before != 0 {
+			c.deps.sp.logger.Info("MCP server: the chat's state not saved: the browser's context is not the one it was restored into "+
+				"(the browser stopped since); the state saved before is kept", "server", c.cfg.Name, "workspace", c.workspace)
+		}
+		return
+	}
 	name, err := stateTempName()
 	if err != nil {
 		c.stateFailed("saved", err)
@@ -119,6 +137,10 @@ func (c *connection) saveState(srv *liveServer) {
 	args, _ := json.Marshal(map[string]string{"filename": name})
 	if err := c.stateCall(ctx, srv, c.cfg.State.Save, args); err != nil {
 		c.stateFailed("saved", err)
+		return
+	}
+	if srv.contexts() != before {
+		c.stateFailed("saved", errors.New("the browser had stopped: the save ran in a new, empty context; the state saved before is kept"))
 		return
 	}
 	b, err := readStateFile(tmp)
@@ -147,7 +169,8 @@ func (c *connection) keepState(b []byte) error {
 }
 
 // restoreState calls the State's Restore tool on srv when the chat has a
-// saved state, with a copy of it in the workspace for the call.
+// saved state, with a copy of it in the workspace for the call: the
+// context it restored into is then the chat's own (saveState).
 func (c *connection) restoreState(ctx context.Context, srv *liveServer) {
 	if c.private == "" {
 		return
@@ -155,7 +178,8 @@ func (c *connection) restoreState(ctx context.Context, srv *liveServer) {
 	c.removeStaleTemps()
 	b, err := readStateFile(filepath.Join(c.private, c.cfg.State.File))
 	if errors.Is(err, fs.ErrNotExist) {
-		return // nothing saved yet
+		srv.adopt.Store(true) // nothing saved yet: the chat's next context is its own
+		return
 	}
 	if err != nil {
 		c.stateFailed("restored", err)
@@ -181,9 +205,10 @@ func (c *connection) restoreState(ctx context.Context, srv *liveServer) {
 	}
 	args, _ := json.Marshal(map[string]string{"filename": name})
 	if err := c.stateCall(ctx, srv, c.cfg.State.Restore, args); err != nil {
-		c.stateFailed("restored", err)
+		c.stateFailed("restored", err) // its context is not the chat's: not saved over the state
 		return
 	}
+	srv.ownContext.Store(srv.contexts())
 	c.deps.sp.logger.Debug("MCP server: the chat's state restored", "server", c.cfg.Name, "workspace", c.workspace, "bytes", len(b))
 }
 
