@@ -145,6 +145,9 @@ func (c *connection) saveState(srv *liveServer) {
 	}
 	b, err := readStateFile(tmp)
 	if err == nil {
+		err = c.validState(b)
+	}
+	if err == nil {
 		err = c.keepState(b)
 	}
 	if err != nil {
@@ -152,6 +155,21 @@ func (c *connection) saveState(srv *liveServer) {
 		return
 	}
 	c.deps.sp.logger.Debug("MCP server: the chat's state saved", "server", c.cfg.Name, "workspace", c.workspace, "bytes", len(b))
+}
+
+// validState checks a state before it is kept or restored: the State's
+// Valid, or at least JSON. A file cut short (a full disk) is neither.
+func (c *connection) validState(b []byte) error {
+	if c.cfg.State.Valid != nil {
+		if err := c.cfg.State.Valid(b); err != nil {
+			return fmt.Errorf("not a state (%d bytes: cut short?): %w", len(b), err)
+		}
+		return nil
+	}
+	if !json.Valid(b) {
+		return fmt.Errorf("not a state (%d bytes, not JSON: cut short?)", len(b))
+	}
+	return nil
 }
 
 // keepState replaces the chat's saved state with b, atomically: written
@@ -176,7 +194,21 @@ func (c *connection) restoreState(ctx context.Context, srv *liveServer) {
 		return
 	}
 	c.removeStaleTemps()
-	b, err := readStateFile(filepath.Join(c.private, c.cfg.State.File))
+	path := filepath.Join(c.private, c.cfg.State.File)
+	b, err := readStateFile(path)
+	if err == nil {
+		if verr := c.validState(b); verr != nil {
+			// What a version before this one left when its save was cut
+			// short: kept aside, and the chat starts with nothing saved.
+			c.stateFailed("restored", fmt.Errorf("%s: %w; kept as %s", path, verr, filepath.Base(path)+".invalid"))
+			if err := os.Rename(path, path+".invalid"); err != nil {
+				c.stateFailed("restored", err)
+				return
+			}
+			srv.adopt.Store(true)
+			return
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		srv.adopt.Store(true) // nothing saved yet: the chat's next context is its own
 		return

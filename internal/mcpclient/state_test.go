@@ -106,3 +106,59 @@ func TestStateWithNothingSavedAndAFailedRestore(t *testing.T) {
 		t.Errorf("the saved state after a failed restore: %q, want it kept", got)
 	}
 }
+
+// A save the server cut short and still called a success (a full disk it
+// did not notice): the file is refused, and the last good state stays —
+// whole, and restored at the next start.
+func TestStateCutShortKeepsTheLastGood(t *testing.T) {
+	h, alice, call := stateHarness(t)
+	call(fakemcp.ToolRemember, `{"value":"logged in"}`)
+	if err := alice.Restart("shared"); err != nil {
+		t.Fatal(err)
+	}
+	good := savedState(alice)
+	if !strings.Contains(good, "logged in") {
+		t.Fatalf("saved %q", good)
+	}
+	call(fakemcp.ToolRemember, `{"value":"logged in again"}`)
+	call(fakemcp.ToolCutNextSave, `{}`)
+	if err := alice.Restart("shared"); err != nil {
+		t.Fatal(err)
+	}
+	if got := savedState(alice); got != good {
+		t.Errorf("the saved state after a cut save: %q, want the last good %q", got, good)
+	}
+	if !strings.Contains(h.logs.String(), "state was not saved") {
+		t.Errorf("the log does not say the state was not saved")
+	}
+	if got := call(fakemcp.ToolRecall, `{}`).Text(); got != "remembered: logged in" {
+		t.Errorf("after the restart: %q, want the last good state restored", got)
+	}
+	if entries, _ := os.ReadDir(alice.Workspace()); len(entries) != 0 {
+		t.Errorf("the workspace holds %v, want no copy of the state left", entries)
+	}
+}
+
+// A saved state a version before this one left cut short (it rewrote the
+// file in place) is not restored: it is kept aside as <file>.invalid, the
+// chat starts with nothing saved, and its next save is kept.
+func TestStateLeftCutShortIsSetAside(t *testing.T) {
+	_, alice, call := stateHarness(t)
+	path := filepath.Join(alice.private, "state.json")
+	if err := os.WriteFile(path, []byte(`{"value":"logg`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(fakemcp.ToolRecall, `{}`).Text(); got != "remembered nothing" {
+		t.Errorf("a chat whose saved state was cut short: %q, want nothing restored", got)
+	}
+	if b, err := os.ReadFile(path + ".invalid"); err != nil || string(b) != `{"value":"logg` {
+		t.Errorf("the cut state set aside: %q (%v)", b, err)
+	}
+	call(fakemcp.ToolRemember, `{"value":"logged in anew"}`)
+	if err := alice.Restart("shared"); err != nil {
+		t.Fatal(err)
+	}
+	if got := savedState(alice); !strings.Contains(got, "logged in anew") {
+		t.Errorf("the next save: %q", got)
+	}
+}

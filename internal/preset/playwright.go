@@ -292,7 +292,7 @@ func (p Playwright) sharedServer() mcpconfig.ServerConfig {
 		DisabledHint:   PlaywrightHint,
 		DisabledTools:  p.hidden(storageTools...),
 		State: &mcpconfig.StateTools{Save: "browser_storage_state", Restore: "browser_set_storage_state", File: StateFile,
-			Close: PlaywrightCloseTool},
+			Valid: validStorageState, Close: PlaywrightCloseTool},
 		BeforeStart:  func(mcpconfig.Spawn) error { return p.writeLaunchConfig() },
 		MaxLive:      p.MaxBrowsers,
 		ProcessNoun:  "browser",
