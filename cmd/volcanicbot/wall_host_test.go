@@ -157,11 +157,17 @@ func TestPageCannotOpenASessionOnTheSharedBrowser(t *testing.T) {
 		b, _ := json.Marshal(req.JSON)
 		requests.Write(b)
 	}
+	d.tg.Message(alice, alice, "/mcp playwright")
+	d.waitText(alice, "shared process: pid ")
 	for what, text := range map[string]string{"a model request": requests.String(), "the log": d.logs.String(),
 		"a chat message": strings.Join(append(d.texts(alice), d.texts(bob)...), "\n")} {
 		if strings.Contains(text, name) {
 			t.Errorf("%s holds the shared server's host name", what)
 		}
+	}
+	// check starts a server of its own, with a name of its own.
+	if _, out := checkOutput(t, env); regexp.MustCompile(`vb-[0-9a-f]{32}`).MatchString(out) {
+		t.Errorf("check shows a host name:\n%s", out)
 	}
 }
 
