@@ -595,7 +595,7 @@ func (c *connection) stateDirtyLocked(srv *liveServer) {
 // saveDueLocked saves the chat's state in the background.
 func (c *connection) saveDueLocked(srv *liveServer) {
 	c.stateDirty, c.savedAt = false, time.Now()
-	c.goLocked(func() { c.saveState(srv) })
+	c.goLocked(func() { c.saveStateIfIdle(srv) })
 }
 
 // stopIdleLocked disarms the idle timer: a stop already on its way sees

@@ -99,11 +99,28 @@ func adoptContext(srv *liveServer) {
 	}
 }
 
+// saveStateIfIdle is the save when the chat's calls pause: made only if
+// no call of the chat runs or waits (a save waiting for a long call would
+// hold back the chat's next calls); otherwise the next pause saves.
+func (c *connection) saveStateIfIdle(srv *liveServer) {
+	if c.private == "" {
+		return
+	}
+	if !srv.stateGate.TryAcquire(stateGateAll) {
+		c.mu.Lock()
+		c.stateDirty = true
+		c.mu.Unlock()
+		return
+	}
+	defer srv.stateGate.Release(stateGateAll)
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	c.saveHeld(ctx, srv)
+}
+
 // saveState calls the State's Save tool (before srv stops, before a Close
-// call, when the chat's calls pause) and puts what it wrote in the chat's
-// private folder. Only the chat's own context is saved: not one the
-// server opened since without the chat's state (its browser had died, and
-// the save would find it empty), nor one the save itself would open.
+// call) and puts what it wrote in the chat's private folder, once the
+// chat's calls in flight have ended.
 func (c *connection) saveState(srv *liveServer) {
 	if c.private == "" {
 		return // a session that keeps no state (check)
@@ -115,6 +132,14 @@ func (c *connection) saveState(srv *liveServer) {
 		return
 	}
 	defer srv.stateGate.Release(stateGateAll)
+	c.saveHeld(ctx, srv)
+}
+
+// saveHeld saves with the state gate held whole. Only the chat's own
+// context is saved: not one the server opened since without the chat's
+// state (its browser had died, and the save would find it empty), nor one
+// the save itself would open.
+func (c *connection) saveHeld(ctx context.Context, srv *liveServer) {
 	before := srv.contexts()
 	if srv.countsContexts() && (before == 0 || before != srv.ownContext.Load()) {
 		if before != 0 {
@@ -129,11 +154,11 @@ func (c *connection) saveState(srv *liveServer) {
 		return
 	}
 	tmp := filepath.Join(c.workspace, name)
-	defer c.removeTemp(tmp)
 	if _, err := os.Lstat(tmp); !errors.Is(err, fs.ErrNotExist) {
 		c.stateFailed("saved", fmt.Errorf("%s is taken", tmp))
 		return
 	}
+	defer c.removeTemp(tmp)
 	args, _ := json.Marshal(map[string]string{"filename": name})
 	if err := c.stateCall(ctx, srv, c.cfg.State.Save, args); err != nil {
 		c.stateFailed("saved", err)
