@@ -290,13 +290,15 @@ func TestModelCannotReachAnotherChatThroughTheBrowser(t *testing.T) {
 	}
 }
 
-// What a page can do with the bot's own listener (HTTP_ADDR, here on
-// 127.0.0.1 as the image's default 0.0.0.0 is reachable too): read
-// /healthz and /metrics (documented: no secrets there), but not feed the
+// What a page can do with the bot's own listeners (HTTP_ADDR, here on
+// 127.0.0.1 as the image's default 0.0.0.0 is reachable too, and
+// METRICS_ADDR on loopback as in the image): read /healthz and, on
+// METRICS_ADDR, /metrics (documented: no secrets there), but not feed the
 // bot an update through the webhook (its secret token is not the page's to
 // know) nor finish a login through the OAuth callback (its state neither).
 func TestPageAndTheBotsOwnListener(t *testing.T) {
-	env := append(browserEnv(t), "PLAYWRIGHT_SHARED=true")
+	metricsAddr := freeAddr(t)
+	env := append(browserEnv(t), "PLAYWRIGHT_SHARED=true", "METRICS_ADDR="+metricsAddr)
 	forged := `{"update_id":987654,"message":{"message_id":77,"date":1700000000,"chat":{"id":200,"type":"private"},` +
 		`"from":{"id":200,"is_bot":false,"first_name":"b"},"text":"FORGED-UPDATE-5e2b"}}`
 	fn := `async () => {
@@ -329,8 +331,11 @@ func TestPageAndTheBotsOwnListener(t *testing.T) {
 			addr = v
 		}
 	}
-	if got := d.ask(alice, "open http://"+addr+"/metrics", "open: "); !strings.Contains(got, "go_goroutines") {
-		t.Errorf("/metrics from the browser: %.300q", got)
+	if got := d.ask(alice, "open http://"+metricsAddr+"/metrics", "open: "); !strings.Contains(got, "go_goroutines") {
+		t.Errorf("/metrics on METRICS_ADDR from the browser: %.300q", got)
+	}
+	if got := d.ask(alice, "open http://"+addr+"/metrics", "open: "); !strings.Contains(got, "404") || strings.Contains(got, "go_goroutines") {
+		t.Errorf("/metrics on HTTP_ADDR from the browser: %.300q, want 404", got)
 	}
 	if got := d.ask(alice, "open http://"+addr+"/mcp/oauth/callback?state=guessed&code=x", "open: "); !strings.Contains(got, "no login waits for this answer") {
 		t.Errorf("the OAuth callback with a guessed state: %.300q", got)
