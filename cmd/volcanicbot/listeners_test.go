@@ -166,9 +166,11 @@ func TestMetricsOnlyOnTheirOwnListener(t *testing.T) {
 	if code, body := get(hook, "/metrics"); code != http.StatusNotFound || strings.Contains(body, "volcanicbot_") {
 		t.Errorf("GET /metrics on HTTP_ADDR (the webhook's listener): %d %.80q, want 404", code, body)
 	}
-	if code, _ := get(hook, "/healthz"); code != http.StatusOK {
-		t.Errorf("GET /healthz on HTTP_ADDR: %d", code)
-	}
+	// /healthz says 503 until the webhook is set: wait for that, not a time.
+	waitFor(t, "GET /healthz on HTTP_ADDR answering 200", 60*time.Second, func() bool {
+		code, _ := get(hook, "/healthz")
+		return code == http.StatusOK
+	})
 	if code, body := get(metricsAddr, "/metrics"); code != http.StatusOK || !strings.Contains(body, "volcanicbot_telegram_calls_total") {
 		t.Errorf("GET /metrics on METRICS_ADDR: %d %.200q", code, body)
 	}
