@@ -134,6 +134,14 @@ func (a *activity) Done() {
 	<-a.finished
 }
 
+// isEnded reports whether the turn ended (stopped, answered, done): the
+// progress message is then only deleted.
+func (a *activity) isEnded() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ended
+}
+
 func (a *activity) text() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -167,7 +175,7 @@ func (a *activity) loop() {
 	}()
 	flush := func() {
 		text := a.text()
-		if text == "" || text == shown {
+		if text == "" || text == shown || a.isEnded() {
 			return
 		}
 		last = time.Now()
@@ -212,6 +220,16 @@ loop:
 		case err := <-answer.result:
 			answer.outcome(err)
 		case r := <-a.answers:
+			// The answer ends the progress message's life: it is only
+			// deleted now. An edit scheduled for it would come after the
+			// answer (a wasted paced call, and Done held back by it).
+			a.mu.Lock()
+			a.ended = true
+			a.mu.Unlock()
+			if pending != nil {
+				pending.Stop()
+			}
+			flushDue = nil
 			r.done <- answer.answer(r.ctx, r.markdown)
 		case <-turnDone:
 			// The turn was stopped: no more typing or edits; the message
