@@ -53,7 +53,7 @@ func newMetrics(load func() []mcpclient.ServerLoad) *metrics {
 	m.waits = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "volcanicbot_mcp_slot_wait_seconds",
 		Help: "How long calls waited for a slot under the server's ceiling.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}, server)
 	m.calls = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "volcanicbot_mcp_tool_call_seconds",
-		Help: "Tool calls by server and outcome (ok, error), with their latency.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)},
+		Help: "Tool calls by server and outcome (ok, error, cancelled: stopped before the result), with their latency.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)},
 		[]string{"server", "outcome"})
 	m.modelRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "volcanicbot_model_requests_total",
 		Help: "Model requests by outcome (ok, error)."}, []string{"outcome"})
@@ -81,8 +81,8 @@ func (m *metrics) Waited(server string, d time.Duration) {
 	m.waits.WithLabelValues(server).Observe(d.Seconds())
 }
 
-func (m *metrics) CallDone(server string, d time.Duration, failed bool) {
-	m.calls.WithLabelValues(server, outcome(failed)).Observe(d.Seconds())
+func (m *metrics) CallDone(server string, d time.Duration, outcome mcpclient.CallOutcome) {
+	m.calls.WithLabelValues(server, string(outcome)).Observe(d.Seconds())
 }
 
 func outcome(failed bool) string {

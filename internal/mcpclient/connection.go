@@ -147,9 +147,16 @@ func (e *errEnded) Error() string { return e.msg }
 func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) (res Result, err error) {
 	start := time.Now()
 	defer func() {
-		if err == nil {
-			c.deps.observer.CallDone(c.cfg.Name, time.Since(start), res.IsError)
+		// Every call is counted: one the caller gave up on (/stop, the
+		// turn's end, the bot's shutdown) as cancelled.
+		outcome := CallOK
+		switch {
+		case err != nil:
+			outcome = CallCancelled
+		case res.IsError:
+			outcome = CallError
 		}
+		c.deps.observer.CallDone(c.cfg.Name, time.Since(start), outcome)
 	}()
 	srv, err := c.acquire(ctx)
 	if err != nil {

@@ -15,18 +15,32 @@ type Observer interface {
 	Evicted(server string)
 	// Waited: a call waited d for a slot under the ceiling.
 	Waited(server string, d time.Duration)
-	// CallDone: a tool call of server took d; failed when its result is an
-	// error.
-	CallDone(server string, d time.Duration, failed bool)
+	// CallDone: a tool call of server took d and ended with outcome.
+	CallDone(server string, d time.Duration, outcome CallOutcome)
 }
+
+// CallOutcome is how a tool call ended, for the metrics: a small fixed
+// set (a label's values).
+type CallOutcome string
+
+const (
+	// CallOK: the call has a result that is not an error.
+	CallOK CallOutcome = "ok"
+	// CallError: its result is an error (the server's, a timeout, a
+	// crash, a server that could not start).
+	CallError CallOutcome = "error"
+	// CallCancelled: the caller gave up before the result (/stop, the
+	// turn's end, the bot shutting down).
+	CallCancelled CallOutcome = "cancelled"
+)
 
 type noObserver struct{}
 
-func (noObserver) ProcessStarted(string)                {}
-func (noObserver) StartFailed(string)                   {}
-func (noObserver) Evicted(string)                       {}
-func (noObserver) Waited(string, time.Duration)         {}
-func (noObserver) CallDone(string, time.Duration, bool) {}
+func (noObserver) ProcessStarted(string)                       {}
+func (noObserver) StartFailed(string)                          {}
+func (noObserver) Evicted(string)                              {}
+func (noObserver) Waited(string, time.Duration)                {}
+func (noObserver) CallDone(string, time.Duration, CallOutcome) {}
 
 // ServerLoad is one server's processes across every chat, for the
 // operator: how many are live and the memory of their process trees (PSS,
