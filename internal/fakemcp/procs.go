@@ -6,12 +6,13 @@ import (
 )
 
 // Escapers returns the pids of the processes an event log names as started
-// to outlive the fake's tree: grandchildren (grandchild, setsid-on-sigterm)
-// and double-forked daemons.
+// to outlive the fake's tree: grandchildren (grandchild, setsid-on-sigterm),
+// double-forked daemons and escapers. A dodger changes its pid: see
+// Survivors.
 func Escapers(events []Event) []int {
 	var pids []int
 	for _, ev := range events {
-		if ev.Event == EventGrandchild || ev.Event == EventDaemon {
+		if ev.Event == EventGrandchild || ev.Event == EventDaemon || ev.Event == EventEscape {
 			pids = append(pids, ev.PID)
 		}
 	}

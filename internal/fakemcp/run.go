@@ -30,6 +30,12 @@ func run(modes map[string]bool, args []string) int {
 	if modes[modeDaemonize] {
 		return daemonize(modes, args)
 	}
+	if modes[modeDodger] {
+		return dodger(modes, args)
+	}
+	if modes[modeEscaper] {
+		return escaper(modes, args)
+	}
 	log := eventLog{path: os.Getenv(EnvLog)}
 
 	if modes[ModeIgnoreSIGTERM] {
@@ -53,6 +59,18 @@ func run(modes map[string]bool, args []string) int {
 	if modes[ModeDaemon] {
 		if err := startDaemon(log, modes); err != nil {
 			fmt.Fprintf(os.Stderr, "fakemcp: start daemon: %v\n", err)
+			return 1
+		}
+	}
+	if modes[ModeDodge] {
+		if err := startDodger(log, modes); err != nil {
+			fmt.Fprintf(os.Stderr, "fakemcp: start dodger: %v\n", err)
+			return 1
+		}
+	}
+	if modes[ModeEscape] {
+		if err := startEscape(log, modes); err != nil {
+			fmt.Fprintf(os.Stderr, "fakemcp: start escaper: %v\n", err)
 			return 1
 		}
 	}
@@ -213,6 +231,7 @@ func daemonize(modes map[string]bool, args []string) int {
 // the first SIGTERM makes it call setsid() and log a setsid event, and the
 // later ones are dropped.
 func sleep(modes map[string]bool, args []string) int {
+	ignoreIfStubborn(modes)
 	if modes[ModeSetsidOnSIGTERM] {
 		log, parent := helperArgs(args)
 		sigs := make(chan os.Signal, 1)
@@ -244,7 +263,8 @@ const (
 
 // helper is a command re-executing the binary in the given modes, with no
 // stdio. Its environment is this one's without FAKE_MCP_ variables, or with
-// clear-env nothing at all, plus FAKE_MCP_MODE; clear-env passes itself on.
+// clear-env nothing at all, plus FAKE_MCP_MODE; clear-env and stubborn pass
+// themselves on.
 func helper(log eventLog, modes map[string]bool, helperModes ...string) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -255,8 +275,10 @@ func helper(log eventLog, modes map[string]bool, helperModes ...string) (*exec.C
 		_, parent = helperArgs(os.Args[1:])
 	}
 	cmd := exec.Command(exe, argLog+log.path, argParent+strconv.Itoa(parent))
-	if modes[ModeClearEnv] {
-		helperModes = append(helperModes, ModeClearEnv)
+	for _, m := range []string{ModeClearEnv, ModeStubborn} {
+		if modes[m] {
+			helperModes = append(helperModes, m)
+		}
 	}
 	env := []string{EnvMode + "=" + strings.Join(helperModes, ",")}
 	if !modes[ModeClearEnv] {

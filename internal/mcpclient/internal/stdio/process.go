@@ -210,7 +210,7 @@ func (p *Process) readStderr(r io.Reader, o Options) {
 
 // watch reaps the leader when it exits and reports it. When the leader
 // exits on its own (a crash), what is left of its tree is ended the way
-// Terminate ends it: SIGTERM, the grace, SIGKILL.
+// Terminate ends it (see stop).
 func (p *Process) watch(onExit func()) {
 	defer close(p.watcherDone)
 	state, err := p.cmd.Process.Wait()
@@ -230,14 +230,39 @@ func (p *Process) watch(onExit func()) {
 	}
 	if !p.terminating.Load() {
 		p.tree.snapshot()
-		p.tree.signal(syscall.SIGTERM)
-		if !waitGone(p.tree.alive, p.grace) {
-			p.tree.kill()
-			waitGone(p.tree.alive, killWait)
-		}
+		p.stop()
 		p.tree.release()
 	}
 }
+
+// stop ends the server's tree, the leader asked first: SIGTERM to its own
+// process group, and up to the grace for the group to exit — the server
+// shutting down what it started (a browser server closes its browser
+// properly, and the browser unlocks its profile; a browser sent SIGTERM
+// itself dies with the profile locked). A process that ignores SIGTERM is
+// not waited for: it will not end on it. The grace is the server's: what
+// it leaves behind, in its group or elsewhere (a daemon, a descendant that
+// called setsid() or left the server's cgroup), is ended at once after
+// it — SIGTERM to every process of the tree, in every group (a browser runs
+// in a group of its own), a second for those that act on it, and SIGKILL.
+// What the tree is depends on the Tracker's mode (see TrackMode).
+func (p *Process) stop() {
+	signalGroups([]int{p.pid}, syscall.SIGTERM)
+	waitGone(func() bool { return groupsPending([]int{p.pid}) }, p.grace)
+	if !p.tree.alive() {
+		return
+	}
+	p.tree.signal(syscall.SIGTERM)
+	waitGone(p.tree.pending, leftoverGrace)
+	if p.tree.alive() {
+		p.tree.kill()
+		waitGone(p.tree.alive, killWait)
+	}
+}
+
+// leftoverGrace is what the processes a server left behind get between
+// SIGTERM and SIGKILL.
+const leftoverGrace = time.Second
 
 // stderrAfterExit bounds the wait for the rest of stderr after the leader
 // exited (a process that outlives it may hold the pipe open).
@@ -298,28 +323,15 @@ func (p *Process) CloseTransport() {
 	p.closeOnce.Do(func() { _ = p.tr.Close() })
 }
 
-// Terminate ends the whole process tree gracefully and returns when the
-// leader is reaped, the transport closed and the process's goroutines have
-// ended. The server is asked first: SIGTERM to its own process group only,
-// and up to the grace for the whole tree to exit (a browser server then
-// closes its browser properly, and the browser unlocks its profile; a
-// browser sent SIGTERM itself dies with the profile locked). What is left
-// then gets SIGTERM — every process of the tree, in every group (a browser
-// runs in a group of its own) — a second for it, and SIGKILL. What the
-// tree is depends on the Tracker's mode (see TrackMode). Safe to call more
-// than once, and concurrently.
+// Terminate ends the whole process tree gracefully (see stop: the server
+// gets the grace to shut down, what it leaves behind does not) and returns
+// when the leader is reaped, the transport closed and the process's
+// goroutines have ended. Safe to call more than once, and concurrently.
 func (p *Process) Terminate() {
 	p.termOnce.Do(func() {
 		p.terminating.Store(true)
 		p.tree.snapshot() // before the leader exits: then its children are orphans
-		signalGroups([]int{p.pid}, syscall.SIGTERM)
-		if !waitGone(p.tree.alive, p.grace) {
-			p.tree.signal(syscall.SIGTERM)
-			if !waitGone(p.tree.alive, time.Second) {
-				p.tree.kill()
-				waitGone(p.tree.alive, killWait)
-			}
-		}
+		p.stop()
 		<-p.exited
 		<-p.watcherDone
 		p.CloseTransport()

@@ -57,6 +57,51 @@ func groupsAlive(groups []int) bool {
 	return false
 }
 
+// groupsPending reports whether a process of one of the groups still runs
+// that does not ignore SIGTERM: one that may be on its way out after it.
+// A process that ignores SIGTERM is not waited for: it will not end on it.
+func groupsPending(groups []int) bool {
+	in := make(map[int]bool, len(groups))
+	for _, g := range groups {
+		in[g] = true
+	}
+	for pid, s := range procStats() {
+		if in[s.pgid] && s.state != 'Z' && actsOnTERM(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyPending reports whether one of pids runs and does not ignore SIGTERM.
+func anyPending(pids []int) bool {
+	for _, pid := range pids {
+		if actsOnTERM(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// actsOnTERM reports whether pid runs (not a zombie) and does not ignore
+// SIGTERM (its SigIgn mask in /proc/<pid>/status).
+func actsOnTERM(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if state, ok := strings.CutPrefix(line, "State:"); ok && strings.HasPrefix(strings.TrimSpace(state), "Z") {
+			return false
+		}
+		if mask, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			ign, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+			return err != nil || ign&(1<<(uint(syscall.SIGTERM)-1)) == 0
+		}
+	}
+	return true
+}
+
 type procStat struct {
 	ppid, pgid, sid int
 	state           byte // 'Z' for a zombie

@@ -22,3 +22,7 @@ func groupsAlive(groups []int) bool {
 	}
 	return false
 }
+
+// groupsPending is groupsAlive: without /proc, a process that ignores
+// SIGTERM cannot be told from one on its way out.
+func groupsPending(groups []int) bool { return groupsAlive(groups) }

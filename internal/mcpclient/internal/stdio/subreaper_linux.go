@@ -19,6 +19,7 @@ import (
 type server struct {
 	leader procKey
 	mark   string // its mark, with its instance; empty: none
+	cgroup string // its cgroup in the cgroup mode (everything in it is its); empty: none
 	// seen are the processes seen in the tree, the leader included.
 	seen map[procKey]bool
 	// ids are the sessions and process groups of the tree: the pids of its
@@ -74,13 +75,7 @@ func (t *Tracker) startAdopting(cmd *exec.Cmd, mark string) (*exec.Cmd, tree, er
 	err := cmd.Start()
 	var s *server
 	if err == nil {
-		pid := cmd.Process.Pid
-		st, _ := readStat(pid)
-		s = &server{leader: procKey{pid, st.start}, mark: mark,
-			seen: map[procKey]bool{{pid, st.start}: true}, ids: map[int]uint64{pid: st.start}}
-		t.mu.Lock()
-		t.sys.servers[pid] = s
-		t.mu.Unlock()
+		s = t.register(cmd.Process.Pid, mark, "")
 	}
 	t.launch.Unlock()
 	if err != nil {
@@ -88,6 +83,18 @@ func (t *Tracker) startAdopting(cmd *exec.Cmd, mark string) (*exec.Cmd, tree, er
 	}
 	t.writeRecord()
 	return cmd, &reaperTree{groupTree: newGroupTree(s.leader.pid), t: t, s: s}, nil
+}
+
+// register notes a server just started, its leader pid, its mark and its
+// cgroup (empty: none). Call it under the launch lock.
+func (t *Tracker) register(pid int, mark, cgroup string) *server {
+	st, _ := readStat(pid)
+	s := &server{leader: procKey{pid, st.start}, mark: mark, cgroup: cgroup,
+		seen: map[procKey]bool{{pid, st.start}: true}, ids: map[int]uint64{pid: st.start}}
+	t.mu.Lock()
+	t.sys.servers[pid] = s
+	t.mu.Unlock()
+	return s
 }
 
 // members returns the live processes of s's tree in tab: those seen in it
@@ -99,6 +106,10 @@ func (t *Tracker) members(s *server, tab procTable, marks bool) map[int]bool {
 	self := t.sys.self
 	mine := map[int]bool{self.pid: true}
 	tab.closure(mine)
+	var inCgroup []int
+	if s.cgroup != "" { // set at the start, never changed
+		inCgroup = cgroupTreeProcs(s.cgroup)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for id, start := range s.ids {
@@ -112,6 +123,11 @@ func (t *Tracker) members(s *server, tab procTable, marks bool) map[int]bool {
 		}
 	}
 	set := map[int]bool{}
+	for _, pid := range inCgroup {
+		if st, ok := tab[pid]; ok && st.state != 'Z' {
+			set[pid] = true // wherever it is in the process tree
+		}
+	}
 	for pid, st := range tab {
 		if pid == self.pid || !mine[pid] || st.state == 'Z' || st.start < s.leader.start {
 			continue // the bot, not its descendant, a zombie, or older than the server
@@ -191,6 +207,10 @@ func (r *reaperTree) alive() bool {
 	}
 	tab := procStats()
 	return len(r.t.members(r.s, tab, false)) > 0 || len(r.t.members(r.s, tab, true)) > 0
+}
+
+func (r *reaperTree) pending() bool {
+	return r.groupTree.pending() || anyPending(slices.Collect(maps.Keys(r.t.members(r.s, procStats(), true))))
 }
 
 func (r *reaperTree) signal(sig syscall.Signal) {

@@ -37,7 +37,12 @@ const (
 	TrackSubreaper
 	// TrackCgroup starts each server in a cgroup v2 of its own, under one
 	// of the bot's (a child of the bot's own cgroup), and ends what is in
-	// it: nothing the server starts can leave it without privileges.
+	// it and below it: nothing the server starts can leave it without
+	// privileges. Where a process may (root may move itself to any
+	// cgroup), the subreaper's net catches it: the bot is a child
+	// subreaper in this mode too, and what leaves the cgroup and is
+	// orphaned comes back to it and ends with its server as in
+	// TrackSubreaper (with the record of the trees, for the next start).
 	TrackCgroup
 )
 
@@ -208,6 +213,9 @@ type tree interface {
 	// alive reports whether a process of the tree still runs (zombies do
 	// not count).
 	alive() bool
+	// pending reports whether a process of the tree still runs that does
+	// not ignore SIGTERM: one that may still end on it.
+	pending() bool
 	// signal sends sig to every process of the tree.
 	signal(sig syscall.Signal)
 	// kill ends every process of the tree for good.
@@ -245,6 +253,7 @@ func (g *groupTree) list() []int {
 }
 
 func (g *groupTree) alive() bool               { return groupsAlive(g.list()) }
+func (g *groupTree) pending() bool             { return groupsPending(g.list()) }
 func (g *groupTree) signal(sig syscall.Signal) { signalGroups(g.list(), sig) }
 func (g *groupTree) kill()                     { g.signal(syscall.SIGKILL) }
 func (g *groupTree) release()                  {}

@@ -76,6 +76,11 @@ func (t *Tracker) openSys(want TrackMode) (TrackMode, error) {
 	return 0, fmt.Errorf("unknown tracking mode %v", want)
 }
 
+// openCgroup makes the bot's cgroup for its servers and, as a net, makes
+// the bot a child subreaper too: a process allowed to move itself out of
+// its server's cgroup (root may write any cgroup.procs) is no longer in any
+// cgroup of the bot's, but once orphaned it comes back to the bot, and the
+// subreaper's rules end it with its server (see TrackSubreaper).
 func (t *Tracker) openCgroup() error {
 	own, err := ownCgroupDir()
 	if err != nil {
@@ -86,6 +91,10 @@ func (t *Tracker) openCgroup() error {
 		return err
 	}
 	t.sys.parentDir, t.sys.cgroupDir = own, dir
+	if err := t.openSubreaper(); err != nil {
+		t.logger.Debug("MCP servers tracked by cgroup, without the subreaper's net: a process that leaves its cgroup survives its server",
+			"err", err)
+	}
 	return nil
 }
 
@@ -105,7 +114,14 @@ func (t *Tracker) startSys(cmd *exec.Cmd, mark string) (*exec.Cmd, tree, error) 
 	addMark(cmd, mark)
 	switch t.Mode() {
 	case TrackCgroup:
-		return t.startInCgroup(cmd, inst)
+		if t.sys.servers != nil {
+			return t.startInCgroupAdopting(cmd, inst, mark)
+		}
+		cmd, tr, err := t.startInCgroup(cmd, inst)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cmd, tr, nil
 	case TrackSubreaper:
 		return t.startAdopting(cmd, mark)
 	}
@@ -118,7 +134,7 @@ func (t *Tracker) startSys(cmd *exec.Cmd, mark string) (*exec.Cmd, tree, error) 
 // startInCgroup starts cmd directly in a new cgroup of its own
 // (CLONE_INTO_CGROUP); where clone3 is refused, it starts a copy of it and
 // moves that in at once (a child it forks in the moment stays out).
-func (t *Tracker) startInCgroup(cmd *exec.Cmd, inst string) (*exec.Cmd, tree, error) {
+func (t *Tracker) startInCgroup(cmd *exec.Cmd, inst string) (*exec.Cmd, *cgroupTree, error) {
 	dir := filepath.Join(t.sys.cgroupDir, "server-"+inst)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("cgroup: %w", err)
@@ -155,6 +171,25 @@ func (t *Tracker) startInCgroup(cmd *exec.Cmd, inst string) (*exec.Cmd, tree, er
 		return nil, nil, err
 	}
 	return cmd, &cgroupTree{groupTree: newGroupTree(cmd.Process.Pid), dir: dir, t: t}, nil
+}
+
+// startInCgroupAdopting is startInCgroup with the subreaper's net: the
+// start and the server's registration under the launch lock, so that the
+// reaper never takes the leader for an adopted process.
+func (t *Tracker) startInCgroupAdopting(cmd *exec.Cmd, inst, mark string) (*exec.Cmd, tree, error) {
+	t.launch.Lock()
+	cmd, tr, err := t.startInCgroup(cmd, inst)
+	var s *server
+	if err == nil {
+		s = t.register(cmd.Process.Pid, mark, tr.dir)
+	}
+	t.launch.Unlock()
+	if err != nil {
+		return nil, nil, err
+	}
+	t.writeRecord()
+	tr.net = &reaperTree{groupTree: tr.groupTree, t: t, s: s}
+	return cmd, tr, nil
 }
 
 // startThenMove starts cmd and moves it into the cgroup dir before it
@@ -225,25 +260,54 @@ func cloneCmd(c *exec.Cmd) *exec.Cmd {
 }
 
 // cgroupTree is a server's cgroup: everything it started, wherever it
-// went in the process tree, except what moved itself to another cgroup.
+// went in the process tree, except what moved itself to another cgroup —
+// which the subreaper's net (when the bot is a subreaper too) follows once
+// it is orphaned.
 type cgroupTree struct {
 	*groupTree
 	dir string
 	t   *Tracker
+	net *reaperTree // the server as the subreaper knows it; nil: no net
 }
 
-func (c *cgroupTree) alive() bool { return len(cgroupProcs(c.dir)) > 0 }
+func (c *cgroupTree) snapshot() {
+	if c.net != nil {
+		c.net.snapshot()
+		return
+	}
+	c.groupTree.snapshot()
+}
+
+// procs are the processes in the cgroup and the cgroups below it (a
+// process may make one and move there).
+func (c *cgroupTree) procs() []int { return cgroupTreeProcs(c.dir) }
+
+func (c *cgroupTree) alive() bool {
+	return len(c.procs()) > 0 || (c.net != nil && c.net.alive())
+}
+
+func (c *cgroupTree) pending() bool {
+	return anyPending(c.procs()) || (c.net != nil && c.net.pending())
+}
 
 func (c *cgroupTree) signal(sig syscall.Signal) {
-	c.groupTree.signal(sig)
-	for _, pid := range cgroupProcs(c.dir) {
+	if c.net != nil {
+		c.net.signal(sig)
+	} else {
+		c.groupTree.signal(sig)
+	}
+	for _, pid := range c.procs() {
 		_ = syscall.Kill(pid, sig)
 	}
 }
 
 func (c *cgroupTree) kill() {
-	c.groupTree.kill()
 	killCgroup(c.dir)
+	if c.net != nil {
+		c.net.kill()
+	} else {
+		c.groupTree.kill()
+	}
 }
 
 func (c *cgroupTree) release() {
@@ -252,6 +316,9 @@ func (c *cgroupTree) release() {
 	}
 	if err := removeCgroup(c.dir, killWait); err != nil {
 		c.t.logger.Warn("MCP server's cgroup not removed", "dir", c.dir, "err", err)
+	}
+	if c.net != nil {
+		c.net.release()
 	}
 }
 
@@ -284,6 +351,9 @@ func (t *Tracker) closeSys() {
 		}
 		if err := removeCgroup(t.sys.cgroupDir, killWait); err != nil {
 			t.logger.Warn("the MCP servers' cgroup not removed", "dir", t.sys.cgroupDir, "err", err)
+		}
+		if t.sys.servers != nil {
+			t.closeSubreaper() // what left the cgroups; and reaps what the kill left
 		}
 	case TrackSubreaper:
 		t.closeSubreaper()
