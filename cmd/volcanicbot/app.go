@@ -59,10 +59,11 @@ type Main struct {
 	env     *redact.EnvFilter
 	preset  preset.Playwright
 	mcp     *mcpclient.Client
-	tokens  *llm.Tokenizer     // counts tokens as the models do
-	metrics *metrics           // GET /metrics
-	tracker *mcpclient.Tracker // the MCP servers' process trees
-	lock    *dataDirLock       // held while Run runs, released by Close
+	tokens  *llm.Tokenizer       // counts tokens as the models do
+	metrics *metrics             // GET /metrics
+	tracker *mcpclient.Tracker   // the MCP servers' process trees
+	memPlan mcpclient.MemoryPlan // how the memory budget was shared, for the start-up log
+	lock    *dataDirLock         // held while Run runs, released by Close
 
 	// browserWhy says why the chats share one browser or have one each.
 	browserWhy string
@@ -114,9 +115,6 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	pw := cfg.Playwright
 	shared, browserWhy := browserMode(pw, browserProfiles(cfg.DataDir))
 	pw.Shared = &shared
-	if pw.MaxBrowsers == 0 && pw.CDPEndpoint == "" { // a browser service has ceilings of its own
-		pw.MaxBrowsers = defaultMaxBrowsers(memoryLimit(), pw.IsShared())
-	}
 	pw.StateDir = filepath.Join(cfg.DataDir, "browser")
 	secrets.Add(redact.URLSecrets(pw.CDPEndpoint)...)
 	if name, value, ok := strings.Cut(pw.CDPHeader, ":"); ok {
@@ -125,6 +123,18 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	browser := pw.Server()
 	browser.PromptSection = preset.BrowserSection(true, pw.OutputDir()) // send is always offered
 	servers := mcpconfig.Merge(logger, cfg.MCPServers, []mcpconfig.ServerConfig{browser}, settings)
+	// Every server that runs processes for the chats gets a ceiling from
+	// the one memory budget, unless it has one.
+	limit := int64(cfg.MemoryLimitMiB) << 20
+	if limit == 0 {
+		limit = memoryLimit()
+	}
+	servers, memPlan := mcpclient.SizeCeilings(servers, limit)
+	for _, s := range servers {
+		if s.Name == browser.Name && s.Source == mcpconfig.SourcePreset {
+			pw.MaxBrowsers = s.MaxLive // for the start-up line
+		}
+	}
 	for _, s := range servers {
 		// Secrets written into a server's env, headers or args are known
 		// secrets too, as expanded: literally, or as ${VAR} (${VAR:-default})
@@ -160,7 +170,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		AuthDir:         filepath.Join(cfg.DataDir, mcpAuthDir),
 	})
 	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, browserWhy: browserWhy, mcp: client,
-		tracker: tracker, tokens: tokens, metrics: met}, nil
+		tracker: tracker, tokens: tokens, metrics: met, memPlan: memPlan}, nil
 }
 
 // loginCallbackPath is where /mcp login's browser comes back on HTTP_ADDR.
@@ -252,29 +262,6 @@ func (m *Main) migrateChats() error {
 	return err
 }
 
-// The memory a browsing chat is given by default: with a server and a
-// browser per chat, the ceiling is one per browserMemory of the memory
-// limit; with the shared browser, one per contextMemory of what is left
-// after sharedMemory (the one server and browser; see
-// docs/performance.md for what was measured).
-const (
-	browserMemory = 512 << 20
-	sharedMemory  = 512 << 20
-	contextMemory = 128 << 20
-)
-
-// defaultMaxBrowsers is PLAYWRIGHT_MAX_BROWSERS unset: from the memory
-// (the cgroup limit, else RAM), at least 1; unknown memory gives 4.
-func defaultMaxBrowsers(memory int64, shared bool) int {
-	if memory <= 0 {
-		return 4
-	}
-	if shared {
-		return max(1, int((memory-sharedMemory)/contextMemory))
-	}
-	return max(1, int(memory/browserMemory))
-}
-
 // ownerMark ties this bot's processes to its data dir, so the next start
 // can end what a crash left (see mcpclient.Tracker's ReapOrphans).
 func ownerMark(dataDir string) string {
@@ -317,6 +304,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.preset.IsEnabled() {
 		m.logger.Info("browser mode", "mode", browserModeName(m.preset), "why", m.browserWhy)
 	}
+	m.logger.Info(m.memPlan.String())
 	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,
 		"provider", providerName(unwrapModel(model)), "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
 		"allowed_users", len(m.cfg.Telegram.AllowedUsers))

@@ -44,6 +44,10 @@ type Config struct {
 
 	// MaxResultTokens caps what the model gets of one tool result.
 	MaxResultTokens int
+	// MemoryLimitMiB is the memory the bot and its servers may use, the
+	// budget their default ceilings are sized from; 0: the cgroup's
+	// limit, else the RAM.
+	MemoryLimitMiB int
 
 	// MCPServers is the config-file source (mcp.servers.<name> and the
 	// MCP__SERVERS__<NAME>__<FIELD> variables), sorted with
@@ -181,12 +185,13 @@ type configKey struct {
 //	mcp.playwright.package        PLAYWRIGHT_PACKAGE
 //	mcp.playwright.executable_path PLAYWRIGHT_EXECUTABLE_PATH
 //	mcp.playwright.no_sandbox     PLAYWRIGHT_NO_SANDBOX
-//	mcp.playwright.max_browsers   PLAYWRIGHT_MAX_BROWSERS    1 per 512 MiB of the memory limit (or RAM), at least 1; shared: see defaultMaxBrowsers
+//	mcp.playwright.max_browsers   PLAYWRIGHT_MAX_BROWSERS    from the memory budget (mcpclient.SizeCeilings)
 //	mcp.playwright.shared         PLAYWRIGHT_SHARED          true, unless chats of an earlier version keep browser profiles
 //	mcp.playwright.cdp_endpoint   PLAYWRIGHT_CDP_ENDPOINT    none: the browsers run here
 //	mcp.playwright.cdp_header     PLAYWRIGHT_CDP_HEADER      "Name: value", sent to the CDP endpoint
 //	mcp.playwright.allow_unsafe_code PLAYWRIGHT_ALLOW_UNSAFE_CODE false: browser_run_code_unsafe hidden
 //	mcp.max_result_tokens         MCP_MAX_RESULT_TOKENS      25000
+//	memory_limit_mib              VOLCANIC_MEMORY_LIMIT_MIB  the cgroup's memory limit, else the RAM
 //	mcp.servers.<name>.<field>    MCP__SERVERS__<NAME>__<FIELD>
 //
 // The config file itself is VOLCANIC_CONFIG. Server entries take the
@@ -240,6 +245,7 @@ var configKeys = []configKey{
 	{"mcp.playwright.cdp_header", "PLAYWRIGHT_CDP_HEADER"},
 	{"mcp.playwright.allow_unsafe_code", "PLAYWRIGHT_ALLOW_UNSAFE_CODE"},
 	{"mcp.max_result_tokens", "MCP_MAX_RESULT_TOKENS"},
+	{"memory_limit_mib", "VOLCANIC_MEMORY_LIMIT_MIB"},
 }
 
 // fileWins reports whether the config file beats the environment for key:

@@ -30,9 +30,10 @@ func imageEnviron(t *testing.T, extra ...string) (environ []string, dataDir stri
 		"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
 		"VOLCANIC_DATA_DIR=" + dataDir, "VOLCANIC_AGENT_DIR=" + t.TempDir(), "LOG_FORMAT=json",
 		"TELEGRAM_ALLOWED_USERS=1", "LLM_PROVIDER=openai", "LLM_MODEL=test-model", "OPENAI_API_KEY=sk-docs-0123456789",
-		// compose.yaml's memory limit gives this ceiling (TestComposeMemoryLimitAndItsCeiling);
-		// here the machine's RAM would.
-		fmt.Sprintf("PLAYWRIGHT_MAX_BROWSERS=%d", defaultMaxBrowsers(2<<30, true)),
+		// The image reads compose.yaml's memory limit (2 GiB) from its cgroup
+		// (TestComposeMemoryLimitAndItsCeiling); here the machine's RAM would
+		// be the budget.
+		"VOLCANIC_MEMORY_LIMIT_MIB=2048",
 	}, browserEnv(t)...)
 	return append(environ, extra...), dataDir
 }

@@ -114,6 +114,7 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		c.Playwright.AllowUnsafeCode = *allow
 	}
 	c.MaxResultTokens = l.positiveInt("mcp.max_result_tokens", mcpclient.DefaultMaxResultTokens)
+	c.MemoryLimitMiB = l.positiveInt("memory_limit_mib", 0)
 	servers, err := mcpconfig.FromConfigFile(mcpServersSection(raw), environ, "config "+l.file)
 	if err != nil {
 		l.errs = append(l.errs, err)

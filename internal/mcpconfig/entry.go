@@ -42,7 +42,8 @@ type ServerEntry struct {
 	AutoApprove           []string // tool globs that run without asking (Cline's autoApprove, Roo Code's alwaysAllow)
 	AlwaysAsk             []string // tool globs asked about every time
 	DisabledTools         []string
-	MaxLive               *int // default none
+	MaxLive               *int // default from the memory budget (mcpclient.SizeCeilings)
+	MemoryMiB             *int // what one process takes, for the budget; default mcpclient's assumption
 	// AlwaysLoad names tools offered with their schemas even when tool
 	// search defers the server's others (the server's names or the
 	// exposed ones).
@@ -311,6 +312,13 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 			refuse("maxLive", "maxLive must be at least 1 (got %d): it is how many processes of the server may run at once, across chats", *e.MaxLive)
 		}
 		c.MaxLive = *e.MaxLive
+	}
+	if e.MemoryMiB != nil {
+		if *e.MemoryMiB < 1 {
+			refuse("memoryMiB", "memoryMiB must be at least 1 (got %d): it is how much memory one process of the server takes, in MiB", *e.MemoryMiB)
+		} else {
+			c.Memory.PerLive = int64(*e.MemoryMiB) << 20
+		}
 	}
 
 	for _, n := range e.AlwaysLoad {

@@ -80,6 +80,7 @@ var fields = []field{
 	{name: "promptSection", kind: kindString, set: func(e *ServerEntry, v any) { e.PromptSection = v.(string) }},
 	{name: "protocolVersion", kind: kindString, set: func(e *ServerEntry, v any) { e.ProtocolVersion = v.(string) }},
 	{name: "maxLive", kind: kindCount, set: func(e *ServerEntry, v any) { n := v.(int); e.MaxLive = &n }},
+	{name: "memoryMiB", kind: kindCount, set: func(e *ServerEntry, v any) { n := v.(int); e.MemoryMiB = &n }},
 	{name: "alwaysLoad", kind: kindStrings, set: func(e *ServerEntry, v any) { e.AlwaysLoad = v.([]string) }},
 	{name: "deferLoading", kind: kindBool, set: func(e *ServerEntry, v any) { b := v.(bool); e.DeferLoading = &b }},
 	{name: "includeTools", kind: kindStrings, set: func(e *ServerEntry, v any) { e.IncludeTools = v.([]string) }},

@@ -107,8 +107,12 @@ type ServerConfig struct {
 	// server always has it.
 	Roots bool
 	// MaxLive is the most processes of the server that run at once,
-	// across every chat; 0: no ceiling.
+	// across every chat; 0: no ceiling (mcpclient.SizeCeilings gives
+	// one from the memory budget to a server without one).
 	MaxLive int
+	// Memory is what the server's processes are assumed to take, for
+	// the budget (the zero value: mcpclient's assumption).
+	Memory Footprint
 
 	// AlwaysLoad names the tools of the server that are offered with
 	// their schemas in every request even when tool search defers the
@@ -389,4 +393,12 @@ type OAuthConfig struct {
 	ClientID, ClientSecret string // pre-registered; empty: registered at the login
 	ClientMetadataURL      string // a client ID metadata document, where the server supports one
 	Scopes                 []string
+}
+
+// Footprint is the memory a server's processes take, as the memory budget
+// counts it: Fixed once (a Shared server's one process), PerLive for each
+// live process (a Shared server: each chat's session, such as a browser
+// context). Bytes.
+type Footprint struct {
+	Fixed, PerLive int64
 }

@@ -227,12 +227,35 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 			return clearStaleProfileLock(sp)
 		},
 		MaxLive:       p.MaxBrowsers,
+		Memory:        mcpconfig.Footprint{PerLive: BrowserMemory},
 		ProcessNoun:   "browser",
 		DisabledTools: p.hidden(),
 		PrewarmOnURL:  true,
 		WarmCall:      warmCall,
 		AlwaysLoad:    slices.Clone(PlaywrightCore),
 	}
+}
+
+// What the browser is assumed to take, for the memory budget
+// (mcpclient.SizeCeilings): with a browser per chat, BrowserMemory each;
+// shared, SharedBrowserMemory for the one server and Chromium and
+// ContextMemory for each chat's context (docs/performance.md: 485 MiB for
+// the first browsing chat, 43–46 MiB for each other on ordinary pages, 130
+// MiB more for a heavy one; ~250 MiB a browser per chat). With a CDP
+// endpoint the browser is elsewhere: the server's node alone, and no
+// ceiling.
+const (
+	BrowserMemory       = 512 << 20
+	SharedBrowserMemory = 512 << 20
+	ContextMemory       = 128 << 20
+	cdpServerMemory     = 128 << 20
+)
+
+func (p Playwright) sharedMemory() mcpconfig.Footprint {
+	if p.CDPEndpoint != "" {
+		return mcpconfig.Footprint{Fixed: cdpServerMemory}
+	}
+	return mcpconfig.Footprint{Fixed: SharedBrowserMemory, PerLive: ContextMemory}
 }
 
 // sharedServer is the shared browser: one @playwright/mcp over HTTP on
@@ -295,6 +318,7 @@ func (p Playwright) sharedServer() mcpconfig.ServerConfig {
 			Valid: validStorageState, Close: PlaywrightCloseTool},
 		BeforeStart:  func(mcpconfig.Spawn) error { return p.writeLaunchConfig() },
 		MaxLive:      p.MaxBrowsers,
+		Memory:       p.sharedMemory(),
 		ProcessNoun:  "browser",
 		PrewarmOnURL: true,
 		WarmCall:     warmCall,
