@@ -150,6 +150,13 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	owner := ownerMark(cfg.DataDir)
 	tracker := mcpclient.NewTracker(mcpclient.TrackerOptions{Owner: owner, Logger: logger})
 
+	var oom *mcpclient.OOMCounter
+	if c, err := mcpclient.FindOOMCounter(); err == nil {
+		oom = &c
+	} else {
+		logger.Debug("the kernel's OOM kills are not watched", "err", err)
+	}
+
 	tokens := &llm.Tokenizer{} // built on its first use
 	var client *mcpclient.Client
 	met := newMetrics(func() []mcpclient.ServerLoad { return client.Load() })
@@ -167,6 +174,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		MaxResultTokens: cfg.MaxResultTokens,
 		CountTokens:     tokens.Count,
 		Observer:        met,
+		OOM:             oom,
 		AuthDir:         filepath.Join(cfg.DataDir, mcpAuthDir),
 	})
 	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, browserWhy: browserWhy, mcp: client,
@@ -377,6 +385,9 @@ func (m *Main) Run(ctx context.Context) error {
 	// The usage journal keeps the current month: older days go, at once
 	// and after every UTC midnight.
 	g.Go(func() error { ledger.Maintain(gctx); return nil })
+	// The kernel's OOM kills under the bot's memory limit are told in the
+	// log and /mcp.
+	g.Go(func() error { m.mcp.WatchMemory(gctx, 0); return nil })
 	// The catalogue is built in the background: a slow server must not
 	// hold up polling. A turn that comes first waits for the servers'
 	// first discoveries.

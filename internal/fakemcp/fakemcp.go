@@ -127,7 +127,7 @@ var knownModes = []string{
 	ModeBuiltinClash, ModeCountStarts, ModePaginated, ModeGrandchild, ModeStderrChatter,
 	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeSharedHost, ModeManyTools, ModeDaemon, ModeSetsidOnSIGTERM,
 	ModeClearEnv, ModeAsk, ModeRootsOnInit, ModeChanging, ModeResources, modeSleeper, modeDaemonize,
-	ModeStubborn, ModeDodge, ModeEscape, modeDodger, modeEscaper,
+	ModeStubborn, ModeDodge, ModeEscape, modeDodger, modeEscaper, ModeHogGrandchild, modeHog,
 }
 
 // Server identity.

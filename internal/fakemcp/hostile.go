@@ -38,14 +38,68 @@ const (
 	// did not move).
 	ModeEscape = "escape"
 
+	// ModeHogGrandchild starts a grandchild at start that moves into the
+	// memory cgroup named by EnvMemcg (a directory, v1 or v2), if any, and
+	// then takes memory, 1 MiB a millisecond up to 4 GiB, until it is
+	// killed: under a memory limit, the kernel's OOM killer ends it. The
+	// fake logs a "hog" event with its pid and serves on.
+	ModeHogGrandchild = "hog-grandchild"
+	// EnvMemcg names the memory cgroup of hog-grandchild's grandchild.
+	EnvMemcg = "FAKE_MCP_MEMCG"
+
 	modeDodger  = "dodger"
 	modeEscaper = "escaper"
+	modeHog     = "hog"
 
 	// EventDodge is logged by dodge mode; PID is the first generation's.
 	EventDodge = "dodge"
 	// EventEscape is logged by escape mode; PID is the sleeper's.
 	EventEscape = "escape"
+	// EventHog is logged by hog-grandchild mode; PID is the grandchild's.
+	EventHog = "hog"
 )
+
+// argMemcg passes EnvMemcg to the hog (helpers get no FAKE_MCP_ variable).
+const argMemcg = "--fakemcp-memcg="
+
+// startHog starts hog-grandchild's grandchild and logs it.
+func startHog(log eventLog, modes map[string]bool) error {
+	cmd, err := helper(log, modes, modeHog)
+	if err != nil {
+		return err
+	}
+	cmd.Args = append(cmd.Args, argMemcg+os.Getenv(EnvMemcg))
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }()
+	log.add(Event{Event: EventHog, PID: cmd.Process.Pid, Parent: os.Getpid()})
+	return nil
+}
+
+// hog is hog-grandchild's grandchild: into its memory cgroup, then memory
+// taken and touched until it is killed.
+func hog(args []string) int {
+	for _, a := range args {
+		if dir, ok := strings.CutPrefix(a, argMemcg); ok && dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+				fmt.Fprintf(os.Stderr, "fakemcp: hog: %v\n", err)
+				return 1
+			}
+		}
+	}
+	var held [][]byte
+	for range 4 << 10 {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		held = append(held, b)
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(5 * time.Minute)
+	return len(held) & 0 // held until here
+}
 
 // ignoreIfStubborn makes a helper ignore the polite signals in stubborn
 // mode.

@@ -36,6 +36,9 @@ func run(modes map[string]bool, args []string) int {
 	if modes[modeEscaper] {
 		return escaper(modes, args)
 	}
+	if modes[modeHog] {
+		return hog(args)
+	}
 	log := eventLog{path: os.Getenv(EnvLog)}
 
 	if modes[ModeIgnoreSIGTERM] {
@@ -65,6 +68,12 @@ func run(modes map[string]bool, args []string) int {
 	if modes[ModeDodge] {
 		if err := startDodger(log, modes); err != nil {
 			fmt.Fprintf(os.Stderr, "fakemcp: start dodger: %v\n", err)
+			return 1
+		}
+	}
+	if modes[ModeHogGrandchild] {
+		if err := startHog(log, modes); err != nil {
+			fmt.Fprintf(os.Stderr, "fakemcp: start hog: %v\n", err)
 			return 1
 		}
 	}

@@ -43,6 +43,10 @@ type Options struct {
 	CountTokens func(string) int
 	// Observer is told what the servers do (metrics); nil: nobody.
 	Observer Observer
+	// OOM is the counter of the kernel's OOM kills under the bot's memory
+	// limit (FindOOMCounter) that WatchMemory and the servers' exits
+	// read; nil: not watched.
+	OOM *OOMCounter
 	// AuthDir holds the OAuth state (tokens, registrations) of the
 	// servers at a URL, a 0600 file each; empty: kept in memory.
 	AuthDir string
@@ -61,6 +65,7 @@ type Client struct {
 	maxResultTokens int
 	countTokens     func(string) int
 	observer        Observer
+	oom             *oomWatch // nil: no counter
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -86,7 +91,16 @@ func New(o Options) *Client {
 	if o.Observer == nil {
 		o.Observer = noObserver{}
 	}
+	var oom *oomWatch
+	if o.OOM != nil {
+		now := o.Now
+		if now == nil {
+			now = time.Now
+		}
+		oom = &oomWatch{counter: *o.OOM, logger: sp.logger, now: now}
+	}
 	return &Client{
+		oom:             oom,
 		servers:         o.Servers,
 		sp:              sp,
 		auth:            sp.auth,

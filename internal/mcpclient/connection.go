@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -124,6 +125,18 @@ type exitRecord struct {
 	srv      *liveServer // its endpoint keeps the stderr tail
 	reason   string      // "exited (3)"
 	reported bool        // a call's result said so
+	oom      bool        // the kernel's OOM killer ended it
+}
+
+// killedForMemory reports whether srv's process, which ended on its own,
+// was killed by the kernel's OOM killer: it died of SIGKILL, which the bot
+// did not send, as the count of OOM kills rose.
+func (c *connection) killedForMemory(srv *liveServer) bool {
+	w := c.deps.oom
+	if w == nil || c.stopping[srv] || !srv.ep.done() || srv.ep.exitDescription() != "signal: "+syscall.SIGKILL.String() {
+		return false
+	}
+	return w.check(c.cfg.Name)
 }
 
 func newConnection(cfg mcpconfig.ServerConfig, workspace, private string, deps *Client, session *Session) *connection {
@@ -257,6 +270,13 @@ func (c *connection) vanished(tool Tool) bool {
 	return true
 }
 
+// killedOOM reports whether srv's end was recorded as the OOM killer's.
+func (c *connection) killedOOM(srv *liveServer) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exit != nil && c.exit.srv == srv && c.exit.oom
+}
+
 // exitMessage is the error a call gets when its process died.
 func (c *connection) exitMessage(srv *liveServer) string {
 	c.mu.Lock()
@@ -265,7 +285,11 @@ func (c *connection) exitMessage(srv *liveServer) string {
 	if stopped {
 		return fmt.Sprintf("%s MCP server was stopped during the call. It restarts on the next call.", c.cfg.Name)
 	}
-	return c.redact(srv.ep.endMessage(c.cfg.Name))
+	msg := c.redact(srv.ep.endMessage(c.cfg.Name))
+	if c.killedOOM(srv) {
+		msg = fmt.Sprintf("The bot's machine ran out of memory: the kernel killed the %s MCP server. ", c.cfg.Name) + msg
+	}
+	return msg
 }
 
 // acquire returns a live server, starting one if needed, and counts the
@@ -719,6 +743,10 @@ func (c *connection) recordEndLocked(srv *liveServer, reported bool) {
 	if c.exit == nil || c.exit.srv != srv {
 		e := srv.ep.ending()
 		c.exit = &exitRecord{srv: srv, reason: c.redact(e.reason)}
+		if c.killedForMemory(srv) {
+			c.exit.oom = true
+			c.exit.reason += ": killed by the kernel, out of memory"
+		}
 		if c.srv == srv {
 			c.state, c.lastErr = stateOf(e.kind), c.exit.reason
 		}

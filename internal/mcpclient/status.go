@@ -36,6 +36,11 @@ func (s *Session) StatusTextWith(cost ToolCost) string {
 	for _, sc := range cats {
 		fmt.Fprintf(&b, "• %s: %s\n", sc.Config.Display(), s.stateLine(sc, refusals, cost))
 	}
+	if w := s.client.oom; w != nil {
+		if r := w.report(); r != "" {
+			b.WriteString(r + "\n")
+		}
+	}
 	return s.client.sp.redactor.Redact(strings.TrimRight(b.String(), "\n"))
 }
 

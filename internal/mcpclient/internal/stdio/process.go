@@ -150,6 +150,9 @@ func Start(c Command, o Options) (*Process, error) {
 		return fail(fmt.Errorf("%s: start %s: %w", o.Name, c.Path, err))
 	}
 	p.tree = tr
+	if err := raiseOOMScore(cmd.Process.Pid); err != nil {
+		o.Logger.Debug("MCP server's oom_score_adj not raised", "server", o.Name, "err", err)
+	}
 	// The child has its copies.
 	inR.Close()
 	outW.Close()
