@@ -98,6 +98,7 @@ func New(o Options) *Client {
 			now = time.Now
 		}
 		oom = &oomWatch{counter: *o.OOM, logger: sp.logger, now: now}
+		sp.oom = oom
 	}
 	return &Client{
 		oom:             oom,

@@ -18,6 +18,7 @@ import (
 func watchOOM(t *testing.T, h *harness, c OOMCounter) {
 	t.Helper()
 	h.client.oom = &oomWatch{counter: c, logger: h.client.sp.logger, now: time.Now}
+	h.client.sp.oom = h.client.oom
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { h.client.WatchMemory(ctx, 10*time.Millisecond) })

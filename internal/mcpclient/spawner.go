@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/stdio"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -30,6 +31,9 @@ type spawner struct {
 
 	// hosts are the processes of the Shared servers, by name.
 	hosts map[string]*host
+	// oom says whether the kernel's OOM killer ended a process (nil: not
+	// watched); the Client's.
+	oom *oomWatch
 
 	// dial opens the endpoint of an expanded configuration; tests replace
 	// it to run servers in memory. onExit is called when a process exits;
@@ -239,6 +243,9 @@ func (s *spawner) startError(ctx context.Context, srv *liveServer, err error, cf
 		}
 	case srv.ep.waitExit(exitNoticeWindow):
 		msg = fmt.Sprintf("%s: exited (%s) during start-up", cfg.Name, srv.ep.exitDescription())
+		if s.oom != nil && srv.ep.exitDescription() == "signal: "+syscall.SIGKILL.String() && s.oom.check(cfg.Name) {
+			msg += ": killed by the kernel, out of memory"
+		}
 	default:
 		msg = fmt.Sprintf("%s: %v", cfg.Name, err)
 	}
