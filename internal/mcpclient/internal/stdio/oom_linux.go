@@ -109,8 +109,22 @@ func ownMemoryCgroupV1() (string, error) {
 // the bot, which then says so and goes on answering.
 const ServerOOMScoreAdj = 500
 
-// raiseOOMScore sets pid's oom_score_adj to ServerOOMScoreAdj (raising it
-// needs no privilege); a failure is returned for the debug log.
+// raiseOOMScore sets the oom_score_adj of the server pid just started to
+// ServerOOMScoreAdj (raising it needs no privilege), and then that of the
+// descendants it already forked (they forked before the leader's was
+// raised; whatever forks after inherits it). The leader's failure is
+// returned for the debug log.
 func raiseOOMScore(pid int) error {
-	return os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(ServerOOMScoreAdj)), 0)
+	value := []byte(strconv.Itoa(ServerOOMScoreAdj))
+	if err := os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", value, 0); err != nil {
+		return err
+	}
+	tree := map[int]bool{pid: true}
+	procStats().closure(tree)
+	for p := range tree {
+		if p != pid {
+			_ = os.WriteFile("/proc/"+strconv.Itoa(p)+"/oom_score_adj", value, 0)
+		}
+	}
+	return nil
 }
