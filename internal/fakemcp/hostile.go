@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,7 +99,8 @@ func hog(args []string) int {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(5 * time.Minute)
-	return len(held) & 0 // held until here
+	runtime.KeepAlive(held)
+	return 0
 }
 
 // ignoreIfStubborn makes a helper ignore the polite signals in stubborn
