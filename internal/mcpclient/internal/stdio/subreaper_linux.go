@@ -243,7 +243,34 @@ func (r *reaperTree) release() {
 // stopped, or at Close. The launch lock keeps a server being started from
 // looking like a stray.
 func (t *Tracker) scanAll() {
+	end := t.sortStrays()
+	if len(end) > 0 {
+		// Each look sorts the strays again: a process that starts its
+		// successor and exits (a new pid each time) hands the successor to
+		// the bot between two looks, an orphan no server owns either.
+		killed := killAll(func() []int {
+			set := t.sortStrays()
+			tab := procStats()
+			for pid := range end {
+				if st, ok := tab[pid]; ok && st.state != 'Z' {
+					set[pid] = true
+				}
+			}
+			tab.closure(set)
+			return slices.Collect(maps.Keys(set))
+		})
+		t.logger.Info("ended processes left by stopped MCP servers", "pids", killed)
+	}
+	t.writeRecord()
+}
+
+// sortStrays notes what each server's tree holds now, and sorts the
+// adopted processes no server claims: it keeps (and records) as strays
+// those that started while a server that still runs did, and returns the
+// others, which are to be ended.
+func (t *Tracker) sortStrays() map[int]bool {
 	t.launch.Lock()
+	defer t.launch.Unlock()
 	self := t.sys.self
 	tab := procStats()
 	t.mu.Lock()
@@ -256,6 +283,7 @@ func (t *Tracker) scanAll() {
 	end := map[int]bool{}
 	strays := map[procKey]bool{}
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	for pid, st := range tab {
 		if st.ppid != self.pid || st.state == 'Z' || st.sid == self.sid || claimed[pid] || t.sys.servers[pid] != nil {
 			continue
@@ -283,23 +311,7 @@ func (t *Tracker) scanAll() {
 			delete(t.sys.known, k) // gone, and reaped
 		}
 	}
-	t.mu.Unlock()
-	t.launch.Unlock()
-	if len(end) > 0 {
-		killed := killAll(func() []int {
-			tab := procStats()
-			set := map[int]bool{}
-			for pid := range end {
-				if st, ok := tab[pid]; ok && st.state != 'Z' {
-					set[pid] = true
-				}
-			}
-			tab.closure(set)
-			return slices.Collect(maps.Keys(set))
-		})
-		t.logger.Info("ended processes left by stopped MCP servers", "pids", killed)
-	}
-	t.writeRecord()
+	return end
 }
 
 // reapZombies reaps the adopted children of the bot that exited: every
