@@ -370,6 +370,10 @@ func (f *Fake) WaitFor(method string, n int, timeout time.Duration) ([]Request, 
 func (f *Fake) Sent(chatID int64) []Message {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.sentLocked(chatID)
+}
+
+func (f *Fake) sentLocked(chatID int64) []Message {
 	var out []Message
 	for _, m := range f.messages {
 		if m.ChatID == chatID {
@@ -399,9 +403,10 @@ func (f *Fake) WaitSent(chatID int64, n int, timeout time.Duration) ([]Message, 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
-		got := f.Sent(chatID)
+		// The messages and the channel that tells of the next change, read
+		// together: a message stored between the two would be missed.
 		f.mu.Lock()
-		ch := f.changed
+		got, ch := f.sentLocked(chatID), f.changed
 		f.mu.Unlock()
 		if len(got) >= n {
 			return got, nil

@@ -1,0 +1,21 @@
+package telegramtest
+
+import (
+	"testing"
+	"time"
+)
+
+// WaitSent sees a message stored while it looks: it took the change
+// channel after reading the messages, so a message stored between the
+// two was missed and WaitSent slept until the next change or its timeout
+// (TestApprovalsCommand waited its 20 s for a message already sent).
+func TestWaitSentMissesNoMessage(t *testing.T) {
+	f := Start(Options{InProcess: true, Limits: &NoLimits})
+	defer f.Close()
+	for i := range int64(5000) {
+		go f.store(&Message{ChatID: i, Method: "sendMessage", Text: "x"})
+		if _, err := f.WaitSent(i, 1, 10*time.Second); err != nil {
+			t.Fatalf("message %d: %v", i+1, err)
+		}
+	}
+}
