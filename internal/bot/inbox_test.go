@@ -36,9 +36,11 @@ func TestInboxHandsInWhatTheLastRunLeft(t *testing.T) {
 		stop := first.run(t)
 		synctest.Wait()                                           // polling
 		fake.FailNext("getUpdates", http.StatusBadGateway, "", 0) // the poll after these does not confirm them
-		fake.Message(alice, alice, "one")
-		fake.Message(alice, alice, "/stop")
-		fake.Message(alice, alice, "two")
+		// In one poll's answer: queued one by one, the poll waiting now
+		// could return with "one" alone, and the next (the failed one)
+		// would leave the rest to a third.
+		fake.SendAll(updateOf(fake.NewMessage(alice, alice, "one")), updateOf(fake.NewMessage(alice, alice, "/stop")),
+			updateOf(fake.NewMessage(alice, alice, "two")))
 		synctest.Wait()
 		if got := first.sess.Calls(); !slices.Equal(got, []string{"deliver 1001 one", "stop 1001", "deliver 1001 two"}) {
 			t.Fatalf("first run: %q", got)

@@ -455,8 +455,25 @@ func (f *Fake) WaitConfirmed(timeout time.Duration) error {
 // for a message without one, the message id and date. It returns the
 // update id.
 func (f *Fake) Send(u models.Update) int64 {
+	return f.SendAll(u)[0]
+}
+
+// SendAll queues updates at once, as Send does each: a long poll waiting
+// now gets them all in one answer (after separate Sends it may return
+// with the first alone). It returns their update ids.
+func (f *Fake) SendAll(us ...models.Update) []int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	ids := make([]int64, len(us))
+	for i, u := range us {
+		ids[i] = f.queueLocked(u)
+	}
+	f.notifyLocked()
+	return ids
+}
+
+// queueLocked queues u without telling anyone. f.mu must be held.
+func (f *Fake) queueLocked(u models.Update) int64 {
 	f.updateID++
 	u.ID = f.updateID
 	for _, m := range []*models.Message{u.Message, u.EditedMessage, u.ChannelPost} {
@@ -469,7 +486,6 @@ func (f *Fake) Send(u models.Update) int64 {
 		}
 	}
 	f.updates = append(f.updates, u)
-	f.notifyLocked()
 	return u.ID
 }
 
