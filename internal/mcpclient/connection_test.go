@@ -658,12 +658,18 @@ func TestStatusTexts(t *testing.T) {
 	if got := s.StatusText(); !strings.Contains(got, "• fake: running, ") {
 		t.Errorf("/mcp after a call:\n%s", got)
 	}
-	detail, err := s.ServerText("fake")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The server wrote its line before it answered, but on stderr, which
+	// its own reader takes in: /mcp shows what was taken in so far.
+	var detail string
+	waitFor(t, "the call's stderr line in /mcp fake", 10*time.Second, func() bool {
+		var err error
+		if detail, err = s.ServerText("fake"); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(detail, "fake: call echo")
+	})
 	for _, want := range []string{"fake: running", "command: ", "env: API_TOKEN, FAKE_MCP_LOG, FAKE_MCP_MODE",
-		"server: fake 1.0.0", "tools (", "echo", "stderr (last"} {
+		"server: fake 1.0.0", "tools (", "echo", "stderr (last lines):\nfake: starting pid="} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("/mcp fake lacks %q:\n%s", want, detail)
 		}
