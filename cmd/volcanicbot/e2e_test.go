@@ -395,7 +395,7 @@ func TestE2EStrangerCausesNothing(t *testing.T) {
 		t.Errorf("refusal = %q", msgs[0].Text)
 	}
 	d.tg.Message(stranger, stranger, "please")
-	time.Sleep(300 * time.Millisecond)
+	d.waitLog("message dropped: refused already") // the bot is done with it
 	if n := len(d.tg.Sent(stranger)); n != 1 {
 		t.Errorf("%d replies to a stranger, want 1", n)
 	}
@@ -437,14 +437,12 @@ func TestE2EStopAndNew(t *testing.T) {
 			return call("slow", `{}`)
 		}
 		return echoThenAnswer(req)
-	}, daemonOptions{})
+	}, daemonOptions{modes: []string{fakemcp.ModeLogCalls}})
 	d.tg.Message(alice, alice, "slow please")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(fakemcp.Filter(fakemcp.ReadLog(t, d.mcpLog), fakemcp.EventStart)) < 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // discovery + the chat's process
+	if calls := fakemcp.WaitForEvents(t, d.mcpLog, fakemcp.EventCall, 1, 20*time.Second); calls[0].Tool != fakemcp.ToolSlow {
+		t.Fatalf("calls %+v, want slow", calls)
 	}
-	time.Sleep(200 * time.Millisecond)
-	d.tg.Message(alice, alice, "/stop")
+	d.tg.Message(alice, alice, "/stop") // the slow call runs in the chat's process
 	d.waitText(alice, "Stopped.")
 	fakemcp.WaitForEvents(t, d.mcpLog, fakemcp.EventCancelled, 1, 5*time.Second)
 
@@ -652,22 +650,32 @@ func TestE2ELongAnswerIsSplit(t *testing.T) {
 		fmt.Fprintf(&b, "Closing remark %d.\n\n", i)
 	}
 	answer := b.String()
-	d := startDaemon(t, func(llmtest.Request) llmtest.Reply { return llmtest.Text(answer) }, daemonOptions{})
+	const done = "that was all"
+	d := startDaemon(t, func(req llmtest.Request) llmtest.Reply {
+		if lastUserText(req) == "anything more?" {
+			return llmtest.Text(done)
+		}
+		return llmtest.Text(answer)
+	}, daemonOptions{})
 	d.tg.Message(alice, alice, "write a lot")
-	msgs := d.waitSent(alice, 2)
-	time.Sleep(200 * time.Millisecond)
+	d.waitSent(alice, 2)
+	// The chat's next turn starts once this one has ended: its answer comes
+	// after everything the long answer sent.
+	d.tg.Message(alice, alice, "anything more?")
+	d.waitText(alice, done)
 	texts := d.texts(alice)
-	if len(texts) != 2 {
-		t.Fatalf("%d messages, want 2", len(texts))
+	if len(texts) != 3 || texts[2] != done {
+		t.Fatalf("%d messages, want the answer in 2 and %q: %q", len(texts), done, texts)
 	}
+	texts = texts[:2]
 	for _, m := range d.tg.Sent(alice) {
 		if m.ParseMode != "HTML" {
 			t.Errorf("message sent without HTML: %q", m.ParseMode)
 		}
 	}
 	code := 0
-	for _, m := range msgs {
-		code += strings.Count(m.Text, "line 0 of the program") + strings.Count(m.Text, "line 29 of the program")
+	for _, text := range texts {
+		code += strings.Count(text, "line 0 of the program") + strings.Count(text, "line 29 of the program")
 	}
 	if code != 2 {
 		t.Errorf("the code block was lost or duplicated across the split")

@@ -47,6 +47,8 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 	if !b.access.allows(userID) {
 		if b.access.shouldRefuse(userID) {
 			b.refuse(ctx, chatID, m.From)
+		} else {
+			b.log.Debug("a stranger's message dropped: refused already in the last 10 minutes", "user", userID, "chat", chatID)
 		}
 		return false
 	}
