@@ -113,16 +113,16 @@ func TestSlowObservesCancellation(t *testing.T) {
 func TestSlowInterruptedByClose(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "log")
-	w := startWire(t, fakemcp.Command("normal").WithLog(log), t.TempDir())
+	w := startWire(t, fakemcp.Command("normal", fakemcp.ModeLogCalls).WithLog(log), t.TempDir())
 	w.handshake()
 	w.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`)
-	time.Sleep(100 * time.Millisecond) // let the call start
+	fakemcp.WaitForEvents(t, log, fakemcp.EventCall, 1, 10*time.Second) // the call runs
 	_ = w.stdin.Close()
 	if code := w.wait(5 * time.Second); code != 0 {
 		t.Errorf("exit code = %d, want 0", code)
 	}
-	events := fakemcp.ReadLog(t, log)
-	if len(events) != 1 || events[0].Event != fakemcp.EventInterrupted || events[0].Tool != fakemcp.ToolSlow || events[0].RequestID != "7" {
+	events := fakemcp.Filter(fakemcp.ReadLog(t, log), fakemcp.EventInterrupted)
+	if len(events) != 1 || events[0].Tool != fakemcp.ToolSlow || events[0].RequestID != "7" {
 		t.Errorf("events = %+v, want one interrupted slow", events)
 	}
 }
