@@ -50,6 +50,11 @@ type Options struct {
 	// AuthDir holds the OAuth state (tokens, registrations) of the
 	// servers at a URL, a 0600 file each; empty: kept in memory.
 	AuthDir string
+	// MaxMessageBytes is the largest message a server may send, on stdio
+	// or in an answer at a URL (stdio.DefaultMaxMessageBytes, 64 MB, when
+	// 0): a longer one fails its call, and the server is stopped or the
+	// connection reopened.
+	MaxMessageBytes int
 }
 
 // Client is the process-wide MCP side of the bot: the configured servers,

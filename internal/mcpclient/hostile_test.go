@@ -19,6 +19,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/redact"
 )
 
 // shInit is the start of a hand-written stdio server in sh: it answers
@@ -103,16 +104,40 @@ func TestServerThatClosesItsOutputIsReplaced(t *testing.T) {
 	}
 }
 
+// testMaxMessage is the size limit of the oversized tests, set with
+// Options.MaxMessageBytes: with the default 64 MB the race detector on a
+// loaded machine read slower than the call timeout, and the clock ended
+// the call before the limit did.
+const testMaxMessage = 1 << 20
+
+// withTestLimit is h with testMaxMessage as its limit (before any start).
+func withTestLimit(h *harness) *harness {
+	h.client.sp.maxMsg = testMaxMessage
+	return h
+}
+
+// The limit is Options.MaxMessageBytes, 64 MB when unset.
+func TestMaxMessageBytes(t *testing.T) {
+	for _, tt := range []struct{ set, want int }{{0, 64 << 20}, {-1, 64 << 20}, {testMaxMessage, testMaxMessage}} {
+		c := New(Options{Env: redact.NewEnvFilter(nil), MaxMessageBytes: tt.set})
+		if c.sp.maxMsg != tt.want {
+			t.Errorf("MaxMessageBytes %d: limit %d, want %d", tt.set, c.sp.maxMsg, tt.want)
+		}
+		c.Close()
+	}
+}
+
 // A server's message over the size limit ends that call with a clear error
 // instead of being buffered whole (a 1 GB line took the bot to 4 GB); the
 // server is stopped and the next call starts a new one.
 func TestOversizedMessageEndsTheCall(t *testing.T) {
-	cfg := shServer("huge", `read -r l; head -c 70000000 /dev/zero | tr '\0' x; echo; exec sleep 1000`)
-	h := newHarness(t, nil, cfg)
+	cfg := shServer("huge", `read -r l; head -c 2000000 /dev/zero | tr '\0' x; echo; exec sleep 1000`)
+	cfg.CallTimeout = time.Minute // the limit, not the clock, ends it
+	h := withTestLimit(newHarness(t, nil, cfg))
 	s := h.session("")
 	tool := Tool{Server: "huge", MCPName: "x", Name: "x"}
-	res, _, _ := callWithin(t, s, context.Background(), tool, `{}`, 30*time.Second)
-	if !res.IsError || !strings.Contains(res.Text(), "over the size limit of 64 MB") {
+	res, _, _ := callWithin(t, s, context.Background(), tool, `{}`, 2*time.Minute)
+	if !res.IsError || !strings.Contains(res.Text(), "over the size limit of 1 MB") {
 		t.Errorf("result %.300q", res.Text())
 	}
 	first, _ := s.Status("huge")
@@ -145,18 +170,18 @@ func TestOversizedHTTPAnswerEndsTheCall(t *testing.T) {
 			}
 			_, _ = io.WriteString(w, start)
 			chunk := bytes.Repeat([]byte("x"), 1<<20)
-			for range 80 {
+			for range 3 {
 				if _, err := w.Write(chunk); err != nil {
 					return
 				}
 			}
 		}))
 		cfg := httpConfig("big", srv.URL+"/mcp", nil)
-		cfg.CallTimeout = 50 * time.Second // 64 MB under the race detector on a busy machine: the limit, not the clock, must end it
-		h := newHarness(t, nil, cfg)
+		cfg.CallTimeout = time.Minute // the limit, not the clock, ends it
+		h := withTestLimit(newHarness(t, nil, cfg))
 		s := h.session("")
-		res, _, _ := callWithin(t, s, context.Background(), Tool{Server: "big", MCPName: "echo", Name: "echo"}, `{"text":"x"}`, 60*time.Second)
-		if !res.IsError || !strings.Contains(res.Text(), "over the size limit of 64 MB") {
+		res, _, _ := callWithin(t, s, context.Background(), Tool{Server: "big", MCPName: "echo", Name: "echo"}, `{"text":"x"}`, 2*time.Minute)
+		if !res.IsError || !strings.Contains(res.Text(), "over the size limit of 1 MB") {
 			t.Errorf("sse %v: result %.300q", sse, res.Text())
 		}
 		if st, _ := s.Status("big"); st.State != StateDisconnected {

@@ -53,8 +53,8 @@ var errSessionLost = errors.New("the server no longer knows this connection's se
 //
 // auth, when set, keeps the server's OAuth state: its token goes on every
 // request, and a Bearer challenge ends the request with a
-// NeedsLoginError.
-func dialHTTP(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger, p *peer, auth *authStore) (*httpEndpoint, error) {
+// NeedsLoginError. No answer is read beyond maxBytes.
+func dialHTTP(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logger, p *peer, auth *authStore, maxBytes int) (*httpEndpoint, error) {
 	h := &httpEndpoint{url: sp.URL}
 	u, err := url.Parse(sp.URL)
 	if err != nil {
@@ -67,7 +67,7 @@ func dialHTTP(sp mcpconfig.Spawn, cfg mcpconfig.ServerConfig, logger *slog.Logge
 	}
 	h.client = &http.Client{
 		Transport: headerTransport{base: base, headers: sp.Headers, host: sp.Host, origin: origin,
-			lost: h.sessionLost, tooLarge: h.fail},
+			lost: h.sessionLost, tooLarge: h.fail, max: int64(maxBytes)},
 		// The configured headers (a token) are for the configured server:
 		// a redirect elsewhere is refused, not followed with them.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -242,6 +242,7 @@ type headerTransport struct {
 	origin   string // the configured URL's scheme://host:port: the only one the headers go to
 	lost     func(status int, body string)
 	tooLarge func(error) // an answer went over the size limit
+	max      int64       // the size limit of an answer (of each SSE stream)
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -264,7 +265,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		// (and is opened again), the connection stays.
 		over = func(error) {}
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: stdio.DefaultMaxMessageBytes, over: over}
+	resp.Body = &limitedBody{rc: resp.Body, left: t.max, limit: t.max, over: over}
 	if r.Method != http.MethodPost || r.Header.Get(transport.HeaderKeySessionID) == "" {
 		return resp, nil
 	}
@@ -298,14 +299,15 @@ func originOf(u *url.URL) string {
 // a server's answer (a JSON body, or every event of an SSE stream) is never
 // read beyond it, whatever the server sends.
 type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
-	over func(error)
+	rc    io.ReadCloser
+	left  int64
+	limit int64 // for the message
+	over  func(error)
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
-		err := fmt.Errorf("%w of %d MB", stdio.ErrTooLarge, stdio.DefaultMaxMessageBytes>>20)
+		err := fmt.Errorf("%w of %d MB", stdio.ErrTooLarge, b.limit>>20)
 		b.over(err) // mcp-go's SSE reader does not pass the error on
 		return 0, err
 	}

@@ -25,6 +25,7 @@ type spawner struct {
 	owner    string // the owner of the marks; empty: no mark
 	tracker  *stdio.Tracker
 	auth     *authStore // the url servers' OAuth states
+	maxMsg   int        // the largest message a server may send (Options.MaxMessageBytes)
 
 	markOnce sync.Once
 	mark     string
@@ -68,7 +69,11 @@ func (s *spawner) newPeer(cfg mcpconfig.ServerConfig, workspace string, a asked)
 
 func newSpawner(o Options) *spawner {
 	s := &spawner{env: o.Env, redactor: o.Redactor, logger: o.Logger, owner: o.Owner, tracker: o.Tracker,
-		client: clientInfo{Name: o.ClientName, Version: o.ClientVersion}, auth: newAuthStore(o.AuthDir)}
+		client: clientInfo{Name: o.ClientName, Version: o.ClientVersion}, auth: newAuthStore(o.AuthDir),
+		maxMsg: o.MaxMessageBytes}
+	if s.maxMsg <= 0 {
+		s.maxMsg = stdio.DefaultMaxMessageBytes
+	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -158,7 +163,7 @@ func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h
 	cfg.URL = url // for messages
 	shared := &sharedEndpoint{host: h}
 	p.rootsAsked = &shared.rootsAsked
-	ep, err := dialHTTP(sp, cfg, s.logger, p, nil)
+	ep, err := dialHTTP(sp, cfg, s.logger, p, nil, s.maxMsg)
 	if err != nil {
 		h.release()
 		return nil, err
@@ -170,7 +175,7 @@ func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h
 // dialEndpoint starts the process of sp, or connects to its URL.
 func (s *spawner) dialEndpoint(_ context.Context, cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, onExit func(), pr *peer) (endpoint, error) {
 	if sp.URL != "" {
-		return dialHTTP(sp, cfg, s.logger, pr, s.auth)
+		return dialHTTP(sp, cfg, s.logger, pr, s.auth, s.maxMsg)
 	}
 	p, err := s.startProcess(cfg, sp, onExit)
 	if err != nil {
@@ -193,6 +198,8 @@ func (s *spawner) startProcess(cfg mcpconfig.ServerConfig, sp mcpconfig.Spawn, o
 		OnExit:      onExit,
 		Mark:        s.processMark(),
 		Tracker:     s.tracker,
+
+		MaxMessageBytes: s.maxMsg,
 	})
 }
 
