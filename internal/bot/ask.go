@@ -166,11 +166,21 @@ func (c *Chat) pose(ctx context.Context, chatID int64, q Question, keep bool) (*
 	if q.HTML {
 		mode = models.ParseModeHTML
 	}
-	m, err := send(ctx, c.out, chatID, "sendMessage", paced, func(ctx context.Context) (*models.Message, error) {
-		return c.tg.SendMessage(ctx, &tgbot.SendMessageParams{
+	// The question is dropped if ctx ends while it waits for the chat's
+	// pace, but once on its way the send is not cut short, and its outcome
+	// is waited for: a message Telegram shows but the bot never saw sent
+	// could not be closed (a shutdown left its buttons live). Ask closes
+	// it at once if ctx has ended meanwhile.
+	var m *models.Message
+	err := <-c.out.submit(ctx, chatID, "sendMessage", paced, "", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.doneTimeout)
+		defer cancel()
+		sent, err := c.tg.SendMessage(ctx, &tgbot.SendMessageParams{
 			ChatID: chatID, Text: q.Text, ParseMode: mode, LinkPreviewOptions: noPreview,
 			ReplyMarkup: p.keyboard(q.Buttons),
 		})
+		m = sent
+		return err
 	})
 	if err != nil {
 		c.asks.close(p)

@@ -37,7 +37,7 @@ type Chat struct {
 
 	typingEvery   time.Duration // the typing action lasts ~5 s
 	progressEvery time.Duration // at most one progress edit per this
-	doneTimeout   time.Duration // bounds deleting the progress message
+	doneTimeout   time.Duration // bounds a call the turn's end may not cut (the progress message, a question)
 
 	// Streamed answers (stream.go).
 	streamFirst  time.Duration // the first update, after the first text
