@@ -48,20 +48,22 @@ func startApprovalDaemon(t *testing.T, o daemonOptions) *daemon {
 // to be sent with its buttons, and returns it.
 func (d *daemon) waitApproval(chat int64, n int) telegramtest.Message {
 	d.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	var q telegramtest.Message
+	if err := d.tg.WaitUntil(func() bool {
 		seen := 0
 		for _, m := range d.tg.Sent(chat) {
 			if strings.Contains(m.Text, approvalQ) {
 				if seen++; seen == n && m.Keyboard != nil {
-					return m
+					q = m
+					return true
 				}
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}, 20*time.Second); err != nil {
+		d.t.Fatalf("chat %d never got approval %d; got %q", chat, n, d.tg.Texts(chat))
 	}
-	d.t.Fatalf("chat %d never got approval %d; got %q", chat, n, d.tg.Texts(chat))
-	return telegramtest.Message{}
+	return q
 }
 
 // press presses label on msg as user and returns the bot's answer.
@@ -82,16 +84,22 @@ func (d *daemon) press(chat, user int64, msg telegramtest.Message, label string)
 // buttons.
 func (d *daemon) waitDecided(chat int64, msg telegramtest.Message, outcome string) {
 	d.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	if !d.closed(chat, msg, outcome) {
+		d.t.Fatalf("the approval never showed %q: %q", outcome, d.tg.Texts(chat))
+	}
+}
+
+// closed waits for msg to lose its buttons and end with outcome, and
+// reports whether it did.
+func (d *daemon) closed(chat int64, msg telegramtest.Message, outcome string) bool {
+	return d.tg.WaitUntil(func() bool {
 		for _, m := range d.tg.Sent(chat) {
 			if m.ID == msg.ID && m.Keyboard == nil && strings.HasSuffix(m.Text, "<i>"+outcome+"</i>") {
-				return
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	d.t.Fatalf("the approval never showed %q: %q", outcome, d.tg.Texts(chat))
+		return false
+	}, 20*time.Second) == nil
 }
 
 // sleepCalls is how many times the fake server ran sleep.
@@ -240,20 +248,17 @@ func TestE2ERevokeAlwaysInThisChat(t *testing.T) {
 // waitTexts waits for n messages of chat with the text.
 func waitTexts(t *testing.T, d *daemon, chat int64, text string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	if err := d.tg.WaitUntil(func() bool {
 		got := 0
 		for _, s := range d.texts(chat) {
 			if s == text {
 				got++
 			}
 		}
-		if got >= n {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return got >= n
+	}, 20*time.Second); err != nil {
+		t.Fatalf("chat %d: want %d × %q, got %q", chat, n, text, d.texts(chat))
 	}
-	t.Fatalf("chat %d: want %d × %q, got %q", chat, n, text, d.texts(chat))
 }
 
 func approvals(d *daemon, chat int64) int {

@@ -21,6 +21,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // Real-browser tests: the Playwright preset runs the pinned @playwright/mcp
@@ -307,13 +308,7 @@ func alive(pid int) bool {
 
 func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(t, what, d, cond)
 }
 
 // The real binary, killed with SIGKILL while a browser runs: whatever
@@ -365,12 +360,8 @@ func survivorsOfSIGKILL(t *testing.T, env []string) {
 
 	first := start()
 	tg.Message(alice, alice, "read "+srv.URL+"/crash")
-	deadline := time.Now().Add(30 * time.Second)
-	for !containsText(tg.Texts(alice), "The H1 is:") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no answer from the first run: %q", tg.Texts(alice))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := tg.WaitUntil(func() bool { return containsText(tg.Texts(alice), "The H1 is:") }, 30*time.Second); err != nil {
+		t.Fatalf("no answer from the first run: %q", tg.Texts(alice))
 	}
 	if n := len(markedPIDs(owner)); n < 2 {
 		t.Fatalf("only %d marked processes while the browser runs", n)

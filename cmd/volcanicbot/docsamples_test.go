@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The samples in docs/deployment.md are what the image prints: `volcanicbot
@@ -121,10 +122,8 @@ func TestDeploymentDocLogSample(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(logs.String(), `"msg":"MCP catalogue ready"`); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no catalogue in the log:\n%s", logs.String())
-		}
+	if !testkit.Until(60*time.Second, func() bool { return strings.Contains(logs.String(), `"msg":"MCP catalogue ready"`) }) {
+		t.Fatalf("no catalogue in the log:\n%s", logs.String())
 	}
 
 	// What differs between this machine and the image: the data directory

@@ -28,6 +28,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The whole daemon in-process: the real Main against a fake Bot API, a
@@ -251,28 +252,24 @@ func (d *daemon) texts(chat int64) []string {
 
 func (d *daemon) waitText(chat int64, substr string) {
 	d.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	if err := d.tg.WaitUntil(func() bool {
 		for _, s := range d.texts(chat) {
 			if strings.Contains(s, substr) {
-				return
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}, 20*time.Second); err != nil {
+		d.t.Fatalf("chat %d never got %q; got %q", chat, substr, d.texts(chat))
 	}
-	d.t.Fatalf("chat %d never got %q; got %q", chat, substr, d.texts(chat))
 }
 
 // waitLog waits for a line of the daemon's log that contains substr.
 func (d *daemon) waitLog(substr string) {
 	d.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(d.logs.String(), substr) {
-		if time.Now().After(deadline) {
-			d.t.Fatalf("the daemon never logged %q", substr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(d.t, fmt.Sprintf("the daemon to log %q", substr), 20*time.Second, func() bool {
+		return strings.Contains(d.logs.String(), substr)
+	})
 }
 
 // --- reading the model's requests in either wire format ---
@@ -365,12 +362,8 @@ func TestE2EMessageToolAnswer(t *testing.T) {
 			}
 			// The progress message listed the call and is removed (right
 			// after the answer goes out).
-			deadline := time.Now().Add(10 * time.Second)
-			for !progressRemoved(d.tg.Sent(alice), "echo") {
-				if time.Now().After(deadline) {
-					t.Fatalf("no removed progress message naming echo: %+v", d.tg.Sent(alice))
-				}
-				time.Sleep(10 * time.Millisecond)
+			if err := d.tg.WaitUntil(func() bool { return progressRemoved(d.tg.Sent(alice), "echo") }, 20*time.Second); err != nil {
+				t.Fatalf("no removed progress message naming echo: %+v", d.tg.Sent(alice))
 			}
 		})
 	}
@@ -968,14 +961,10 @@ func TestE2EPrewarmWhileTheModelThinks(t *testing.T) {
 		if res, ok := toolResultText(req); ok {
 			return llmtest.Text("the tool said: " + res)
 		}
-		if lastUserText(req) == "again" {
-			deadline := time.Now().Add(20 * time.Second)
-			for starts() < 3 { // discovery, the first turn's, the prewarm
-				if time.Now().After(deadline) {
-					return llmtest.Text("the server was not prewarmed")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+		// The model answers once the prewarm started the server: discovery,
+		// the first turn's, the prewarm.
+		if lastUserText(req) == "again" && !testkit.Until(20*time.Second, func() bool { return starts() >= 3 }) {
+			return llmtest.Text("the server was not prewarmed")
 		}
 		return call("echo", fmt.Sprintf(`{"text":%q}`, lastUserText(req)))
 	}

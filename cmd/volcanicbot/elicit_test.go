@@ -48,33 +48,28 @@ func startElicitDaemon(t *testing.T, o daemonOptions) *daemon {
 // still has its buttons, and returns it.
 func (d *daemon) waitOpen(chat int64, substr string) telegramtest.Message {
 	d.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	var q telegramtest.Message
+	if err := d.tg.WaitUntil(func() bool {
 		sent := d.tg.Sent(chat)
 		for i := len(sent) - 1; i >= 0; i-- {
 			if m := sent[i]; strings.Contains(m.Text, substr) && m.Keyboard != nil {
-				return m
+				q = m
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}, 20*time.Second); err != nil {
+		d.t.Fatalf("chat %d never got an open question with %q; got %q", chat, substr, d.tg.Texts(chat))
 	}
-	d.t.Fatalf("chat %d never got an open question with %q; got %q", chat, substr, d.tg.Texts(chat))
-	return telegramtest.Message{}
+	return q
 }
 
 // waitClosed waits for msg to lose its buttons and end with outcome.
 func (d *daemon) waitClosed(chat int64, msg telegramtest.Message, outcome string) {
 	d.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, m := range d.tg.Sent(chat) {
-			if m.ID == msg.ID && m.Keyboard == nil && strings.HasSuffix(m.Text, "<i>"+outcome+"</i>") {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !d.closed(chat, msg, outcome) {
+		d.t.Fatalf("message %d never ended with %q: %q", msg.ID, outcome, d.tg.Texts(chat))
 	}
-	d.t.Fatalf("message %d never ended with %q: %q", msg.ID, outcome, d.tg.Texts(chat))
 }
 
 // elicited are the fake server's answers to elicit.

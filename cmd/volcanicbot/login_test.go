@@ -14,6 +14,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // volcanicbot login <name> prints the authorization address, takes the
@@ -40,12 +41,8 @@ func TestLoginOnTheTerminal(t *testing.T) {
 		done <- runWith(context.Background(), []string{"login", "remote"}, stdin, &out, &errOut, environ)
 	}()
 	addr := regexp.MustCompile(`(?m)^  (http\S+/authorize\S+)$`)
-	deadline := time.Now().Add(20 * time.Second)
-	for addr.FindStringSubmatch(out.String()) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("no authorization address:\n%s\n%s", out.String(), errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testkit.Until(20*time.Second, func() bool { return addr.FindStringSubmatch(out.String()) != nil }) {
+		t.Fatalf("no authorization address:\n%s\n%s", out.String(), errOut.String())
 	}
 	back := fakemcp.Browse(t, addr.FindStringSubmatch(out.String())[1])
 	if _, err := io.WriteString(paste, back+"\n"); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // instantModel answers at once with "re: " and the user's last text.
@@ -108,10 +110,16 @@ func BenchmarkPipeline(b *testing.B) {
 	b.StopTimer()
 	rate := float64(b.N*chats) / total.Seconds()
 
-	// Memory per idle session: every chat has had its turns.
+	// Memory per idle session: every chat has had its turns, and every
+	// turn has ended (a running turn leaves a mark in its private folder).
 	tg.Forget()
 	sent = 0
-	time.Sleep(200 * time.Millisecond)
+	if !testkit.Until(time.Minute, func() bool {
+		marks, _ := filepath.Glob(filepath.Join(dataDir, "private", "*", "turn"))
+		return len(marks) == 0
+	}) {
+		b.Fatal("turns still running a minute after their answers")
+	}
 	perSession := float64(memInUse()-baseline) / chats
 
 	b.ReportMetric(rate, "msgs/s")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/pairing"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The commands the docs have the operator run in the container —
@@ -92,10 +93,8 @@ func TestRootCommandsRunAsTheDataDirOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	authorize := regexp.MustCompile(`(?m)^  (http\S+/authorize\S+)$`)
-	for deadline := time.Now().Add(30 * time.Second); authorize.FindStringSubmatch(loginOut.String()) == nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("login printed no address:\n%s", loginOut.String())
-		}
+	if !testkit.Until(30*time.Second, func() bool { return authorize.FindStringSubmatch(loginOut.String()) != nil }) {
+		t.Fatalf("login printed no address:\n%s", loginOut.String())
 	}
 	io.WriteString(stdin, fakemcp.Browse(t, authorize.FindStringSubmatch(loginOut.String())[1])+"\n")
 	if err := login.Wait(); err != nil || !strings.Contains(loginOut.String(), "remote: logged in") {

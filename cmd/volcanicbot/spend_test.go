@@ -13,6 +13,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // usageClock is a settable clock for the allowance.
@@ -167,12 +168,8 @@ func scrape(t *testing.T, addr string) string {
 // waitLogCount waits for n lines of the daemon's log that contain substr.
 func waitLogCount(t *testing.T, d *daemon, substr string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for strings.Count(d.logs.String(), substr) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon logged %q %d times, want %d", substr, strings.Count(d.logs.String(), substr), n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testkit.Until(20*time.Second, func() bool { return strings.Count(d.logs.String(), substr) >= n }) {
+		t.Fatalf("the daemon logged %q %d times, want %d", substr, strings.Count(d.logs.String(), substr), n)
 	}
 }
 

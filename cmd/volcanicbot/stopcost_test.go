@@ -72,20 +72,16 @@ func TestE2EStoppedAnswersCost(t *testing.T) {
 // waitTextCount waits until n of the chat's texts contain substr.
 func waitTextCount(t *testing.T, d *daemon, chat int64, substr string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := 0
+	got := 0
+	if err := d.tg.WaitUntil(func() bool {
+		got = 0
 		for _, s := range d.texts(chat) {
 			if strings.Contains(s, substr) {
 				got++
 			}
 		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("chat %d got %q %d times, want %d: %q", chat, substr, got, n, d.texts(chat))
-		}
-		time.Sleep(20 * time.Millisecond)
+		return got >= n
+	}, 20*time.Second); err != nil {
+		t.Fatalf("chat %d got %q %d times, want %d: %q", chat, substr, got, n, d.texts(chat))
 	}
 }

@@ -110,13 +110,7 @@ func TestGrandchildDiesWithGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.wait(5 * time.Second)
-	deadline := time.Now().Add(5 * time.Second)
-	for fakemcp.Alive(ev.PID) {
-		if time.Now().After(deadline) {
-			t.Fatalf("grandchild %d survived the group kill", ev.PID)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	fakemcp.WaitDead(t, 5*time.Second, ev.PID) // the group kill reached it
 }
 
 func TestIgnoreSIGTERM(t *testing.T) {

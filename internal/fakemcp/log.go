@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // Event names in the log.
@@ -152,18 +154,15 @@ func Filter(events []Event, name string) []Event {
 // name, and returns those events. It fails the test after timeout.
 func WaitForEvents(t testing.TB, path, name string, n int, timeout time.Duration) []Event {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		events := Filter(ReadLog(t, path), name)
-		if len(events) >= n {
-			return events
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fakemcp: %d %q events in %s after %v, want %d; log: %+v",
-				len(events), name, path, timeout, n, ReadLog(t, path))
-		}
-		time.Sleep(10 * time.Millisecond)
+	var events []Event
+	if !testkit.Until(timeout, func() bool {
+		events = Filter(ReadLog(t, path), name)
+		return len(events) >= n
+	}) {
+		t.Fatalf("fakemcp: %d %q events in %s after %v, want %d; log: %+v",
+			len(events), name, path, timeout, n, ReadLog(t, path))
 	}
+	return events
 }
 
 // Alive reports whether the process pid exists and is not a zombie. (A

@@ -3,6 +3,8 @@ package fakemcp
 import (
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // Escapers returns the pids of the processes an event log names as started
@@ -23,20 +25,16 @@ func Escapers(events []Event) []int {
 // test naming the survivors after timeout.
 func WaitDead(t testing.TB, timeout time.Duration, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var alive []int
+	var alive []int
+	if !testkit.Until(timeout, func() bool {
+		alive = alive[:0]
 		for _, p := range pids {
 			if Alive(p) {
 				alive = append(alive, p)
 			}
 		}
-		if len(alive) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fakemcp: processes %v still alive after %v (of %v)", alive, timeout, pids)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return len(alive) == 0
+	}) {
+		t.Fatalf("fakemcp: processes %v still alive after %v (of %v)", alive, timeout, pids)
 	}
 }

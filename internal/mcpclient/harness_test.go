@@ -14,6 +14,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -160,13 +161,7 @@ func (h *harness) call(s *Session, tool Tool, args string) Result {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(t, what, d, cond)
 }
 
 // gone reports whether pid no longer exists at all (not even as a zombie).

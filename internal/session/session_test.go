@@ -14,6 +14,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // echoAgent calls echo with the user's text, then answers with the tool's
@@ -221,22 +222,15 @@ func TestStopCancelsASlowTool(t *testing.T) {
 // calls of tool.
 func waitForCall(t *testing.T, e *env, tool string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var calls int
+	testkit.WaitFor(t, fmt.Sprintf("%d calls of %s at the fake server", n, tool), 20*time.Second, func() bool {
+		calls := 0
 		for _, ev := range fakemcp.Filter(fakemcp.ReadLog(t, e.mcpLog), fakemcp.EventCall) {
 			if ev.Tool == tool {
 				calls++
 			}
 		}
-		if calls >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the fake server received %d calls of %s, want %d", calls, tool, n)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the fake's log
-	}
+		return calls >= n
+	})
 }
 
 func TestNewStopsProcessesAndStartsAFreshTranscript(t *testing.T) {

@@ -19,6 +19,7 @@
 package telegramtest
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -417,6 +418,31 @@ func (f *Fake) WaitSent(chatID int64, n int, timeout time.Duration) ([]Message, 
 			return got, fmt.Errorf("telegramtest: %d messages in chat %d after %v, want %d", len(got), chatID, timeout, n)
 		case <-f.closed:
 			return got, fmt.Errorf("telegramtest: closed with %d messages in chat %d, want %d", len(got), chatID, n)
+		}
+	}
+}
+
+// WaitUntil waits until cond holds, looking again after every change the
+// fake sees (a request answered, a message sent, edited or deleted, an
+// update queued or confirmed), or returns an error after timeout. cond may
+// call the fake's methods.
+func (f *Fake) WaitUntil(cond func() bool, timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		// The channel first: a change while cond looks closes it.
+		f.mu.Lock()
+		ch := f.changed
+		f.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return fmt.Errorf("telegramtest: not so after %v", timeout)
+		case <-f.closed:
+			return errors.New("telegramtest: closed while waiting")
 		}
 	}
 }

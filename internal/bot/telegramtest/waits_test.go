@@ -19,3 +19,19 @@ func TestWaitSentMissesNoMessage(t *testing.T) {
 		}
 	}
 }
+
+// WaitUntil looks again at every change, and misses none made while it
+// looks.
+func TestWaitUntilMissesNoChange(t *testing.T) {
+	f := Start(Options{InProcess: true, Limits: &NoLimits})
+	defer f.Close()
+	for i := range int64(5000) {
+		go f.store(&Message{ChatID: i, Method: "sendMessage", Text: "x"})
+		if err := f.WaitUntil(func() bool { return len(f.Sent(i)) == 1 }, 10*time.Second); err != nil {
+			t.Fatalf("message %d: %v", i+1, err)
+		}
+	}
+	if err := f.WaitUntil(func() bool { return false }, time.Millisecond); err == nil {
+		t.Error("WaitUntil did not time out")
+	}
+}

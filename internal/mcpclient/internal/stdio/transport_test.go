@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -221,11 +222,5 @@ func TestTransportCancel(t *testing.T) {
 // wait on) until it holds.
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, "the transport's state", 10*time.Second, cond)
 }
