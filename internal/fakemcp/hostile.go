@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The hostile escapers: descendants that try harder to outlive the fake's
@@ -313,33 +315,23 @@ func Survivors(log string) []int {
 // alive (see Survivors), and fails the test naming them after timeout.
 func WaitNoSurvivors(t testing.TB, timeout time.Duration, log string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		left := Survivors(log)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fakemcp: helpers %v of %s still alive after %v", left, log, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var left []int
+	if !testkit.Until(timeout, func() bool { left = Survivors(log); return len(left) == 0 }) {
+		t.Fatalf("fakemcp: helpers %v of %s still alive after %v", left, log, timeout)
 	}
 }
 
 // KillSurvivors ends every helper that logs to log, for a test's clean-up:
 // the dodgers are stopped first, so that none starts another generation.
 func KillSurvivors(log string) {
-	for range 50 {
+	testkit.Until(time.Second, func() bool {
 		left := Survivors(log)
-		if len(left) == 0 {
-			return
-		}
 		for _, pid := range left {
 			_ = syscall.Kill(pid, syscall.SIGSTOP)
 		}
 		for _, pid := range left {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(left) == 0
+	})
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // MemoryCgroup makes a memory cgroup of limit bytes below this process's
@@ -91,17 +93,14 @@ func memcgV1() (string, error) {
 
 // removeMemcg kills what is in dir and removes it.
 func removeMemcg(dir string) {
-	for range 100 {
+	testkit.Until(2*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-		pids := strings.Fields(string(b))
-		for _, p := range pids {
+		for _, p := range strings.Fields(string(b)) {
 			if pid, err := strconv.Atoi(p); err == nil {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
-		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		err := os.Remove(dir)
+		return err == nil || errors.Is(err, os.ErrNotExist)
+	})
 }

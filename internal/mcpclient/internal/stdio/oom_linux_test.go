@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The counter reads the kernel's three files alike: cgroup v2's
@@ -61,16 +62,9 @@ func TestOOMCounterCountsARealKill(t *testing.T) {
 	t.Cleanup(p.Terminate)
 	hog := fakemcp.WaitForEvents(t, log, fakemcp.EventHog, 1, 10*time.Second)[0]
 	fakemcp.WaitDead(t, 30*time.Second, hog.PID)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n, err := c.Read()
-		if err == nil && n >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the hog is dead, the count is %d (%v)", n, err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var n int64
+	if !testkit.Until(10*time.Second, func() bool { n, err = c.Read(); return err == nil && n >= 1 }) {
+		t.Fatalf("the hog is dead, the count is %d (%v)", n, err)
 	}
 	if p.Done() {
 		t.Error("the server died with its grandchild")
