@@ -95,8 +95,9 @@ type contractCase struct {
 	// cancel cancels the call's context once the server has the request,
 	// which it then never answers (replies are not used).
 	cancel bool
-	// timeout puts a deadline on the call's context.
-	timeout time.Duration
+	// deadline makes the call's deadline pass once the server has the
+	// request, which it then never answers (replies are not used).
+	deadline bool
 
 	want llm.Response
 	// check, when set, replaces the comparison with want.
@@ -423,12 +424,9 @@ func contractCases() []contractCase {
 		cancel:  true,
 		wantErr: &contractError{user: "cancelled", is: context.Canceled},
 	}, {
-		name: "deadline",
-		// Long enough for the request to reach the server (which it must,
-		// once) on a loaded machine under -race: 50 ms was not.
-		timeout: time.Second,
-		replies: replies(llmtest.Reply{Text: "late", Delay: time.Hour}),
-		wantErr: &contractError{user: "too long", is: context.DeadlineExceeded},
+		name:     "deadline",
+		deadline: true,
+		wantErr:  &contractError{user: "too long", is: context.DeadlineExceeded},
 	}, {
 		name:    "dropped connection is retried",
 		replies: replies(llmtest.Reply{Err: errors.New("drop")}, llmtest.Text("ok")),
@@ -474,14 +472,14 @@ func TestContractStreamed(t *testing.T) {
 func runContract(t *testing.T, c contractCase, a contractAdapter, streamed bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if c.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
+	end := cancel
+	if c.deadline {
+		ctx, end = withCueDeadline(ctx)
 	}
 	var script []llmtest.Reply
 	arrived := make(chan struct{})
 	switch {
-	case c.cancel:
+	case c.cancel || c.deadline:
 		script = []llmtest.Reply{llmtest.Func(func(llmtest.Request) llmtest.Reply {
 			close(arrived)
 			return llmtest.Reply{Text: "never", Delay: time.Hour}
@@ -510,9 +508,9 @@ func runContract(t *testing.T, c contractCase, a contractAdapter, streamed bool)
 		resp, err := m.Complete(ctx, req)
 		done <- result{resp, err}
 	}()
-	if c.cancel {
+	if c.cancel || c.deadline {
 		<-arrived
-		cancel()
+		end()
 	}
 	var r result
 	select {

@@ -32,11 +32,11 @@ func TestUnfinishedRequestsCount(t *testing.T) {
 		// stopAfter cancels the call once OnText got that many pieces.
 		stopAfter int
 		// stopOnArrival cancels the call once the server has the request,
-		// which it then never answers.
-		stopOnArrival bool
-		timeout       time.Duration
-		retries       int
-		unreachable   bool // the adapter points at a closed port
+		// which it then never answers; timeOnArrival makes its deadline
+		// pass then.
+		stopOnArrival, timeOnArrival bool
+		retries                      int
+		unreachable                  bool // the adapter points at a closed port
 		// billed: the call counts its prompt; streamed: and the text that
 		// reached OnText.
 		billed, streamedText bool
@@ -47,7 +47,7 @@ func TestUnfinishedRequestsCount(t *testing.T) {
 		{name: "error event after text", streamed: true, reply: broken(llmtest.FailEvent), billed: true, streamedText: true},
 		{name: "stopped before the stream began", streamed: true, stopOnArrival: true, billed: true},
 		{name: "stopped while the model writes, not streamed", stopOnArrival: true, billed: true},
-		{name: "timed out, not streamed", timeout: 2 * time.Second, reply: llmtest.Reply{Text: "late", Delay: time.Hour}, billed: true},
+		{name: "timed out, not streamed", timeOnArrival: true, billed: true},
 		{name: "refused with 429", streamed: true, retries: -1, reply: llmtest.Status(429)},
 		{name: "refused with 400", reply: llmtest.Reply{Status: 400, Text: "bad request"}},
 		{name: "unreachable", streamed: true, retries: -1, unreachable: true},
@@ -58,13 +58,13 @@ func TestUnfinishedRequestsCount(t *testing.T) {
 				t.Parallel()
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				if c.timeout > 0 {
-					ctx, cancel = context.WithTimeout(ctx, c.timeout)
-					defer cancel()
+				end := cancel
+				if c.timeOnArrival {
+					ctx, end = withCueDeadline(ctx)
 				}
 				reply := c.reply
 				arrived := make(chan struct{})
-				if c.stopOnArrival {
+				if c.stopOnArrival || c.timeOnArrival {
 					reply = llmtest.Func(func(llmtest.Request) llmtest.Reply {
 						close(arrived)
 						return llmtest.Reply{Text: "never", Delay: time.Hour}
@@ -87,10 +87,10 @@ func TestUnfinishedRequestsCount(t *testing.T) {
 						}
 					}
 				}
-				if c.stopOnArrival {
+				if c.stopOnArrival || c.timeOnArrival {
 					go func() {
 						<-arrived
-						cancel()
+						end()
 					}()
 				}
 				resp, err := m.Complete(ctx, req)
