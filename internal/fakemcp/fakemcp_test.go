@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 func TestNormalOverBothProtocolEras(t *testing.T) {
@@ -90,10 +91,20 @@ func TestSlowObservesCancellation(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
 			log := filepath.Join(t.TempDir(), "log")
-			c, _ := startClient(t, fakemcp.Command("normal").WithLog(log), "", client.WithProtocolVersion(version))
+			c, _ := startClient(t, fakemcp.Command("normal", fakemcp.ModeLogCalls).WithLog(log), "", client.WithProtocolVersion(version))
 
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-			defer cancel()
+			// The deadline passes once the call runs (300 ms set before it
+			// could pass before the call reached the fake, which then had
+			// nothing to cancel).
+			ctx, expire := testkit.DeadlineOnCue(context.Background())
+			go func() {
+				if testkit.Until(10*time.Second, func() bool {
+					events, _ := fakemcp.ParseLog(log)
+					return len(fakemcp.Filter(events, fakemcp.EventCall)) > 0
+				}) {
+					expire()
+				}
+			}()
 			_, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: fakemcp.ToolSlow}})
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("slow: err = %v, want deadline exceeded", err)

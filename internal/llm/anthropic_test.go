@@ -184,11 +184,13 @@ func TestAnthropicToolResultImages(t *testing.T) {
 }
 
 func TestAnthropicRetryAfter(t *testing.T) {
-	// retry-after-ms: 10 beats the SDK's own backoff: 0.375–0.5 s, then
-	// 0.75–1 s.
+	// retry-after-ms: 1000 twice is longer than the SDK's own backoff
+	// (0.375–0.5 s, then 0.75–1 s): only the server's wait makes the call
+	// last 2 s. (The other way round, 10 ms and an upper bound of 0.7 s,
+	// failed when a loaded machine was slower than that.)
 	srv := llmtest.NewAnthropic(t,
-		llmtest.Status(429, "retry-after-ms", "10"),
-		llmtest.Status(529, "retry-after-ms", "10"),
+		llmtest.Status(429, "retry-after-ms", "1000"),
+		llmtest.Status(529, "retry-after-ms", "1000"),
 		llmtest.Text("ok"))
 	start := time.Now()
 	resp, err := newAnthropic(srv).Complete(context.Background(), llm.Request{Messages: []llm.Message{user(text("Hi"))}})
@@ -198,7 +200,7 @@ func TestAnthropicRetryAfter(t *testing.T) {
 	if resp.Text != "ok" || len(srv.Requests()) != 3 {
 		t.Errorf("text = %q after %d requests", resp.Text, len(srv.Requests()))
 	}
-	if d := time.Since(start); d > 700*time.Millisecond {
+	if d := time.Since(start); d < 2*time.Second {
 		t.Errorf("took %v: retry-after-ms not honoured", d)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The contract: what the agent loop may expect of any llm.Model adapter.
@@ -474,7 +475,7 @@ func runContract(t *testing.T, c contractCase, a contractAdapter, streamed bool)
 	defer cancel()
 	end := cancel
 	if c.deadline {
-		ctx, end = withCueDeadline(ctx)
+		ctx, end = testkit.DeadlineOnCue(ctx)
 	}
 	var script []llmtest.Reply
 	arrived := make(chan struct{})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // A request that ends early — stopped, timed out, its stream broken off —
@@ -60,7 +61,7 @@ func TestUnfinishedRequestsCount(t *testing.T) {
 				defer cancel()
 				end := cancel
 				if c.timeOnArrival {
-					ctx, end = withCueDeadline(ctx)
+					ctx, end = testkit.DeadlineOnCue(ctx)
 				}
 				reply := c.reply
 				arrived := make(chan struct{})

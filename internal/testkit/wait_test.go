@@ -1,6 +1,8 @@
 package testkit
 
 import (
+	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,5 +42,20 @@ func TestWaitForFails(t *testing.T) {
 	WaitFor(tb, "something", time.Minute, func() bool { return true })
 	if tb.msg != "" {
 		t.Errorf("WaitFor failed on a condition that held: %s", tb.msg)
+	}
+}
+
+func TestDeadlineOnCue(t *testing.T) {
+	ctx, expire := DeadlineOnCue(context.Background())
+	child, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if ctx.Err() != nil || child.Err() != nil {
+		t.Fatal("ended before its cue")
+	}
+	expire()
+	expire() // twice is fine
+	<-child.Done()
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !errors.Is(child.Err(), context.DeadlineExceeded) {
+		t.Errorf("Err = %v, a child's %v; want context.DeadlineExceeded", ctx.Err(), child.Err())
 	}
 }
