@@ -216,15 +216,6 @@ func (w *wire) wait(timeout time.Duration) int {
 	return w.cmd.ProcessState.ExitCode()
 }
 
-func (w *wire) exited() bool {
-	select {
-	case <-w.done:
-		return true
-	default:
-		return false
-	}
-}
-
 func decode[T any](t *testing.T, raw json.RawMessage) T {
 	t.Helper()
 	var v T
