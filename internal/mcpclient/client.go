@@ -55,6 +55,11 @@ type Options struct {
 	// 0): a longer one fails its call, and the server is stopped or the
 	// connection reopened.
 	MaxMessageBytes int
+	// PingAfter and PingTimeout watch a Shared server while a call is in
+	// flight (DefaultPingAfter, DefaultPingTimeout when 0): it is pinged
+	// after PingAfter, and again as often, and replaced for every chat
+	// when a ping is not answered within PingTimeout.
+	PingAfter, PingTimeout time.Duration
 }
 
 // Client is the process-wide MCP side of the bot: the configured servers,
@@ -67,10 +72,11 @@ type Client struct {
 	builtins []string
 	limiters map[string]*limiter // by server name: the ceilings (maxLive)
 
-	maxResultTokens int
-	countTokens     func(string) int
-	observer        Observer
-	oom             *oomWatch // nil: no counter
+	maxResultTokens        int
+	countTokens            func(string) int
+	observer               Observer
+	oom                    *oomWatch // nil: no counter
+	pingAfter, pingTimeout time.Duration
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -80,6 +86,12 @@ type Client struct {
 // New returns a Client. It does no I/O: catalogues are discovered on first
 // use, processes start on the first call.
 func New(o Options) *Client {
+	if o.PingAfter <= 0 {
+		o.PingAfter = DefaultPingAfter
+	}
+	if o.PingTimeout <= 0 {
+		o.PingTimeout = DefaultPingTimeout
+	}
 	sp := newSpawner(o)
 	limiters := map[string]*limiter{}
 	for _, s := range o.Servers {
@@ -116,6 +128,8 @@ func New(o Options) *Client {
 		maxResultTokens: o.MaxResultTokens,
 		countTokens:     o.CountTokens,
 		observer:        o.Observer,
+		pingAfter:       o.PingAfter,
+		pingTimeout:     o.PingTimeout,
 		sessions:        map[*Session]struct{}{},
 	}
 }

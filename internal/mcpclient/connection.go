@@ -116,6 +116,10 @@ type connection struct {
 	evictions   int // processes stopped to free a slot for another chat
 	startCancel context.CancelFunc
 	stopping    map[*liveServer]bool // processes being stopped on purpose
+	// lost is what the next call on a new process says (lostNote): the
+	// chat's last one was taken away (a replacement); "" when the chat
+	// stopped it itself, or it is still there.
+	lost string
 }
 
 // exitRecord is the last process that ended on its own (a crash): what
@@ -190,9 +194,20 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 			return Result{}, context.Cause(ctx)
 		}
 	}
+	stopWatch := c.watch(srv)
 	raw, err := srv.rpc.callTool(ctx, tool.MCPName, args, tool.ParamHeaders, deadline)
+	stopWatch()
 	if c.cfg.State != nil {
 		srv.stateGate.Release(1)
+	}
+	if note := srv.note.Swap(nil); note != nil {
+		defer func() {
+			if err == nil {
+				res.Content = append(res.Content, Content{Type: ContentText, Text: *note})
+			} else {
+				srv.note.CompareAndSwap(nil, note) // for the next call
+			}
+		}()
 	}
 	if err == nil {
 		fresh := c.cfg.State != nil && c.freshContext(ctx, srv, tool, contexts)
@@ -386,8 +401,15 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 		}
 		// It ended since the last call. Its clean-up goes on in the
 		// background; this call reports the end, the next starts anew.
+		// One the bot replaced (a shared process that stopped
+		// answering) is no crash of the chat's: this call runs on a new
+		// one, and says what was lost.
 		c.recordEndLocked(dead, false)
 		c.srv = nil
+		if why := replacedReason(dead); why != "" && !c.exit.reported {
+			c.exit.reported = true
+			c.lost = c.lostNote(fmt.Sprintf("the %s MCP server %s since this chat's last call and was replaced", c.cfg.Name, why))
+		}
 		if !c.exit.reported {
 			c.exit.reported = true
 			c.mu.Unlock()
@@ -468,6 +490,11 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 	}
 	c.srv = srv
 	c.state = StateRunning
+	if c.lost != "" {
+		note := c.lost
+		srv.note.Store(&note)
+		c.lost = ""
+	}
 	c.deps.observer.ProcessStarted(c.cfg.Name)
 	c.info = srv.rpc.info
 	c.pid = srv.ep.processID()
@@ -655,6 +682,7 @@ func (c *connection) idleStop() {
 		attrs = append(attrs, "pid", pid)
 	}
 	c.deps.sp.logger.Info("MCP server stopped after idle timeout", attrs...)
+	c.probe(srv)
 	c.end(srv)
 	c.forget(srv)
 }
@@ -684,6 +712,7 @@ func (c *connection) evict() bool {
 		attrs = append(attrs, "pid", pid)
 	}
 	c.deps.sp.logger.Info("MCP server stopped to free a slot for another chat (maxLive)", attrs...)
+	c.probe(srv)
 	c.end(srv)
 	c.forget(srv)
 	return true
@@ -820,11 +849,30 @@ func (c *connection) shutdown(next State) {
 	} else if srv == nil && c.state != StateClosed {
 		c.state = next
 	}
+	c.lost = "" // the chat stopped it: nothing to tell
 	c.mu.Unlock()
-	if srv != nil {
-		c.end(srv)
-		c.forget(srv)
+	if h := c.deps.sp.hosts[c.cfg.Name]; srv == nil && h != nil && next != StateClosed {
+		// No session of the chat's to ping: the shared process itself is
+		// asked (/mcp restart of a chat whose session ended since).
+		h.probe(stopPingTimeout)
 	}
+	if srv == nil {
+		return
+	}
+	// A Shared server that does not answer is replaced now (for every
+	// chat): nothing can be saved on it, and its end is not waited for.
+	c.probe(srv)
+	if srv.ep.done() && next != StateClosed {
+		c.mu.Lock()
+		c.goLocked(func() {
+			c.end(srv)
+			c.forget(srv)
+		})
+		c.mu.Unlock()
+		return
+	}
+	c.end(srv)
+	c.forget(srv)
 }
 
 func (c *connection) redact(s string) string { return c.deps.sp.redactor.Redact(s) }
@@ -865,6 +913,12 @@ func (c *connection) status() ConnStatus {
 	defer c.mu.Unlock()
 	st := ConnStatus{Server: c.cfg.Name, State: c.state, Starts: c.starts, Info: c.info,
 		LastErr: c.lastErr, InFlight: c.inflight, Tail: c.tail, Evictions: c.evictions}
+	if c.srv != nil && c.state == StateRunning && c.srv.ep.done() && isShared(c.srv) {
+		// The shared process it is on ended (it exited, or was replaced
+		// for not answering): not running, though no call has seen it.
+		e := c.srv.ep.ending()
+		st.State, st.LastErr = stateOf(e.kind), c.redact(e.reason)
+	}
 	if c.srv != nil && !(c.exit != nil && c.exit.srv == c.srv) {
 		st.Tail = c.srv.ep.tailLines()
 		if c.state == StateRunning {

@@ -17,6 +17,10 @@
 //     stops it when idle, reports a crash to the next call and starts a new
 //     process after it, and keeps what /mcp shows. Its background work runs
 //     on a WaitGroup that close waits for.
+//   - A Shared server's one process (host.go) serves every chat's
+//     connection, each in a session of its own; it is pinged while a call
+//     is in flight and before a stop, and replaced for every chat when it
+//     does not answer (watchdog.go).
 //   - The spawner (spawner.go) turns a configuration into a live server:
 //     expanded for a workspace, its endpoint opened, the protocol
 //     negotiated, a failure explained.

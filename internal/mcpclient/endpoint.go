@@ -33,6 +33,9 @@ type liveServer struct {
 	// the context its next call runs in becomes its own.
 	ownContext atomic.Int32
 	adopt      atomic.Bool
+	// note is what the first call on it adds to its result: the chat's
+	// last process was taken away (see connection.lostNote).
+	note atomic.Pointer[string]
 }
 
 // terminate ends the server for good: its listen stream closed, the
@@ -44,6 +47,7 @@ func (s *liveServer) terminate() {
 	}
 	s.rpc.peer.close()
 	s.ep.terminate()
+	s.rpc.cancels.Wait()
 }
 
 // contexts is how many times a shared server asked the connection for its

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -22,25 +24,71 @@ import (
 // host is the one process of a Shared server (mcpconfig.ServerConfig.Shared):
 // started on the first connection of any chat, reached by every chat's
 // connection over HTTP, stopped when no connection has used it for the
-// server's idle timeout, started again when it died. The Client owns it.
+// server's idle timeout, started again when it died or stopped answering.
+// The Client owns it.
 type host struct {
 	cfg mcpconfig.ServerConfig
 	sp  *spawner
 
 	mu       sync.Mutex
-	proc     *stdio.Process
-	url      string        // the process's MCP URL, its port filled in
-	hostName string        // the Host it accepts (HostEnv), "" for the URL's
+	proc     *hostProc     // the process in service, or nil
 	starting chan struct{} // non-nil while a start runs; closed when it ends
-	users    int           // connections open on the process
 	idle     *time.Timer
 	idleGen  int
 	starts   int
 	closed   bool
-	wg       sync.WaitGroup // idle stops and the ends of dead processes
+	// replaced is why the last process was taken out of service because
+	// it stopped answering, and when (/mcp says so); zero: never.
+	replaced   string
+	replacedAt time.Time
+	wg         sync.WaitGroup // idle stops and the ends of dead or replaced processes
 
 	freePort func() (int, error) // a port for the next start (tests take one)
+	// answerWithin bounds a new session's handshake on a process that
+	// runs: one that does not answer is replaced.
+	answerWithin time.Duration
 }
+
+// hostProc is one process of a host and the chats' sessions open on it.
+// Once it is taken out of service (it exited, stopped answering, was
+// stopped) gone ends, its cause saying why: every request of a session on
+// it then fails at once, and the session's next call opens one on the
+// host's next process.
+type hostProc struct {
+	p        *stdio.Process
+	url      string // its MCP URL, its port filled in
+	hostName string // the Host it accepts (HostEnv), fresh at each start; "" for the URL's
+	users    int    // sessions open on it; guarded by the host's mu
+
+	gone    context.Context
+	outOfIt context.CancelCauseFunc
+}
+
+func newHostProc(p *stdio.Process, addr address) *hostProc {
+	gone, out := context.WithCancelCause(context.Background())
+	return &hostProc{p: p, url: addr.url, hostName: addr.hostName, gone: gone, outOfIt: out}
+}
+
+// outOfService is why hp no longer serves (a *hostGoneError), or nil.
+func (hp *hostProc) outOfService() error {
+	if hp.gone.Err() == nil {
+		if hp.p.Done() {
+			return &hostGoneError{reason: "exited (" + hp.p.ExitDescription() + ")"}
+		}
+		return nil
+	}
+	return context.Cause(hp.gone)
+}
+
+// hostGoneError is why a host's process went out of service: it exited,
+// or the bot replaced it (replaced: the sessions on it are told at their
+// next call, which runs on the next process).
+type hostGoneError struct {
+	reason   string // "exited (1)", "stopped answering (no answer to a ping within 5s)"
+	replaced bool
+}
+
+func (e *hostGoneError) Error() string { return "the shared server " + e.reason }
 
 func newHost(cfg mcpconfig.ServerConfig, sp *spawner) *host {
 	return &host{cfg: cfg, sp: sp, freePort: freePort}
@@ -49,33 +97,31 @@ func newHost(cfg mcpconfig.ServerConfig, sp *spawner) *host {
 // errHostClosed is acquire after close.
 var errHostClosed = errors.New("the client is closed")
 
-// acquire returns the URL of the running process and the Host its
-// requests carry, starting it (or waiting for the start under way) when
-// none runs; the caller releases it when its connection ends. ctx bounds
-// the start (the startup timeout).
-func (h *host) acquire(ctx context.Context) (url, hostName string, err error) {
+// acquire returns the running process, starting it (or waiting for the
+// start under way) when none runs; the caller releases it when its
+// connection ends. ctx bounds the start (the startup timeout).
+func (h *host) acquire(ctx context.Context) (*hostProc, error) {
 	for {
 		h.mu.Lock()
 		if h.closed {
 			h.mu.Unlock()
-			return "", "", errHostClosed
+			return nil, errHostClosed
 		}
-		if h.proc != nil && h.proc.Done() {
-			dead := h.proc
+		if hp := h.proc; hp != nil && hp.p.Done() {
 			h.proc = nil
+			hp.outOfIt(&hostGoneError{reason: "exited (" + hp.p.ExitDescription() + ")"})
 			h.sp.logger.Warn("shared MCP server exited; it starts again for the next call", "server", h.cfg.Name,
-				"pid", dead.PID(), "exit", dead.ExitDescription(), "stderr_tail", capTail(dead.Tail(), maxTailBytes))
-			h.wg.Go(dead.Terminate) // what is left of its tree
+				"pid", hp.p.PID(), "exit", hp.p.ExitDescription(), "stderr_tail", capTail(hp.p.Tail(), maxTailBytes))
+			h.wg.Go(hp.p.Terminate) // what is left of its tree
 		}
-		if h.proc != nil {
-			h.users++
+		if hp := h.proc; hp != nil {
+			hp.users++
 			h.idleGen++ // disarms a pending idle stop
 			if h.idle != nil {
 				h.idle.Stop()
 			}
-			url, hostName := h.url, h.hostName
 			h.mu.Unlock()
-			return url, hostName, nil
+			return hp, nil
 		}
 		if wait := h.starting; wait != nil {
 			h.mu.Unlock()
@@ -83,7 +129,7 @@ func (h *host) acquire(ctx context.Context) (url, hostName string, err error) {
 			case <-wait:
 				continue
 			case <-ctx.Done():
-				return "", "", context.Cause(ctx)
+				return nil, context.Cause(ctx)
 			}
 		}
 		h.starting = make(chan struct{})
@@ -97,25 +143,26 @@ func (h *host) acquire(ctx context.Context) (url, hostName string, err error) {
 		if err == nil && h.closed {
 			h.mu.Unlock()
 			proc.Terminate()
-			return "", "", errHostClosed
+			return nil, errHostClosed
 		}
 		if err == nil {
-			h.proc, h.url, h.hostName = proc, started.url, started.hostName
+			h.proc = newHostProc(proc, started)
 			h.starts++
 		}
 		h.mu.Unlock()
 		if err != nil {
-			return "", "", err
+			return nil, err
 		}
 	}
 }
 
-// release ends one connection's use; the last one arms the idle stop.
-func (h *host) release() {
+// release ends one connection's use of hp; the last one on the process in
+// service arms the idle stop.
+func (h *host) release(hp *hostProc) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.users--
-	if h.users > 0 || h.closed || h.cfg.IdleTimeout <= 0 {
+	hp.users--
+	if hp != h.proc || hp.users > 0 || h.closed || h.cfg.IdleTimeout <= 0 {
 		return
 	}
 	h.idleGen++
@@ -131,18 +178,70 @@ func (h *host) release() {
 // gen was armed.
 func (h *host) idleStop(gen int) {
 	h.mu.Lock()
-	if h.closed || gen != h.idleGen || h.users > 0 || h.proc == nil {
+	if h.closed || gen != h.idleGen || h.proc == nil || h.proc.users > 0 {
 		h.mu.Unlock()
 		return
 	}
-	p := h.proc
+	hp := h.proc
 	h.proc = nil
+	hp.outOfIt(&hostGoneError{reason: "was stopped after its idle timeout"})
 	h.wg.Add(1)
 	h.mu.Unlock()
 	defer h.wg.Done()
-	h.sp.logger.Info("shared MCP server stopped after idle timeout", "server", h.cfg.Name, "pid", p.PID(),
+	h.sp.logger.Info("shared MCP server stopped after idle timeout", "server", h.cfg.Name, "pid", hp.p.PID(),
 		"idle_s", int(h.cfg.IdleTimeout.Seconds()))
-	p.Terminate()
+	hp.p.Terminate()
+}
+
+// replace takes hp out of service because it stopped answering (why says
+// how that was seen): every session on it fails at once, the process is
+// stopped in the background, and the next call of any chat starts a new
+// one. It reports whether hp was the process in service (a replacement
+// already under way, or another process since, makes it a no-op).
+func (h *host) replace(hp *hostProc, why string) bool {
+	h.mu.Lock()
+	if h.closed || h.proc != hp {
+		h.mu.Unlock()
+		return false
+	}
+	h.proc = nil
+	h.replaced, h.replacedAt = why, time.Now()
+	hp.outOfIt(&hostGoneError{reason: why, replaced: true})
+	h.wg.Go(hp.p.Terminate)
+	users := hp.users
+	h.mu.Unlock()
+	h.sp.logger.Warn("shared MCP server stopped answering: it is stopped, and the next call of any chat starts a new one",
+		"server", h.cfg.Name, "pid", hp.p.PID(), "reason", why, "sessions", users)
+	return true
+}
+
+// probe checks, for a chat that has no session on it, that the process
+// in service still answers: any HTTP answer within d will do (one that no
+// longer reads its socket gives none). One that does not is replaced.
+func (h *host) probe(d time.Duration) {
+	h.mu.Lock()
+	hp := h.proc
+	h.mu.Unlock()
+	if hp == nil || hp.outOfService() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(hp.gone, d)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hp.url, nil)
+	if err != nil {
+		return
+	}
+	if hp.hostName != "" {
+		req.Host = hp.hostName // its own: one that refuses another Host answers too, but need not
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil {
+		_ = resp.Body.Close()
+		return
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		h.replace(hp, fmt.Sprintf("stopped answering (no answer to a request within %s before a stop)", fmtSeconds(d)))
+	}
 }
 
 // close stops the process and waits for every clean-up. The connections
@@ -153,11 +252,12 @@ func (h *host) close() {
 	if h.idle != nil {
 		h.idle.Stop()
 	}
-	p := h.proc
+	hp := h.proc
 	h.proc = nil
 	h.mu.Unlock()
-	if p != nil {
-		p.Terminate()
+	if hp != nil {
+		hp.outOfIt(&hostGoneError{reason: "was stopped (the bot is stopping)"})
+		hp.p.Terminate()
 	}
 	h.wg.Wait()
 }
@@ -166,12 +266,23 @@ func (h *host) close() {
 // and the memory of its tree (PSS).
 func (h *host) status() (pid, users int, memory int64) {
 	h.mu.Lock()
-	p, users := h.proc, h.users
+	hp := h.proc
+	if hp != nil {
+		users = hp.users
+	}
 	h.mu.Unlock()
-	if p == nil || p.Done() {
+	if hp == nil || hp.p.Done() {
 		return 0, users, 0
 	}
-	return p.PID(), users, p.TreeMemory()
+	return hp.p.PID(), users, hp.p.TreeMemory()
+}
+
+// lastReplaced is why the last process was replaced, and when; "" when
+// none ever was.
+func (h *host) lastReplaced() (string, time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.replaced, h.replacedAt
 }
 
 // portTries is how many ports start tries: a free port may be taken by
@@ -339,4 +450,95 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// A chat's session on a host's process ends with the process: once the
+// process is out of service the session is done, and says why.
+
+func (s *sharedEndpoint) done() bool { return s.proc.outOfService() != nil || s.httpEndpoint.done() }
+
+func (s *sharedEndpoint) waitExit(time.Duration) bool { return s.done() }
+
+func (s *sharedEndpoint) exitDescription() string {
+	if err := s.proc.outOfService(); err != nil {
+		return err.Error()
+	}
+	return s.httpEndpoint.exitDescription()
+}
+
+func (s *sharedEndpoint) ending() ending {
+	if err := s.proc.outOfService(); err != nil {
+		return ending{kind: endExited, reason: err.Error()}
+	}
+	return s.httpEndpoint.ending()
+}
+
+func (s *sharedEndpoint) endMessage(server string) string {
+	var gone *hostGoneError
+	if !errors.As(s.proc.outOfService(), &gone) {
+		return s.httpEndpoint.endMessage(server)
+	}
+	if gone.replaced {
+		return fmt.Sprintf("The %s MCP server %s during the call and was replaced: the call did not complete, and what the server "+
+			"held for the chat (open pages, tabs) is gone. The next call runs in a new one.", server, gone.reason)
+	}
+	return fmt.Sprintf("The %s MCP server (one process for every chat) %s. It starts again on the next call.", server, gone.reason)
+}
+
+// replacedReason is why srv's shared process was replaced by the bot (it
+// stopped answering), or "" when it was not.
+func replacedReason(srv *liveServer) string {
+	sh, ok := srv.ep.(*sharedEndpoint)
+	if !ok {
+		return ""
+	}
+	var gone *hostGoneError
+	if errors.As(sh.proc.outOfService(), &gone) && gone.replaced {
+		return gone.reason
+	}
+	return ""
+}
+
+// inServiceTransport sends a session's requests to a host's process while
+// it is in service: a request made after fails at once, and one under way
+// (a call's, the session's GET stream) ends when the process goes out of
+// service.
+type inServiceTransport struct {
+	base http.RoundTripper
+	proc *hostProc
+}
+
+func (t inServiceTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := t.proc.outOfService(); err != nil {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	stop := context.AfterFunc(t.proc.gone, func() { cancel(context.Cause(t.proc.gone)) })
+	end := func() {
+		stop()
+		cancel(nil)
+	}
+	resp, err := t.base.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		end()
+		return nil, err
+	}
+	resp.Body = &endingBody{ReadCloser: resp.Body, end: end}
+	return resp, nil
+}
+
+// endingBody is a response body that calls end once it is closed.
+type endingBody struct {
+	io.ReadCloser
+	once sync.Once
+	end  func()
+}
+
+func (b *endingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.end)
+	return err
 }

@@ -171,13 +171,14 @@ func rootsResult(dir string) json.RawMessage {
 type sharedEndpoint struct {
 	*httpEndpoint
 	host        *host
+	proc        *hostProc // the host's process the session is open on
 	releaseOnce sync.Once
 	rootsAsked  atomic.Int32 // the server's roots/list requests: one per context it opens
 }
 
 func (s *sharedEndpoint) terminate() {
 	s.httpEndpoint.terminate()
-	s.releaseOnce.Do(s.host.release)
+	s.releaseOnce.Do(func() { s.host.release(s.proc) })
 }
 
 // httpOf is the HTTP connection of ep, if it is one.

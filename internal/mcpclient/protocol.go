@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -138,6 +139,8 @@ type rpc struct {
 	// peer answers the server's requests and says what the client
 	// declares to it.
 	peer *peer
+	// cancels are the notifications/cancelled on their way (see cancel).
+	cancels sync.WaitGroup
 }
 
 // capabilities is the client's capabilities object.
@@ -478,15 +481,20 @@ func (r reply) decode() (json.RawMessage, error) {
 	return nil, &RPCError{Code: e.Code, Message: capMessage(e.Message, maxRPCErrorBytes), Data: e.Data}
 }
 
-// cancel tells the server to stop working on request id. Best effort: the
-// server may be gone.
+// cancel tells the server to stop working on request id, in the
+// background: the caller does not wait for it (a server that stopped
+// reading would hold /stop up for the notification's own timeout).
+// liveServer.terminate waits for it, once the closed transport has ended
+// it. Best effort: the server may be gone.
 func (c *rpc) cancel(id int64, cause error) {
 	reason := "cancelled"
 	if cause != nil {
 		reason = cause.Error()
 	}
-	_ = c.tr.notifyServer(string(mcp.MethodNotificationCancelled), struct {
-		RequestID int64  `json:"requestId"`
-		Reason    string `json:"reason"`
-	}{id, reason})
+	c.cancels.Go(func() {
+		_ = c.tr.notifyServer(string(mcp.MethodNotificationCancelled), struct {
+			RequestID int64  `json:"requestId"`
+			Reason    string `json:"reason"`
+		}{id, reason})
+	})
 }

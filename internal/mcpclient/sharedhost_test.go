@@ -28,11 +28,12 @@ func TestSharedServerServesOnlyItsHostName(t *testing.T) {
 		}
 	}
 	hst := h.client.sp.hosts["shared"]
-	url, name, err := hst.acquire(t.Context())
+	hp, err := hst.acquire(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	hst.release()
+	hst.release(hp)
+	url, name := hp.url, hp.hostName
 	if !regexp.MustCompile(`^vb-[0-9a-f]{32}\.invalid$`).MatchString(name) {
 		t.Errorf("host name %q, want vb-<128 random bits>.invalid", name)
 	}
@@ -75,11 +76,12 @@ func TestSharedServerServesOnlyItsHostName(t *testing.T) {
 	if got := h.call(alice, whoami, `{}`); got.IsError || got.Text() != "root: "+alice.Workspace() {
 		t.Fatalf("the call after a restart: %+v", got)
 	}
-	_, again, err := hst.acquire(t.Context())
+	hp, err = hst.acquire(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	hst.release()
+	hst.release(hp)
+	again := hp.hostName
 	if again == name || again == "" {
 		t.Errorf("the restarted server's name %q, want a new one", again)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/stdio"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -91,7 +92,9 @@ func newSpawner(o Options) *spawner {
 	s.hosts = map[string]*host{}
 	for _, cfg := range o.Servers {
 		if cfg.Shared {
-			s.hosts[cfg.Name] = newHost(cfg, s)
+			h := newHost(cfg, s)
+			h.answerWithin = o.PingAfter + o.PingTimeout
+			s.hosts[cfg.Name] = h
 		}
 	}
 	return s
@@ -103,10 +106,10 @@ func newSpawner(o Options) *spawner {
 // a is what the session answers when the server asks.
 func (s *spawner) start(ctx context.Context, cfg mcpconfig.ServerConfig, dirs mcpconfig.Dirs, onExit func(), a asked) (*liveServer, error) {
 	workspace := dirs.Workspace
-	p := s.newPeer(cfg, workspace, a)
 	if h := s.hosts[cfg.Name]; h != nil && cfg.Shared {
-		return s.startShared(ctx, cfg, h, workspace, p)
+		return s.startShared(ctx, cfg, h, workspace, a)
 	}
+	p := s.newPeer(cfg, workspace, a)
 	sp, err := cfg.Expand(dirs, s.env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
@@ -153,21 +156,48 @@ func (s *spawner) negotiate(ctx context.Context, cfg mcpconfig.ServerConfig, ep 
 }
 
 // startShared opens a chat's session on the server's shared process,
-// starting the process if none runs; the session's root is workspace.
-func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h *host, workspace string, p *peer) (*liveServer, error) {
-	url, hostName, err := h.acquire(ctx)
-	if err != nil {
-		return nil, err
+// starting the process if none runs; the session's root is workspace. A
+// process that has not opened the session within the host's answerWithin
+// (it stopped answering) is replaced for every chat, which ends the
+// session's requests at once, and the session is opened on the next one.
+func (s *spawner) startShared(ctx context.Context, cfg mcpconfig.ServerConfig, h *host, workspace string, a asked) (*liveServer, error) {
+	for try := 1; ; try++ {
+		hp, err := h.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if try > 1 { // a new process: the start's own timeout bounds it
+			return s.openShared(ctx, cfg, h, hp, workspace, s.newPeer(cfg, workspace, a))
+		}
+		why := fmt.Sprintf("stopped answering (a chat's new session got no answer within %s)", fmtSeconds(h.answerWithin))
+		bound := time.AfterFunc(h.answerWithin, func() { h.replace(hp, why) })
+		srv, err := s.openShared(ctx, cfg, h, hp, workspace, s.newPeer(cfg, workspace, a))
+		if bound.Stop() || ctx.Err() != nil {
+			return srv, err
+		}
+		if srv != nil { // opened as the process was replaced: on the next one
+			srv.terminate()
+		}
 	}
-	sp := mcpconfig.Spawn{URL: url, Dir: workspace, Host: hostName}
-	cfg.URL = url // for messages
-	shared := &sharedEndpoint{host: h}
+}
+
+// openShared opens a chat's session on hp, a process of h; its requests
+// carry hp's own Host name (the one it alone accepts, fresh at each start).
+func (s *spawner) openShared(ctx context.Context, cfg mcpconfig.ServerConfig, h *host, hp *hostProc, workspace string, p *peer) (*liveServer, error) {
+	sp := mcpconfig.Spawn{URL: hp.url, Dir: workspace, Host: hp.hostName}
+	cfg.URL = hp.url // for messages
+	shared := &sharedEndpoint{host: h, proc: hp}
 	p.rootsAsked = &shared.rootsAsked
 	ep, err := dialHTTP(sp, cfg, s.logger, p, nil, s.maxMsg)
 	if err != nil {
-		h.release()
+		h.release(hp)
 		return nil, err
 	}
+	// Once the process goes out of service (it stopped answering, say),
+	// the session's requests end at once, the one in flight included,
+	// and nothing more is sent to it (not even the DELETE that ends the
+	// session, which a stopped process would leave hanging).
+	ep.client.Transport = inServiceTransport{base: ep.client.Transport, proc: hp}
 	shared.httpEndpoint = ep
 	return s.negotiate(ctx, cfg, shared, workspace, p)
 }

@@ -196,6 +196,9 @@ func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 		} else {
 			b.WriteString("shared process: not running (it starts with the first call of any chat)\n")
 		}
+		if why, at := h.lastReplaced(); why != "" {
+			fmt.Fprintf(&b, "last replaced: %s UTC: it %s\n", at.UTC().Format("2006-01-02 15:04:05"), why)
+		}
 	}
 	if st.PID != 0 {
 		fmt.Fprintf(&b, "pid: %d\n", st.PID)
