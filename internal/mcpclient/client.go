@@ -60,6 +60,11 @@ type Options struct {
 	// after PingAfter, and again as often, and replaced for every chat
 	// when a ping is not answered within PingTimeout.
 	PingAfter, PingTimeout time.Duration
+	// HoldIdle is how long a running turn keeps a process under a
+	// ceiling (maxLive) it has called without calling it again
+	// (DefaultHoldIdle when 0): until then another chat waits for it
+	// rather than take it (Session.BeginTurn).
+	HoldIdle time.Duration
 }
 
 // Client is the process-wide MCP side of the bot: the configured servers,
@@ -77,6 +82,7 @@ type Client struct {
 	observer               Observer
 	oom                    *oomWatch // nil: no counter
 	pingAfter, pingTimeout time.Duration
+	holdIdle               time.Duration
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -117,6 +123,9 @@ func New(o Options) *Client {
 		oom = &oomWatch{counter: *o.OOM, logger: sp.logger, now: now}
 		sp.oom = oom
 	}
+	if o.HoldIdle <= 0 {
+		o.HoldIdle = DefaultHoldIdle
+	}
 	return &Client{
 		oom:             oom,
 		servers:         o.Servers,
@@ -130,6 +139,7 @@ func New(o Options) *Client {
 		observer:        o.Observer,
 		pingAfter:       o.PingAfter,
 		pingTimeout:     o.PingTimeout,
+		holdIdle:        o.HoldIdle,
 		sessions:        map[*Session]struct{}{},
 	}
 }
@@ -292,6 +302,8 @@ type Session struct {
 
 	changedMu sync.Mutex
 	changed   []<-chan struct{} // refreshes after its servers said their tools changed
+
+	turn atomic.Pointer[turnMark] // the chat's running turn (BeginTurn), or nil
 }
 
 // toolsChanged records that one of the session's servers said its tools

@@ -117,8 +117,8 @@ type connection struct {
 	startCancel context.CancelFunc
 	stopping    map[*liveServer]bool // processes being stopped on purpose
 	// lost is what the next call on a new process says (lostNote): the
-	// chat's last one was taken away (a replacement); "" when the chat
-	// stopped it itself, or it is still there.
+	// chat's last one was taken away (another chat's need, a replacement);
+	// "" when the chat stopped it itself, or it is still there.
 	lost string
 }
 
@@ -688,8 +688,8 @@ func (c *connection) idleStop() {
 }
 
 // evict stops the process for another chat that needs its slot, when it
-// is idle: nothing in flight, nothing starting or stopping. It reports
-// whether it did.
+// is idle: nothing in flight, nothing starting or stopping, not held by
+// its chat's running turn. It reports whether it did.
 func (c *connection) evict() bool {
 	select {
 	case c.gate <- struct{}{}:
@@ -698,13 +698,15 @@ func (c *connection) evict() bool {
 	}
 	defer func() { <-c.gate }()
 	c.mu.Lock()
-	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state == StateClosed {
+	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state == StateClosed || !c.heldUntil(time.Now()).IsZero() {
 		c.mu.Unlock()
 		return false
 	}
 	srv := c.srv
 	c.detachLocked(srv, StateNotStarted)
 	c.evictions++
+	c.lost = c.lostNote(fmt.Sprintf("this chat's %s was closed since its last call, to free a place for another chat (at most %d run at once)",
+		c.noun(), c.deps.limiters[c.cfg.Name].limit))
 	c.mu.Unlock()
 	c.deps.observer.Evicted(c.cfg.Name)
 	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace}

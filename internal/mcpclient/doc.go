@@ -13,6 +13,9 @@
 //     server's first discovery is ever waited for.
 //   - A Session (client.go) is one chat's servers: a connection per
 //     configured server, in the chat's workspace.
+//   - The ceiling of a server's live processes (limiter.go, maxLive)
+//     stops the least recently used idle one for a newcomer, or lets it
+//     wait in line; a chat's running turn holds what it calls (hold.go).
 //   - A connection (connection.go) starts its server on the first call,
 //     stops it when idle, reports a crash to the next call and starts a new
 //     process after it, and keeps what /mcp shows. Its background work runs

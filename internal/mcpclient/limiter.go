@@ -3,16 +3,19 @@ package mcpclient
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // limiter is a server's ceiling of live processes across every chat
 // (maxLive; the browser preset's PLAYWRIGHT_MAX_BROWSERS). A connection
 // takes a slot before it starts a process and gives it back when that
 // process is gone. When the slots are full, the least recently used idle
-// process (no call in flight) is stopped for the newcomer; when none is
-// idle, the newcomer waits in a FIFO queue until a slot frees or a holder
-// goes idle. No call fails because of the ceiling: it waits, as long as
-// its context lets it (/stop leaves the queue).
+// process (no call in flight, not held by its chat's running turn) is
+// stopped for the newcomer; when none is idle, the newcomer waits in a
+// FIFO queue until a slot frees, a holder goes idle, a turn ends or a
+// turn's hold lapses (see connection.heldUntil). No call fails because of
+// the ceiling: it waits, as long as its context lets it (/stop leaves the
+// queue).
 type limiter struct {
 	limit int
 
@@ -51,8 +54,9 @@ func (l *limiter) take(ctx context.Context, c *connection, queued func(ahead int
 			return s, nil
 		}
 		var victim *connection
+		var lapse time.Time // when a held holder may be stopped, if none is idle now
 		if first {
-			victim = l.idlestLocked(c)
+			victim, lapse = l.idlestLocked(c, time.Now())
 		}
 		if me == nil {
 			me = &slotWaiter{c: c, wake: make(chan struct{}, 1)}
@@ -70,16 +74,32 @@ func (l *limiter) take(ctx context.Context, c *connection, queued func(ahead int
 			told = true
 			queued(ahead)
 		}
-		select {
-		case <-me.wake:
-		case <-ctx.Done():
-			l.mu.Lock()
-			l.dequeueLocked(me)
-			l.wakeFirstLocked()
-			l.mu.Unlock()
-			return nil, context.Cause(ctx)
+		if err := l.wait(ctx, me, lapse); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// wait waits until me is woken, lapse (if not zero) passes, or ctx ends:
+// then me leaves the queue.
+func (l *limiter) wait(ctx context.Context, me *slotWaiter, lapse time.Time) error {
+	var lapsed <-chan time.Time
+	if !lapse.IsZero() {
+		t := time.NewTimer(time.Until(lapse))
+		defer t.Stop()
+		lapsed = t.C
+	}
+	select {
+	case <-me.wake:
+	case <-lapsed:
+	case <-ctx.Done():
+		l.mu.Lock()
+		l.dequeueLocked(me)
+		l.wakeFirstLocked()
+		l.mu.Unlock()
+		return context.Cause(ctx)
+	}
+	return nil
 }
 
 // tryTake returns a slot for c if one is free now and nobody waits for
@@ -118,20 +138,32 @@ func (l *limiter) idle() {
 	l.mu.Unlock()
 }
 
-// idlestLocked is the holder other than c with nothing in flight that was
-// used least recently, or nil.
-func (l *limiter) idlestLocked(c *connection) *connection {
+// idlestLocked is the holder other than c with nothing in flight and not
+// held by a running turn that was used least recently, or nil; and then,
+// when a holder is held, the earliest time its hold lapses (zero: none
+// is).
+func (l *limiter) idlestLocked(c *connection, now time.Time) (*connection, time.Time) {
 	var best *connection
 	var bestUsed int64
+	var lapse time.Time
 	for h := range l.holders {
 		if h == c || h.busy.Load() > 0 {
+			continue
+		}
+		if until := h.heldUntil(now); !until.IsZero() {
+			if lapse.IsZero() || until.Before(lapse) {
+				lapse = until
+			}
 			continue
 		}
 		if used := h.lastUsed.Load(); best == nil || used < bestUsed {
 			best, bestUsed = h, used
 		}
 	}
-	return best
+	if best != nil {
+		lapse = time.Time{}
+	}
+	return best, lapse
 }
 
 func (l *limiter) positionLocked(me *slotWaiter) int {

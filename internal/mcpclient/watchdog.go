@@ -111,6 +111,14 @@ func (c *connection) lostNote(what string) string {
 	return msg + ". Open the page again if the task needs it."
 }
 
+// noun is what one of the server's processes is to the user.
+func (c *connection) noun() string {
+	if c.cfg.ProcessNoun != "" {
+		return c.cfg.ProcessNoun
+	}
+	return c.cfg.Name + " MCP server process"
+}
+
 // isShared reports whether srv is a session on a Shared server's process.
 func isShared(srv *liveServer) bool {
 	_, ok := srv.ep.(*sharedEndpoint)

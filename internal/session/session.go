@@ -528,6 +528,10 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 	if err != nil {
 		return err
 	}
+	// The browser the turn uses stays its own until the turn ends:
+	// another chat waits for it rather than take it while the model
+	// thinks between two calls.
+	defer mcpSess.BeginTurn()()
 	// A server that said its tools changed since the last turn: its
 	// refresh is waited for, so that this turn offers the new list.
 	mcpSess.ToolsChanged(ctx)
