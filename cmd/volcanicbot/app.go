@@ -85,6 +85,11 @@ type Main struct {
 	// UsageClock, when set, is the clock of the daily token allowance
 	// (tests move it to the next UTC day).
 	UsageClock func() time.Time
+	// DiscoveryWait, when set, replaces the longest a turn waits for the
+	// MCP servers' first discoveries (session.DefaultDiscoveryWait):
+	// tests whose first message must see the fake's tools, on a machine
+	// too loaded to discover it within seconds, wait longer.
+	DiscoveryWait time.Duration
 }
 
 // NewMain loads the configuration from environ and builds the components.
@@ -176,6 +181,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		Observer:        met,
 		OOM:             oom,
 		AuthDir:         filepath.Join(cfg.DataDir, mcpAuthDir),
+		CatalogDir:      filepath.Join(cfg.DataDir, mcpCatalogDir),
 	})
 	return &Main{cfg: cfg, logger: logger, secrets: secrets, env: env, preset: pw, browserWhy: browserWhy, mcp: client,
 		tracker: tracker, tokens: tokens, metrics: met, memPlan: memPlan}, nil
@@ -198,6 +204,10 @@ func loginCallbackURL(webhook string) string {
 // mcpAuthDir holds, under the data directory, the OAuth state of the
 // servers at a URL (tokens, client registrations): a 0600 file each.
 const mcpAuthDir = "mcp-auth"
+
+// mcpCatalogDir keeps, under the data directory, each MCP server's last
+// tool list (a 0600 file each), offered at once after a restart.
+const mcpCatalogDir = "mcp-catalog"
 
 // serverWarnings are what the operator should know about the configured
 // servers: fields of other clients kept but not applied, references to
@@ -371,6 +381,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 		ApprovalTimeout: m.cfg.Agent.ApprovalTimeout,
 		Allowance:       ledger,
+		DiscoveryWait:   m.DiscoveryWait,
 	})
 	b.SetSessions(sessions)
 	// Before the bot hands in again what the last run left in its inbox:

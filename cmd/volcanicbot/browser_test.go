@@ -342,11 +342,11 @@ func survivorsOfSIGKILL(t *testing.T, env []string) {
 		"LLM_PROVIDER=openai", "LLM_MODEL=test", "OPENAI_API_KEY=sk-x-0123456789", "OPENAI_BASE_URL="+model.URL,
 		"LOG_FORMAT=json")
 	environ = append(environ, env...)
-	start := func() *exec.Cmd {
+	start := func() (*exec.Cmd, *syncBuffer) {
 		cmd := exec.Command(binary, "run")
 		cmd.Env = environ
-		var logs bytes.Buffer
-		cmd.Stderr = &logs
+		logs := &syncBuffer{}
+		cmd.Stderr = logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -354,11 +354,14 @@ func survivorsOfSIGKILL(t *testing.T, env []string) {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		})
-		return cmd
+		return cmd, logs
 	}
 	owner := ownerMark(dataDir)
 
-	first := start()
+	first, logs := start()
+	// The first message of a fresh data directory waits a few seconds at
+	// most for the browser's tools: this test needs them.
+	waitFor(t, "the browser's tools", 60*time.Second, func() bool { return strings.Contains(logs.String(), "MCP catalogue ready") })
 	tg.Message(alice, alice, "read "+srv.URL+"/crash")
 	if err := tg.WaitUntil(func() bool { return containsText(tg.Texts(alice), "The H1 is:") }, 30*time.Second); err != nil {
 		t.Fatalf("no answer from the first run: %q", tg.Texts(alice))
@@ -373,7 +376,7 @@ func survivorsOfSIGKILL(t *testing.T, env []string) {
 	survivors := markedPIDs(owner)
 	t.Logf("%d processes survived SIGKILL of the bot", len(survivors))
 
-	second := start()
+	second, _ := start()
 	waitFor(t, "the second run to end the survivors", 15*time.Second, func() bool {
 		for _, pid := range survivors {
 			if alive(pid) {

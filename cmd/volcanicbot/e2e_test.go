@@ -172,6 +172,10 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 	if !o.paced {
 		m.TelegramLimits = unpaced
 	}
+	// The first message of a test must see the fake's tools even when a
+	// loaded machine takes more than the turn's few seconds to discover
+	// it (discoverywait_test.go runs the default).
+	m.DiscoveryWait = time.Minute
 	if o.main != nil {
 		o.main(m)
 	}
@@ -894,7 +898,11 @@ func TestE2EMessagesWaitingAtSIGKILLAreAnsweredAfterRestart(t *testing.T) {
 		return cmd
 	}
 
-	first := start(&syncBuffer{})
+	firstLogs := &syncBuffer{}
+	first := start(firstLogs)
+	// A first message waits a few seconds at most for the fake's tools:
+	// this test needs them.
+	waitFor(t, "the fake's tools", 60*time.Second, func() bool { return strings.Contains(firstLogs.String(), "MCP catalogue ready") })
 	tg.Message(alice, alice, "slow")
 	fakemcp.WaitForEvents(t, mcpLog, fakemcp.EventCall, 1, 30*time.Second) // the 10 s call runs
 	for _, text := range []string{"one", "two", "three"} {

@@ -57,7 +57,6 @@ type authStore struct {
 	modTimes   map[string]time.Time    // of the file each state was read from or written to
 	challenges map[string]oauth.Challenge
 	refreshing map[string]chan struct{} // a server's refresh under way: held (a send) while it runs
-	catalogs   map[string]Catalog       // the last catalogues discovered with a token
 }
 
 func newAuthStore(dir string) *authStore {
@@ -137,41 +136,19 @@ func (a *authStore) writeFile(path string, raw []byte) error {
 	return ownership.WriteFile(path, raw, own)
 }
 
-// toolsPath is where server's last catalogue is kept while it is logged
-// in: the tools it offers when a login is needed again.
-func (a *authStore) toolsPath(server string) string {
-	return filepath.Join(a.dir, server+".tools.json")
-}
-
-// saveCatalog keeps cat, the catalogue of server discovered with its
-// token (0600; in memory without a directory). A failure only costs the
-// tools' showing while a login is needed.
-func (a *authStore) saveCatalog(server string, cat Catalog) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.catalogs == nil {
-		a.catalogs = map[string]Catalog{}
-	}
-	a.catalogs[server] = cat
-	if a.dir == "" {
-		return
-	}
-	if raw, err := json.Marshal(cat); err == nil {
-		_ = a.writeFile(a.toolsPath(server), raw)
-	}
-}
-
-// savedCatalog is server's last catalogue discovered with a token, if any.
+// savedCatalog is server's last catalogue discovered with a token as a
+// version before the catalogue store kept it (beside the token,
+// <name>.tools.json), if any: offered while a login is needed until the
+// store has one.
 func (a *authStore) savedCatalog(server string) (Catalog, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if cat, ok := a.catalogs[server]; ok {
-		return cat, true
-	}
 	if a.dir == "" {
 		return Catalog{}, false
 	}
-	raw, err := os.ReadFile(a.toolsPath(server))
+	path := filepath.Join(a.dir, server+".tools.json")
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxStoredCatalog {
+		return Catalog{}, false
+	}
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return Catalog{}, false
 	}

@@ -153,9 +153,11 @@ func TestOAuthLoginFailures(t *testing.T) {
 func TestNeedsLoginKeepsTheTools(t *testing.T) {
 	o := fakemcp.NewOAuthServer(t)
 	cfg := httpConfig("remote", o.URL+"/mcp", nil)
-	dir := filepath.Join(t.TempDir(), "mcp-auth")
+	data := t.TempDir()
+	dir, catalogs := filepath.Join(data, "mcp-auth"), filepath.Join(data, "mcp-catalog")
 	newClient := func() *Client {
-		c := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: redact.NewEnvFilter(os.Environ()), AuthDir: dir})
+		c := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: redact.NewEnvFilter(os.Environ()), AuthDir: dir,
+			CatalogDir: catalogs})
 		t.Cleanup(c.Close)
 		return c
 	}
@@ -200,7 +202,7 @@ func TestNeedsLoginKeepsTheTools(t *testing.T) {
 	if txt := s.StatusText(); !strings.Contains(txt, "needs login") || !strings.Contains(txt, "tools from the last login say so when called") {
 		t.Errorf("/mcp:\n%s", txt)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "remote.tools.json")); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(catalogs, "remote.tools.json")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the saved catalogue: %v (%v)", fi, err)
 	}
 }
@@ -560,9 +562,9 @@ func TestLoginAsRootKeepsTheBotsOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := fakemcp.NewOAuthServer(t)
-	dir := filepath.Join(data, "mcp-auth")
+	dir, catalogs := filepath.Join(data, "mcp-auth"), filepath.Join(data, "mcp-catalog")
 	client := New(Options{Servers: []mcpconfig.ServerConfig{httpConfig("remote", o.URL+"/mcp", nil)},
-		Env: redact.NewEnvFilter(os.Environ()), AuthDir: dir})
+		Env: redact.NewEnvFilter(os.Environ()), AuthDir: dir, CatalogDir: catalogs})
 	t.Cleanup(client.Close)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -576,7 +578,7 @@ func TestLoginAsRootKeepsTheBotsOwner(t *testing.T) {
 	if cats := client.Discover(ctx); cats[0].Err != nil {
 		t.Fatal(cats[0].Err)
 	}
-	for _, p := range []string{dir, filepath.Join(dir, "remote.json"), filepath.Join(dir, "remote.tools.json")} {
+	for _, p := range []string{dir, filepath.Join(dir, "remote.json"), catalogs, filepath.Join(catalogs, "remote.tools.json")} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)

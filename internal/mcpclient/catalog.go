@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -31,6 +32,7 @@ const DefaultFailureCooldown = 60 * time.Second
 // holds up no turn but the ones that came before its first answer.
 type catalogCache struct {
 	sp       *spawner
+	store    *catalogStore // the last lists, kept across restarts
 	cooldown time.Duration
 	now      func() time.Time
 	ctx      context.Context // ends with Close: discoveries give up
@@ -41,6 +43,11 @@ type catalogCache struct {
 	refreshers map[string]*refresher // by key, once a server said its tools changed
 	closed     bool
 	wg         sync.WaitGroup // discoveries, their clean-ups, and refreshes
+
+	// version changes whenever a catalogue does (a discovery or a refresh
+	// ended): a turn that resolved its tools before offers the new ones
+	// from its next step.
+	version atomic.Uint64
 }
 
 type catalogEntry struct {
@@ -51,9 +58,13 @@ type catalogEntry struct {
 	// prev is the finished entry this one retries: what callers get
 	// while it runs.
 	prev *catalogEntry
+	// kept is the catalogue of the list kept on disk from an earlier run
+	// (same configuration), offered without waiting while the first
+	// discovery runs; nil when there is none.
+	kept *Catalog
 }
 
-func newCatalogCache(sp *spawner, cooldown time.Duration, now func() time.Time) *catalogCache {
+func newCatalogCache(sp *spawner, store *catalogStore, cooldown time.Duration, now func() time.Time) *catalogCache {
 	if cooldown == 0 {
 		cooldown = DefaultFailureCooldown
 	}
@@ -61,7 +72,7 @@ func newCatalogCache(sp *spawner, cooldown time.Duration, now func() time.Time) 
 		now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &catalogCache{sp: sp, cooldown: cooldown, now: now, ctx: ctx, cancel: cancel, entries: map[string]*catalogEntry{},
+	return &catalogCache{sp: sp, store: store, cooldown: cooldown, now: now, ctx: ctx, cancel: cancel, entries: map[string]*catalogEntry{},
 		refreshers: map[string]*refresher{}}
 }
 
@@ -85,9 +96,16 @@ func (c *catalogCache) get(ctx context.Context, cfg mcpconfig.ServerConfig) (Cat
 }
 
 // lookup returns what is known of cfg's catalogue without waiting:
-// discovering is true while its first discovery runs. It starts a
+// discovering is true while its first discovery runs and no list was kept
+// from an earlier run (the kept one is returned then). It starts a
 // discovery when none ran or the cooldown of a failure is over.
 func (c *catalogCache) lookup(cfg mcpconfig.ServerConfig) (cat Catalog, err error, discovering bool) {
+	return c.within(context.Background(), cfg, 0)
+}
+
+// within is lookup waiting up to wait for a first discovery when no list
+// was kept from an earlier run; ctx bounds the wait too.
+func (c *catalogCache) within(ctx context.Context, cfg mcpconfig.ServerConfig, wait time.Duration) (cat Catalog, err error, discovering bool) {
 	e, err := c.entry(cfg)
 	if err != nil {
 		return Catalog{}, err, false
@@ -97,14 +115,34 @@ func (c *catalogCache) lookup(cfg mcpconfig.ServerConfig) (cat Catalog, err erro
 		return e.catalog, e.err, false
 	case e.prev != nil:
 		return e.prev.catalog, e.prev.err, false
+	case e.kept != nil:
+		return *e.kept, nil, false
+	case wait <= 0:
+		return Catalog{}, nil, true
 	}
-	return Catalog{}, nil, true
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-e.done:
+		return e.catalog, e.err, false
+	case <-t.C:
+		return Catalog{}, nil, true
+	case <-ctx.Done():
+		return Catalog{}, context.Cause(ctx), false
+	}
 }
 
 // entry returns cfg's current entry, starting a discovery when there is
 // none or the cooldown of a failure is over.
 func (c *catalogCache) entry(cfg mcpconfig.ServerConfig) (*catalogEntry, error) {
 	key := cfg.Name + "\x00" + cfg.Digest()
+	c.mu.Lock()
+	_, ok := c.entries[key]
+	c.mu.Unlock()
+	var kept *Catalog
+	if !ok { // the first use in this process: the list of an earlier run, read outside the lock
+		kept = c.kept(cfg)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -113,7 +151,7 @@ func (c *catalogCache) entry(cfg mcpconfig.ServerConfig) (*catalogEntry, error) 
 	e, ok := c.entries[key]
 	switch {
 	case !ok:
-		e = &catalogEntry{done: make(chan struct{})}
+		e = &catalogEntry{done: make(chan struct{}), kept: kept}
 	case isClosed(e.done) && e.err != nil && c.now().Sub(e.failed) >= c.cooldown: // done first: it orders the writes
 		e = &catalogEntry{done: make(chan struct{}), prev: e}
 	default:
@@ -158,13 +196,32 @@ func (c *catalogCache) close() {
 	c.wg.Wait()
 }
 
+// kept is the catalogue of the list kept for cfg from an earlier run, or
+// nil.
+func (c *catalogCache) kept(cfg mcpconfig.ServerConfig) *Catalog {
+	info, raws, ok := c.store.load(cfg)
+	if !ok {
+		return nil
+	}
+	cat, err := c.build(cfg, info, raws)
+	if err != nil {
+		return nil
+	}
+	return &cat
+}
+
 // discover spawns the server in a fresh temporary directory, performs the
 // handshake and a paginated tools/list under the startup timeout, and
-// records the outcome in e.
+// records the outcome in e; the list is kept for the next run.
 func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
+	defer c.version.Add(1)
 	defer close(e.done)
 	start := time.Now()
-	cat, err := c.discoverOnce(cfg)
+	info, raws, err := c.discoverOnce(cfg)
+	var cat Catalog
+	if err == nil {
+		cat, err = c.build(cfg, info, raws)
+	}
 	logger := c.sp.logger
 	if err != nil {
 		if nl, ok := needsLogin(err); ok {
@@ -172,8 +229,10 @@ func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 			// The tools it offered when it was logged in stay offered:
 			// a call says a login is needed, instead of the tools
 			// vanishing.
-			if saved, ok := c.sp.auth.savedCatalog(cfg.Name); ok && !nl.StepUp {
-				e.catalog = saved
+			if saved := c.kept(cfg); saved != nil && !nl.StepUp {
+				e.catalog = *saved
+			} else if saved, ok := c.sp.auth.savedCatalog(cfg.Name); ok && !nl.StepUp {
+				e.catalog = saved // kept by a version before the catalogue store
 			}
 		} else {
 			e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(capMessage(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))}
@@ -183,9 +242,7 @@ func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 		return
 	}
 	e.catalog = cat
-	if cfg.URL != "" && c.sp.auth.state(cfg.Name).LoggedIn() {
-		c.sp.auth.saveCatalog(cfg.Name, cat)
-	}
+	c.store.save(cfg, info, raws)
 	for _, w := range cat.Warnings {
 		logger.Warn("MCP server catalogue: "+w, "server", cfg.Name)
 	}
@@ -193,10 +250,10 @@ func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 		"protocol", cat.ServerInfo.ProtocolVersion, "elapsed_ms", time.Since(start).Milliseconds())
 }
 
-func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error) {
+func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (ServerInfo, []json.RawMessage, error) {
 	dir, err := os.MkdirTemp("", "volcanicbot-discover-*")
 	if err != nil {
-		return Catalog{}, fmt.Errorf("temp dir: %w", err)
+		return ServerInfo{}, nil, fmt.Errorf("temp dir: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, cfg.StartupTimeout)
 	defer cancel()
@@ -205,7 +262,7 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	srv, err := c.sp.start(ctx, cfg, mcpconfig.Dirs{Workspace: dir, Private: dir}, nil, asked{})
 	if err != nil {
 		_ = os.RemoveAll(dir)
-		return Catalog{}, err
+		return ServerInfo{}, nil, err
 	}
 	// The process is stopped and the directory removed after the answer:
 	// callers do not wait for the clean-up, close does.
@@ -215,9 +272,9 @@ func (c *catalogCache) discoverOnce(cfg mcpconfig.ServerConfig) (Catalog, error)
 	})
 	raws, err := srv.rpc.listTools(ctx)
 	if err != nil {
-		return Catalog{}, c.sp.startError(ctx, srv, err, cfg)
+		return ServerInfo{}, nil, c.sp.startError(ctx, srv, err, cfg)
 	}
-	return c.build(cfg, srv.rpc.info, raws)
+	return srv.rpc.info, raws, nil
 }
 
 // build is the catalogue of cfg's raw tools/list entries: decoded,
@@ -332,6 +389,8 @@ func (c *catalogCache) refresh(cfg mcpconfig.ServerConfig, key string, list list
 			"err", capMessage(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))
 		return
 	}
+	c.store.save(cfg, info, raws)
+	defer c.version.Add(1)
 	done := make(chan struct{})
 	close(done)
 	c.mu.Lock()

@@ -55,6 +55,11 @@ type Options struct {
 	// 0): a longer one fails its call, and the server is stopped or the
 	// connection reopened.
 	MaxMessageBytes int
+	// CatalogDir keeps each server's last tool list (a 0600 file each):
+	// after a restart its tools are offered at once while it is
+	// discovered again (ToolsWithin), and a server that needs a login
+	// again keeps offering them. Empty: kept in memory.
+	CatalogDir string
 	// PingAfter and PingTimeout watch a Shared server while a call is in
 	// flight (DefaultPingAfter, DefaultPingTimeout when 0): it is pinged
 	// after PingAfter, and again as often, and replaced for every chat
@@ -131,7 +136,7 @@ func New(o Options) *Client {
 		servers:         o.Servers,
 		sp:              sp,
 		auth:            sp.auth,
-		cache:           newCatalogCache(sp, o.FailureCooldown, o.Now),
+		cache:           newCatalogCache(sp, newCatalogStore(o.CatalogDir, sp.redactor), o.FailureCooldown, o.Now),
 		builtins:        o.Builtins,
 		limiters:        limiters,
 		maxResultTokens: o.MaxResultTokens,
@@ -206,18 +211,44 @@ func (c *Client) Discover(ctx context.Context) []ServerCatalog {
 }
 
 // Lookup is Discover without waiting: a server whose first discovery runs
-// is returned with Discovering set. /mcp uses it, so that it answers at
-// once whatever the servers do.
-func (c *Client) Lookup() []ServerCatalog {
+// is returned with the catalogue kept from an earlier run (see
+// Options.CatalogDir), or with Discovering set when there is none. /mcp
+// uses it, so that it answers at once whatever the servers do.
+func (c *Client) Lookup() []ServerCatalog { return c.lookupWithin(context.Background(), 0) }
+
+// lookupWithin is Lookup waiting up to wait, all servers at once, for the
+// first discoveries of the servers without a kept catalogue.
+func (c *Client) lookupWithin(ctx context.Context, wait time.Duration) []ServerCatalog {
 	out := make([]ServerCatalog, len(c.servers))
+	var wg sync.WaitGroup
 	for i, s := range c.servers {
 		out[i].Config = s
-		if s.Enabled {
-			out[i].Catalog, out[i].Err, out[i].Discovering = c.cache.lookup(s)
+		if !s.Enabled {
+			continue
 		}
+		if wait <= 0 {
+			out[i].Catalog, out[i].Err, out[i].Discovering = c.cache.lookup(s)
+			continue
+		}
+		wg.Go(func() { out[i].Catalog, out[i].Err, out[i].Discovering = c.cache.within(ctx, s, wait) })
 	}
+	wg.Wait()
 	return out
 }
+
+// ToolsWithin is Tools for a turn, which must not wait long: a server's
+// first discovery is waited for at most wait (all at once), and not at all
+// for a server whose catalogue was kept from an earlier run (its kept
+// tools are offered meanwhile). A server still being discovered then
+// offers no tools yet: its tools come with the next step whose
+// CatalogVersion differs.
+func (c *Client) ToolsWithin(ctx context.Context, wait time.Duration) ([]Tool, []Refusal) {
+	return c.resolve(c.lookupWithin(ctx, wait))
+}
+
+// CatalogVersion changes whenever a server's catalogue does (a discovery
+// or a refresh ended): tools resolved before it may be out of date.
+func (c *Client) CatalogVersion() uint64 { return c.cache.version.Load() }
 
 // Tools returns the tools of every discovered server with names resolved
 // across servers and built-ins (first server in source order wins), and the

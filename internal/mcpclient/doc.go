@@ -10,7 +10,9 @@
 //     ends everything it started, discoveries included.
 //   - The catalogue cache (catalog.go) discovers each server's tools once
 //     per process, in a temporary directory, and shares the outcome; only a
-//     server's first discovery is ever waited for.
+//     server's first discovery is ever waited for, and a turn waits for it
+//     a few seconds at most (ToolsWithin). Each server's last list is kept
+//     on disk (catalogstore.go) and offered at once after a restart.
 //   - A Session (client.go) is one chat's servers: a connection per
 //     configured server, in the chat's workspace.
 //   - The ceiling of a server's live processes (limiter.go, maxLive)

@@ -263,6 +263,9 @@ type envOptions struct {
 	// into it; noStream is Options.NoStream.
 	streams  *streamLog
 	noStream bool
+	// discoveryWait is Options.DiscoveryWait; 0: a minute, so that the
+	// first message sees the fake's tools however loaded the machine.
+	discoveryWait time.Duration
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -300,7 +303,10 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 		port = streamingChat{port, o.streams}
 	}
 	model := &scriptModel{answer: answer}
-	m := NewManager(Options{DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: port, Redactor: secrets,
+	if o.discoveryWait == 0 {
+		o.discoveryWait = time.Minute
+	}
+	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: port, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
 		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}

@@ -25,6 +25,9 @@ const (
 	DefaultModelTimeout  = 5 * time.Minute
 	// DefaultApprovalTimeout is APPROVAL_TIMEOUT_SECONDS unset.
 	DefaultApprovalTimeout = 5 * time.Minute
+	// DefaultDiscoveryWait is the longest a turn waits for the MCP
+	// servers' first discoveries (Options.DiscoveryWait).
+	DefaultDiscoveryWait = 3 * time.Second
 )
 
 // ErrClosed is returned once the manager is shutting down.
@@ -77,6 +80,12 @@ type Options struct {
 	// complete, even to a chat whose activity can show it while it is
 	// written (StreamingActivity).
 	NoStream bool
+	// DiscoveryWait is the longest a turn waits for an MCP server's first
+	// discovery (DefaultDiscoveryWait): a server whose catalogue was kept
+	// from an earlier run is offered at once with it, one still being
+	// discovered after the wait offers its tools from the step after they
+	// arrive.
+	DiscoveryWait time.Duration
 }
 
 // Manager maps chat ids to sessions. Each session has one goroutine while
@@ -136,6 +145,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.ApprovalTimeout <= 0 {
 		o.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if o.DiscoveryWait <= 0 {
+		o.DiscoveryWait = DefaultDiscoveryWait
 	}
 	if o.SystemPrompt == "" {
 		o.SystemPrompt = DefaultSystemPrompt
@@ -329,10 +341,11 @@ func (m *Manager) Close(ctx context.Context) error {
 }
 
 // toolset resolves the tools for a turn: the built-ins and every
-// discovered MCP tool, some of them deferred (ToolPlan). Refusals are
-// logged once each.
-func (m *Manager) toolset(ctx context.Context) *toolset {
-	tools, refusals := m.o.MCP.Tools(ctx)
+// discovered MCP tool, some of them deferred (ToolPlan). It waits at most
+// wait for the servers' first discoveries (see mcpclient's ToolsWithin).
+// Refusals are logged once each.
+func (m *Manager) toolset(ctx context.Context, wait time.Duration) *toolset {
+	tools, refusals := m.o.MCP.ToolsWithin(ctx, wait)
 	m.refusalsMu.Lock()
 	for _, r := range refusals {
 		if s := r.String(); !m.refusals[s] {
@@ -342,7 +355,14 @@ func (m *Manager) toolset(ctx context.Context) *toolset {
 	}
 	m.refusalsMu.Unlock()
 	cat := m.planFor(tools)
-	return newToolset(tools, m.o.MCP.Servers(), cat.plan, cat.index)
+	ts := newToolset(tools, m.o.MCP.Servers(), cat.plan, cat.index)
+	ts.key = cat.key
+	for _, sc := range m.o.MCP.Lookup() {
+		if sc.Discovering {
+			ts.discovering = append(ts.discovering, sc.Config.Name)
+		}
+	}
+	return ts
 }
 
 // toolCatalog is the plan and the search index of one catalogue.

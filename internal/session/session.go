@@ -73,10 +73,11 @@ type session struct {
 	gone  map[string]string // tools offered before that vanished: see toolset.gone
 }
 
-// toolsFor resolves the chat's toolset (Manager.toolset) and notes which
-// tools it offered before are gone.
-func (s *session) toolsFor(ctx context.Context) *toolset {
-	ts := s.m.toolset(ctx)
+// toolsFor resolves the chat's toolset (Manager.toolset, waiting at most
+// wait for first discoveries) and notes which tools it offered before are
+// gone.
+func (s *session) toolsFor(ctx context.Context, wait time.Duration) *toolset {
+	ts := s.m.toolset(ctx, wait)
 	if s.tools != nil {
 		gone := map[string]string{}
 		for name, server := range s.gone {
@@ -535,7 +536,11 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 	// A server that said its tools changed since the last turn: its
 	// refresh is waited for, so that this turn offers the new list.
 	mcpSess.ToolsChanged(ctx)
-	tools := s.toolsFor(ctx)
+	// A server not discovered yet holds the turn up for DiscoveryWait at
+	// most (none whose catalogue was kept from an earlier run): its tools
+	// come with the step after they arrive.
+	catalog := m.o.MCP.CatalogVersion()
+	tools := s.toolsFor(ctx, m.o.DiscoveryWait)
 	// What the chat will likely call starts while the model thinks.
 	for _, name := range prewarmServers(s.history[:current], text, tools, m.o.MCP.Servers()) {
 		mcpSess.Prewarm(name)
@@ -551,14 +556,21 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 	}
 
 	for step := 0; step < m.o.MaxSteps; step++ {
-		if step > 0 && mcpSess.ToolsChanged(ctx) {
-			// A server's tools changed during the last step's calls
-			// (notifications/tools/list_changed): this step offers the
-			// refreshed list.
-			tools = s.toolsFor(ctx)
-			system = buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, tools.section, m.o.Now())
-			runner.tools = tools
-			m.logger.Info("MCP tools changed: the chat's next step offers the new list", "chat", s.id, "step", step, "tools", len(tools.mcp))
+		// A server's tools changed during the last step's calls
+		// (notifications/tools/list_changed), or a catalogue changed
+		// meanwhile (a discovery ended: tools that came late, a server
+		// that failed, a kept list that was out of date): this step
+		// offers the list as it is now.
+		if step > 0 {
+			if changed := mcpSess.ToolsChanged(ctx); changed || m.o.MCP.CatalogVersion() != catalog {
+				catalog = m.o.MCP.CatalogVersion()
+				if next := s.toolsFor(ctx, 0); changed || next.key != tools.key {
+					tools = next
+					system = buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, tools.section, m.o.Now())
+					runner.tools = tools
+					m.logger.Info("MCP tools changed: the chat's next step offers the new list", "chat", s.id, "step", step, "tools", len(tools.mcp))
+				}
+			}
 		}
 		loaded := tools.loaded(s.history)
 		specs := tools.specs(loaded)

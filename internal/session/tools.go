@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -33,6 +34,12 @@ type toolset struct {
 	// and its servers no longer offer (their tool lists changed) to their
 	// servers: a call to one gets that reason.
 	gone map[string]string
+	// key tells the MCP tools apart: equal keys, the same tools.
+	key uint64
+	// discovering are the servers whose tools were not known yet (their
+	// first discovery still ran): a call to a tool the model expects from
+	// one is told to try again.
+	discovering []string
 }
 
 // newToolset makes the turn's toolset under plan; index ranks the
@@ -258,6 +265,10 @@ func (r *toolRunner) one(ctx context.Context, call llm.ToolCall) llm.ToolResult 
 		msg := fmt.Sprintf("there is no tool named %q", call.Name)
 		if r.tools.index != nil {
 			msg += "; " + ToolSearchName + " finds the tools there are"
+		}
+		if len(r.tools.discovering) > 0 {
+			msg += fmt.Sprintf("; the tools of the MCP server %s are not known yet (it is still starting): "+
+				"they are offered from the next step once they are", strings.Join(r.tools.discovering, ", "))
 		}
 		return errorResult(res, msg)
 	}
