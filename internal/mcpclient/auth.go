@@ -141,7 +141,7 @@ func (a *authStore) writeFile(path string, raw []byte) error {
 // <name>.tools.json), if any: offered while a login is needed until the
 // store has one.
 func (a *authStore) savedCatalog(server string) (Catalog, bool) {
-	if a.dir == "" {
+	if a.dir == "" || !mcpconfig.ValidServerName(server) { // an internal name only: never a path
 		return Catalog{}, false
 	}
 	path := filepath.Join(a.dir, server+".tools.json")

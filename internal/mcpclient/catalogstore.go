@@ -59,8 +59,16 @@ func newCatalogStore(dir string, r Redactor) *catalogStore {
 	return &catalogStore{dir: dir, redactor: r, mem: map[string]storedCatalog{}}
 }
 
-func (s *catalogStore) path(server string) string {
-	return filepath.Join(s.dir, server+".tools.json")
+// path is the file of server, a server's internal name
+// (mcpconfig.ServerConfig.Name: a safe name, a name written as other
+// clients do — "github.com/upstash/context7-mcp" — made safe by
+// mcpconfig). Any other name ("../x", "a/b", a Label) has none: ok false,
+// nothing is written or read for it.
+func (s *catalogStore) path(server string) (path string, ok bool) {
+	if !mcpconfig.ValidServerName(server) {
+		return "", false
+	}
+	return filepath.Join(s.dir, server+".tools.json"), true
 }
 
 // save keeps the list cfg's server answered. A failure costs only the
@@ -74,6 +82,10 @@ func (s *catalogStore) save(cfg mcpconfig.ServerConfig, info ServerInfo, raws []
 		}
 	}
 	sc := storedCatalog{Version: 1, Server: cfg.Name, Key: cfg.Digest(), Saved: time.Now().UTC(), Info: info, Tools: kept}
+	path, ok := s.path(cfg.Name)
+	if !ok {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dir == "" {
@@ -91,16 +103,20 @@ func (s *catalogStore) save(cfg mcpconfig.ServerConfig, info ServerInfo, raws []
 	if err != nil || own(s.dir) != nil {
 		return
 	}
-	_ = ownership.WriteFile(s.path(cfg.Name), b, own)
+	_ = ownership.WriteFile(path, b, own)
 }
 
 // load is the list kept for cfg's server under its configuration of now.
 func (s *catalogStore) load(cfg mcpconfig.ServerConfig) (ServerInfo, []json.RawMessage, bool) {
+	path, ok := s.path(cfg.Name)
+	if !ok {
+		return ServerInfo{}, nil, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sc, ok := s.mem[cfg.Name]
 	if s.dir != "" {
-		ok = s.readLocked(cfg.Name, &sc)
+		ok = readStoredCatalog(path, &sc)
 	}
 	if !ok || sc.Version != 1 || sc.Server != cfg.Name || sc.Key != cfg.Digest() {
 		return ServerInfo{}, nil, false
@@ -108,11 +124,13 @@ func (s *catalogStore) load(cfg mcpconfig.ServerConfig) (ServerInfo, []json.RawM
 	return sc.Info, sc.Tools, true
 }
 
-func (s *catalogStore) readLocked(server string, sc *storedCatalog) bool {
-	if fi, err := os.Lstat(s.path(server)); err != nil || !fi.Mode().IsRegular() {
+// readStoredCatalog reads the kept list at path: a regular file (not a
+// link) of at most maxStoredCatalog bytes.
+func readStoredCatalog(path string, sc *storedCatalog) bool {
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	f, err := os.Open(s.path(server))
+	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
