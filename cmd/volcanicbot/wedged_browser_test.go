@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +53,7 @@ func TestSharedBrowserWedgedIsReplaced(t *testing.T) {
 	var wedged []int // the stopped processes, ended by the end
 	wedge := func() int { pid := d.wedgeSharedBrowser(alice); wedged = append(wedged, pid); return pid }
 	stopped := wedge()
+	stoppedName, _ := serverWall(t, stopped)
 	got, took := d.read(alice, srv.URL+"/wedged", 180*time.Second)
 	t.Logf("the call on the stopped server answered after %v: %q", took.Round(100*time.Millisecond), got)
 	if took > 25*time.Second {
@@ -67,12 +69,17 @@ func TestSharedBrowserWedgedIsReplaced(t *testing.T) {
 			t.Errorf("chat %d's next call: %q after %v, want the page within 25 s", chat, got, took)
 		}
 	}
-	if pid := d.sharedPID(alice); pid == stopped || pid == 0 {
-		t.Errorf("/mcp playwright shows pid %d, want the new process (the stopped one was %d)", pid, stopped)
+	replacement := d.sharedPID(alice)
+	if replacement == stopped || replacement == 0 {
+		t.Errorf("/mcp playwright shows pid %d, want the new process (the stopped one was %d)", replacement, stopped)
 	}
+	// The new process is behind the Host wall too, with a name of its
+	// own (the chats' calls above sent it).
+	checkWall(t, d, replacement, stoppedName)
 
 	// /mcp restart replaces the stopped server within seconds.
 	stopped = wedge()
+	stoppedName, _ = serverWall(t, stopped)
 	before := len(d.tg.Sent(alice))
 	start := time.Now()
 	d.tg.Message(alice, alice, "/mcp restart playwright")
@@ -92,6 +99,7 @@ func TestSharedBrowserWedgedIsReplaced(t *testing.T) {
 			t.Errorf("chat %d's next call after /mcp restart: %q after %v, want the page within 25 s", chat, got, took)
 		}
 	}
+	checkWall(t, d, d.sharedPID(alice), stoppedName)
 	for _, pid := range wedged {
 		waitFor(t, "the replaced processes to be ended", 30*time.Second, func() bool { return !alive(pid) })
 	}
@@ -112,6 +120,71 @@ func TestSharedBrowserWedgedIsReplaced(t *testing.T) {
 	if took > time.Second {
 		t.Errorf("/stop took %v, want < 1 s", took)
 	}
+}
+
+// checkWall checks that pid, the shared server's process that replaced
+// the stopped one, serves only a Host name of its own: fresh (not old,
+// the stopped process's), secret (in no log or chat message), and every
+// other Host — its address as a page names it, localhost, the stopped
+// process's name — refused.
+func checkWall(t *testing.T, d *daemon, pid int, old string) {
+	t.Helper()
+	if pid == 0 {
+		t.Error("no shared process after the replacement")
+		return
+	}
+	name, port := serverWall(t, pid)
+	if !regexp.MustCompile(`^vb-[0-9a-f]{32}\.invalid$`).MatchString(name) || name == old {
+		t.Errorf("the new process's allowed host %q (the stopped one's %q), want a fresh vb-<128 random bits>.invalid", name, old)
+	}
+	for _, host := range []string{name, old, "127.0.0.1:" + port, "localhost:" + port, name + ":" + port} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://127.0.0.1:"+port+"/mcp", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if refused := resp.StatusCode == http.StatusForbidden; refused != (host != name) {
+			t.Errorf("the new process answers Host %q with HTTP %d", host, resp.StatusCode)
+		}
+	}
+	texts := strings.Join(append(d.texts(alice), d.texts(bob)...), "\n")
+	for _, n := range []string{name, old} {
+		if strings.Contains(d.logs.String(), n) || strings.Contains(texts, n) {
+			t.Errorf("a host name of the shared server is in the log or a chat message")
+		}
+	}
+}
+
+// serverWall is the allowed host (PLAYWRIGHT_MCP_ALLOWED_HOSTS) and the
+// port (--port) of the shared server's process pid, from /proc.
+func serverWall(t *testing.T, pid int) (host, port string) {
+	t.Helper()
+	environ, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "PLAYWRIGHT_MCP_ALLOWED_HOSTS="); ok {
+			host = v
+		}
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Split(string(cmdline), "\x00")
+	if i := slices.Index(args, "--port"); i >= 0 && i+1 < len(args) {
+		port = args[i+1]
+	}
+	if host == "" || port == "" {
+		t.Fatalf("process %d: allowed host %q, port %q", pid, host, port)
+	}
+	return host, port
 }
 
 // read has chat read url with the browse model and returns its answer
