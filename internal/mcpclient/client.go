@@ -88,6 +88,9 @@ type Client struct {
 	oom                    *oomWatch // nil: no counter
 	pingAfter, pingTimeout time.Duration
 	holdIdle               time.Duration
+	// holdNow is the clock of the turns' holds (time.Now when nil; a test
+	// moves it to let a hold lapse).
+	holdNow func() time.Time
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}

@@ -96,6 +96,11 @@ type connection struct {
 	busy     atomic.Int32
 	lastUsed atomic.Int64
 	session  *Session // for the queue notice
+	// holdTurn is the chat's turn that used it last, and holdUsed when
+	// (the client's holdClock, unix nanoseconds): what a turn's hold reads
+	// (heldUntil).
+	holdTurn atomic.Pointer[turnMark]
+	holdUsed atomic.Int64
 
 	mu          sync.Mutex
 	srv         *liveServer
@@ -601,6 +606,7 @@ func (c *connection) release(srv *liveServer) { c.releaseAs(srv, true) }
 // releaseAs is release; called says a call ran (a prewarm's did not).
 func (c *connection) releaseAs(srv *liveServer, called bool) {
 	c.lastUsed.Store(time.Now().UnixNano())
+	c.usedInTurn()
 	if c.busy.Add(-1) == 0 {
 		if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
 			defer lim.idle() // after c.mu is released: the limiter reads busy, not c.mu
@@ -698,7 +704,7 @@ func (c *connection) evict() bool {
 	}
 	defer func() { <-c.gate }()
 	c.mu.Lock()
-	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state == StateClosed || !c.heldUntil(time.Now()).IsZero() {
+	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state == StateClosed || !c.heldUntil(c.deps.holdClock()).IsZero() {
 		c.mu.Unlock()
 		return false
 	}

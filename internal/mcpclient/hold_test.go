@@ -102,10 +102,12 @@ func TestRunningTurnKeepsItsSession(t *testing.T) {
 // A turn that has not called its session for the hold's time lets it go
 // when another chat waits: holders that sit in long turns (waiting for the
 // user) cannot keep the line waiting for ever. The turn is told at its
-// next call.
+// next call. The holds' clock is the test's: they lapse when it moves,
+// however long the machine takes meanwhile.
 func TestTurnHoldLapses(t *testing.T) {
 	h, alice, bob, carol := heldHarness(t)
-	h.client.holdIdle = 300 * time.Millisecond
+	clock := &fakeClock{t: time.Now()}
+	h.client.holdIdle, h.client.holdNow = 300*time.Millisecond, clock.Now
 	remember, recall := h.tool("shared", fakemcp.ToolRemember), h.tool("shared", fakemcp.ToolRecall)
 	defer alice.BeginTurn()()
 	h.call(alice, remember, `{"value":"alice's page"}`)
@@ -115,21 +117,32 @@ func TestTurnHoldLapses(t *testing.T) {
 	defer carol.BeginTurn()()
 	queued := make(chan int, 1)
 	carol.OnQueue(func(_ string, ahead int) { queued <- ahead })
+	carolsCall := callAsync(t, carol, recall, `{}`)
 	select {
-	case res := <-callAsync(t, carol, recall, `{}`):
+	case <-queued: // the holds hold at first
+	case res := <-carolsCall:
+		t.Fatalf("carol did not wait behind two held sessions: %q", res.Text())
+	case <-time.After(30 * time.Second):
+		t.Fatal("carol was not told to wait")
+	}
+	for s, v := range map[*Session]string{alice: "alice", bob: "bob"} {
+		if st, _ := s.Status("shared"); st.Evictions != 0 {
+			t.Errorf("%s's held session was stopped", v)
+		}
+	}
+
+	clock.Advance(301 * time.Millisecond) // neither turn has called for the hold's time
+	select {
+	case res := <-carolsCall:
 		if res.IsError || res.Text() != "remembered nothing" {
 			t.Errorf("carol's call: %q", res.Text())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("carol waits for ever behind two turns that no longer call")
 	}
-	select {
-	case <-queued:
-	default:
-		t.Error("carol was not told to wait: the holds did not hold at first")
-	}
 	lost := 0
 	for s, v := range map[*Session]string{alice: "alice's page", bob: "bob's page"} {
+		clock.Advance(301 * time.Millisecond) // the other turns' holds lapse: s may take a place
 		res := h.call(s, recall, `{}`)
 		switch {
 		case res.Text() == "remembered: "+v:

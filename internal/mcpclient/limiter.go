@@ -54,9 +54,13 @@ func (l *limiter) take(ctx context.Context, c *connection, queued func(ahead int
 			return s, nil
 		}
 		var victim *connection
-		var lapse time.Time // when a held holder may be stopped, if none is idle now
+		var lapseIn time.Duration // until a held holder may be stopped, if none is idle now (0: none held)
 		if first {
-			victim, lapse = l.idlestLocked(c, time.Now())
+			now := c.deps.holdClock()
+			var lapse time.Time
+			if victim, lapse = l.idlestLocked(c, now); !lapse.IsZero() {
+				lapseIn = max(lapse.Sub(now), time.Millisecond)
+			}
 		}
 		if me == nil {
 			me = &slotWaiter{c: c, wake: make(chan struct{}, 1)}
@@ -74,18 +78,18 @@ func (l *limiter) take(ctx context.Context, c *connection, queued func(ahead int
 			told = true
 			queued(ahead)
 		}
-		if err := l.wait(ctx, me, lapse); err != nil {
+		if err := l.wait(ctx, me, lapseIn); err != nil {
 			return nil, err
 		}
 	}
 }
 
-// wait waits until me is woken, lapse (if not zero) passes, or ctx ends:
-// then me leaves the queue.
-func (l *limiter) wait(ctx context.Context, me *slotWaiter, lapse time.Time) error {
+// wait waits until me is woken, lapseIn (if not zero: a hold lapses then)
+// passes, or ctx ends: then me leaves the queue.
+func (l *limiter) wait(ctx context.Context, me *slotWaiter, lapseIn time.Duration) error {
 	var lapsed <-chan time.Time
-	if !lapse.IsZero() {
-		t := time.NewTimer(time.Until(lapse))
+	if lapseIn > 0 {
+		t := time.NewTimer(lapseIn)
 		defer t.Stop()
 		lapsed = t.C
 	}
