@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // Four chats under PLAYWRIGHT_MAX_BROWSERS=2 each open their page and then
@@ -48,10 +49,7 @@ func TestSharedBrowserTurnKeepsItsContext(t *testing.T) {
 		case 0:
 			return call("browser_navigate", fmt.Sprintf(`{"url":%q}`, strings.TrimPrefix(user, "visit ")))
 		case 1:
-			deadline := time.Now().Add(90 * time.Second)
-			for !pressure() && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond) // the model thinking, until another chat needs a browser
-			}
+			testkit.Until(90*time.Second, pressure) // the model thinking, until another chat needs a browser
 			return call("browser_snapshot", `{}`)
 		}
 		if m := headingRe.FindStringSubmatch(res); m != nil {
@@ -116,15 +114,11 @@ func TestSharedBrowserTurnKeepsItsContext(t *testing.T) {
 // answer waits for the last message chat was sent that starts with prefix.
 func (d *daemon) answer(chat int64, prefix string, within time.Duration) string {
 	d.t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if got := lastWithPrefix(d.texts(chat), prefix); got != "" {
-			return got
-		}
-		time.Sleep(20 * time.Millisecond)
+	var got string
+	if !testkit.Until(within, func() bool { got = lastWithPrefix(d.texts(chat), prefix); return got != "" }) {
+		d.t.Fatalf("chat %d: no answer starting %q within %v; got %q", chat, prefix, within, d.texts(chat))
 	}
-	d.t.Fatalf("chat %d: no answer starting %q within %v; got %q", chat, prefix, within, d.texts(chat))
-	return ""
+	return got
 }
 
 // serverText is /mcp <name> in chat.

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The shared @playwright/mcp stops answering (SIGSTOP: a process that no
@@ -195,33 +197,25 @@ func (d *daemon) read(chat int64, url string, within time.Duration) (string, tim
 	start := time.Now()
 	d.tg.Message(chat, chat, "read "+url)
 	var got string
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
+	if !testkit.Until(within, func() bool {
 		texts := sentSince(d, chat, before)
 		if got = lastWithPrefix(texts, "The H1 is: "); got == "" {
 			got = lastWithPrefix(texts, "no heading in: ")
 		}
-		if got != "" {
-			return got, time.Since(start)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return got != ""
+	}) {
+		d.t.Fatalf("chat %d: no answer to read %s within %v; sent %q", chat, url, within, sentSince(d, chat, before))
 	}
-	d.t.Fatalf("chat %d: no answer to read %s within %v; sent %q", chat, url, within, sentSince(d, chat, before))
-	return "", 0
+	return got, time.Since(start)
 }
 
 // waitTextWithin waits for a message holding substr among those chat was
 // sent after the first n.
 func (d *daemon) waitTextWithin(chat int64, n int, substr string, within time.Duration) {
 	d.t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if strings.Contains(strings.Join(sentSince(d, chat, n), "\n"), substr) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testkit.Until(within, func() bool { return strings.Contains(strings.Join(sentSince(d, chat, n), "\n"), substr) }) {
+		d.t.Fatalf("chat %d never got %q within %v; got %q", chat, substr, within, sentSince(d, chat, n))
 	}
-	d.t.Fatalf("chat %d never got %q within %v; got %q", chat, substr, within, sentSince(d, chat, n))
 }
 
 var sharedPIDRe = regexp.MustCompile(`shared process: pid (\d+)`)

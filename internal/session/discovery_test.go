@@ -14,6 +14,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // A turn does not wait for a server's first discovery past DiscoveryWait:
@@ -52,10 +53,7 @@ func TestToolsThatArriveLateJoinTheNextStep(t *testing.T) {
 			if err := os.WriteFile(gate, nil, 0o600); err != nil {
 				fail("%v", err)
 			}
-			deadline := time.Now().Add(20 * time.Second)
-			for e.mcp.CatalogVersion() == version && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			testkit.Until(20*time.Second, func() bool { return e.mcp.CatalogVersion() != version })
 			return toolCall("r1", ReadToolName, `{"path":"nothing-here.txt"}`), nil
 		case results[0].Name == ReadToolName:
 			if !offers(req, fakemcp.ToolEcho) {
