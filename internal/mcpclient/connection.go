@@ -132,6 +132,7 @@ type connection struct {
 // a call was told.
 type exitRecord struct {
 	srv      *liveServer // its endpoint keeps the stderr tail
+	ending   ending      // how it ended, as first seen
 	reason   string      // "exited (3)"
 	reported bool        // a call's result said so
 	oom      bool        // the kernel's OOM killer ended it
@@ -298,14 +299,22 @@ func (c *connection) killedOOM(srv *liveServer) bool {
 }
 
 // exitMessage is the error a call gets when its process died.
+// How it ended is the end's record (the stop that follows a transport
+// failure is not the cause), or how it looks now when none was made.
 func (c *connection) exitMessage(srv *liveServer) string {
 	c.mu.Lock()
 	stopped := c.stopping[srv]
+	var e ending
+	if c.exit != nil && c.exit.srv == srv {
+		e = c.exit.ending
+	} else {
+		e = srv.ep.ending()
+	}
 	c.mu.Unlock()
 	if stopped {
 		return fmt.Sprintf("%s MCP server was stopped during the call. It restarts on the next call.", c.cfg.Name)
 	}
-	msg := c.redact(srv.ep.endMessage(c.cfg.Name))
+	msg := c.redact(srv.ep.endMessage(c.cfg.Name, e))
 	if c.killedOOM(srv) {
 		msg = fmt.Sprintf("The bot's machine ran out of memory: the kernel killed the %s MCP server. ", c.cfg.Name) + msg
 	}
@@ -779,7 +788,7 @@ func (c *connection) onExit() {
 func (c *connection) recordEndLocked(srv *liveServer, reported bool) {
 	if c.exit == nil || c.exit.srv != srv {
 		e := srv.ep.ending()
-		c.exit = &exitRecord{srv: srv, reason: c.redact(e.reason)}
+		c.exit = &exitRecord{srv: srv, ending: e, reason: c.redact(e.reason)}
 		if c.killedForMemory(srv) {
 			c.exit.oom = true
 			c.exit.reason += ": killed by the kernel, out of memory"

@@ -83,8 +83,9 @@ type endpoint interface {
 	// ending says how it ended, for the connection to record.
 	ending() ending
 	// endMessage is the error a call gets when the endpoint ended under
-	// it, for the server named server.
-	endMessage(server string) string
+	// it, for the server named server; e is its ending as first recorded
+	// (what stopped it afterwards does not change why it ended).
+	endMessage(server string, e ending) string
 	// tailLines is the end of the process's stderr (nil for HTTP).
 	tailLines() []string
 	// processID is the child's pid (0 for HTTP).
@@ -108,7 +109,11 @@ const (
 
 // ending is how an endpoint ended: its kind and a short reason ("exited
 // (1)", the HTTP error), which the connection keeps as the last error.
+// failed says a process's transport failed while it still ran (it closed
+// its output, wrote a message over the limit): the reason is that failure,
+// not the exit the bot's stop caused afterwards.
 type ending struct {
 	kind   endKind
 	reason string
+	failed bool
 }

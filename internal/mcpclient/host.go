@@ -473,10 +473,10 @@ func (s *sharedEndpoint) ending() ending {
 	return s.httpEndpoint.ending()
 }
 
-func (s *sharedEndpoint) endMessage(server string) string {
+func (s *sharedEndpoint) endMessage(server string, e ending) string {
 	var gone *hostGoneError
 	if !errors.As(s.proc.outOfService(), &gone) {
-		return s.httpEndpoint.endMessage(server)
+		return s.httpEndpoint.endMessage(server, e)
 	}
 	if gone.replaced {
 		return fmt.Sprintf("The %s MCP server %s during the call and was replaced: the call did not complete, and what the server "+

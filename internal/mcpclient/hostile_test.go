@@ -126,6 +126,33 @@ func TestServerThatClosesItsOutputIsReplaced(t *testing.T) {
 	}
 }
 
+// How a server ended is decided when its end is first recorded: the stop
+// that follows (the bot ends a process whose output closed) does not turn
+// "closed its output" into "exited (signal: terminated)" for the call that
+// reports it (under load the stop won the race, 1 run in ~10).
+func TestEndMessageIsTheRecordedCause(t *testing.T) {
+	h := newHarness(t, nil, shServer("mute", `exec 1>&-; exec sleep 1000`))
+	s := h.session("")
+	tool := Tool{Server: "mute", MCPName: "x", Name: "x"}
+	if res, _, _ := callWithin(t, s, context.Background(), tool, `{}`, 15*time.Second); !res.IsError {
+		t.Fatalf("result %q", res.Text())
+	}
+	c := s.conns["mute"]
+	c.mu.Lock()
+	rec := c.exit
+	c.mu.Unlock()
+	if rec == nil {
+		t.Fatal("the end was not recorded")
+	}
+	rec.srv.terminate() // returns once the process is reaped
+	if !rec.srv.ep.done() {
+		t.Fatal("the process still runs after terminate")
+	}
+	if msg := c.exitMessage(rec.srv); !strings.Contains(msg, "closed its output") {
+		t.Errorf("message after the stop: %q", msg)
+	}
+}
+
 // testMaxMessage is the size limit of the oversized tests, set with
 // Options.MaxMessageBytes: with the default 64 MB the race detector on a
 // loaded machine read slower than the call timeout, and the clock ended

@@ -479,7 +479,7 @@ func (h *httpEndpoint) ending() ending {
 	return ending{kind: endDisconnected, reason: h.exitDescription()}
 }
 
-func (h *httpEndpoint) endMessage(server string) string {
+func (h *httpEndpoint) endMessage(server string, _ ending) string {
 	return fmt.Sprintf("%s MCP server connection failed: %s. It reconnects on the next call.", server, h.exitDescription())
 }
 

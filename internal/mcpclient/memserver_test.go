@@ -148,14 +148,14 @@ func (e *memEndpoint) done() bool {
 	}
 }
 
-func (e *memEndpoint) waitExit(time.Duration) bool     { return e.done() }
-func (e *memEndpoint) exitDescription() string         { return "0" }
-func (e *memEndpoint) ending() ending                  { return ending{kind: endExited, reason: "exited (0)"} }
-func (e *memEndpoint) endMessage(server string) string { return server + " ended" }
-func (e *memEndpoint) tailLines() []string             { return nil }
-func (e *memEndpoint) processID() int                  { return 0 }
-func (e *memEndpoint) closeTransport()                 {}
-func (e *memEndpoint) memory() int64                   { return 1 << 20 }
+func (e *memEndpoint) waitExit(time.Duration) bool               { return e.done() }
+func (e *memEndpoint) exitDescription() string                   { return "0" }
+func (e *memEndpoint) ending() ending                            { return ending{kind: endExited, reason: "exited (0)"} }
+func (e *memEndpoint) endMessage(server string, _ ending) string { return server + " ended" }
+func (e *memEndpoint) tailLines() []string                       { return nil }
+func (e *memEndpoint) processID() int                            { return 0 }
+func (e *memEndpoint) closeTransport()                           {}
+func (e *memEndpoint) memory() int64                             { return 1 << 20 }
 
 func (e *memEndpoint) terminate() {
 	e.stopOnce.Do(func() {

@@ -69,15 +69,15 @@ func (s stdioEndpoint) memory() int64       { return s.p.TreeMemory() }
 
 func (s stdioEndpoint) ending() ending {
 	if err := s.p.Transport().Err(); err != nil && !s.p.Done() {
-		return ending{kind: endExited, reason: err.Error()}
+		return ending{kind: endExited, reason: err.Error(), failed: true}
 	}
 	return ending{kind: endExited, reason: "exited (" + s.p.ExitDescription() + ")"}
 }
 
-func (s stdioEndpoint) endMessage(server string) string {
-	if err := s.p.Transport().Err(); err != nil && !s.p.Done() {
-		return fmt.Sprintf("%s MCP server failed: %v. It is stopped and restarts on the next call; browser state was lost.",
-			server, err)
+func (s stdioEndpoint) endMessage(server string, e ending) string {
+	if e.failed {
+		return fmt.Sprintf("%s MCP server failed: %s. It is stopped and restarts on the next call; browser state was lost.",
+			server, e.reason)
 	}
 	tail := capTail(s.p.Tail(), maxTailBytes)
 	if tail == "" {
