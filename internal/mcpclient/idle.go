@@ -1,0 +1,68 @@
+package mcpclient
+
+import "time"
+
+// What the chat's disk watcher needs of its connections: which run, and
+// whether one has been idle (no call in flight, none ended) since a time;
+// and a way to stop one that is idle, as an idle stop does.
+
+// Running lists the servers whose process (or session on a shared
+// process) runs for this chat.
+func (s *Session) Running() []string {
+	var out []string
+	for name, c := range s.conns {
+		c.mu.Lock()
+		live := c.srv != nil && c.state == StateRunning
+		c.mu.Unlock()
+		if live {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// IdleSince reports whether name's process runs for this chat with no call
+// in flight (nor starting) and none ended after t.
+func (s *Session) IdleSince(name string, t time.Time) bool {
+	c, ok := s.conns[name]
+	if !ok || c.busy.Load() > 0 || c.lastUsed.Load() > t.UnixNano() {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.srv != nil && c.state == StateRunning && c.inflight == 0
+}
+
+// StopIdle stops name's process for this chat when no call is in flight
+// (nor starting, nor stopping), the chat's state saved first as at every
+// graceful stop; the next call starts a fresh one. why is logged. It
+// reports whether it stopped it.
+func (s *Session) StopIdle(name, why string) bool {
+	c, ok := s.conns[name]
+	return ok && c.stopIdle(why)
+}
+
+func (c *connection) stopIdle(why string) bool {
+	select {
+	case c.gate <- struct{}{}:
+	default:
+		return false // starting or stopping
+	}
+	defer func() { <-c.gate }()
+	c.mu.Lock()
+	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state != StateRunning {
+		c.mu.Unlock()
+		return false
+	}
+	srv := c.srv
+	c.detachLocked(srv, StateNotStarted)
+	c.mu.Unlock()
+	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace, "reason", why}
+	if pid := srv.ep.processID(); pid != 0 {
+		attrs = append(attrs, "pid", pid)
+	}
+	c.deps.sp.logger.Warn("MCP server stopped for the chat", attrs...)
+	c.end(srv)
+	c.forget(srv)
+	return true
+}
