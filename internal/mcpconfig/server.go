@@ -177,6 +177,12 @@ type ServerConfig struct {
 	// (the shared browser's cookies and local storage, whose contexts live
 	// in memory).
 	State *StateTools
+	// Output are the workspace folders where the server saves files it
+	// names itself (the browser's page snapshots, console logs and
+	// downloads): they count against the chat's disk budget and are pruned
+	// oldest first, and a log of theirs (*.log) that keeps growing with no
+	// call in flight gets the chat's process stopped. Set by a preset.
+	Output []OutputDir
 
 	// Warnings are what parsing accepted but the operator should know
 	// (a field of another client kept but not applied yet). Logged at start
@@ -203,6 +209,15 @@ type ServerConfig struct {
 type ToolCall struct {
 	Tool string
 	Args json.RawMessage
+}
+
+// OutputDir is a workspace folder of a server's own files (see
+// ServerConfig.Output).
+type OutputDir struct {
+	Dir string // relative to the workspace, '/'-separated
+	// Match selects the server's files in Dir by their base name; nil:
+	// every file in it and under it.
+	Match func(name string) bool
 }
 
 // StateTools are the tools that save and restore a chat's state, kept in

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -154,17 +155,31 @@ const StateFile = "browser-state.json"
 // the chat's private folder.
 const ProfileDir = "browser-profile"
 
-// SharedOutputDir is where the shared browser saves what it names itself
+// OutputFolder is where the browser saves what it names itself
 // (downloads, snapshots, console logs), in each chat's workspace: the
-// server's default folder under the chat's root.
-const SharedOutputDir = ".playwright-mcp"
+// server's default folder under the chat's root, which the shared browser
+// uses and the per-chat one is given (--output-dir).
+const OutputFolder = ".playwright-mcp"
+
+// legacyOutputFolder is where the per-chat browser of earlier versions
+// saved what it named itself, beside the screenshots the model names
+// (browser/<name>.png).
+const legacyOutputFolder = "browser"
 
 // OutputDir is the workspace folder of the files the browser names itself.
-func (p Playwright) OutputDir() string {
-	if p.IsShared() {
-		return SharedOutputDir
-	}
-	return "browser"
+func (p Playwright) OutputDir() string { return OutputFolder }
+
+// autoNamed matches the names @playwright/mcp gives the files it names
+// itself: <prefix>-<ISO time, ':' and '.' as '-'>.<ext>, such as
+// page-2026-03-01T12-00-00-000Z.yml or console-….log.
+var autoNamed = regexp.MustCompile(`^[a-z]+-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z(\.[a-z0-9]+)?$`)
+
+// output are the browser's folders of its own files, for the chat's disk
+// budget: everything in OutputFolder, and the files it named itself in the
+// per-chat browser's earlier folder (the screenshots the model named
+// there are not).
+func output() []mcpconfig.OutputDir {
+	return []mcpconfig.OutputDir{{Dir: OutputFolder}, {Dir: legacyOutputFolder, Match: autoNamed.MatchString}}
 }
 
 // IsEnabled reports whether the preset is on.
@@ -185,7 +200,7 @@ func (p Playwright) BrowserName() string {
 // preset gives a disabled entry, so /mcp can say how to turn it on.
 //
 //	npx -y @playwright/mcp@<pinned> [--headless] --browser <b>
-//	    --output-dir ${workspace}/browser
+//	    --output-dir ${workspace}/.playwright-mcp
 //	    --user-data-dir ${private}/browser-profile
 //	    [--executable-path <path>] [--no-sandbox] <extra args>
 //
@@ -202,7 +217,7 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 	if p.IsHeadless() {
 		args = append(args, "--headless")
 	}
-	args = append(args, "--browser", p.BrowserName(), "--output-dir", "${workspace}/browser")
+	args = append(args, "--browser", p.BrowserName(), "--output-dir", "${workspace}/"+OutputFolder)
 	if !isolated(p.ExtraArgs) {
 		args = append(args, "--user-data-dir", "${private}/"+ProfileDir)
 	}
@@ -230,6 +245,7 @@ func (p Playwright) Server() mcpconfig.ServerConfig {
 		Memory:        mcpconfig.Footprint{PerLive: BrowserMemory},
 		ProcessNoun:   "browser",
 		DisabledTools: p.hidden(),
+		Output:        output(),
 		PrewarmOnURL:  true,
 		WarmCall:      warmCall,
 		AlwaysLoad:    slices.Clone(PlaywrightCore),
@@ -316,6 +332,7 @@ func (p Playwright) sharedServer() mcpconfig.ServerConfig {
 		DisabledTools:  p.hidden(storageTools...),
 		State: &mcpconfig.StateTools{Save: "browser_storage_state", Restore: "browser_set_storage_state", File: StateFile,
 			Valid: validStorageState, Close: PlaywrightCloseTool},
+		Output:       output(),
 		BeforeStart:  func(mcpconfig.Spawn) error { return p.writeLaunchConfig() },
 		MaxLive:      p.MaxBrowsers,
 		Memory:       p.sharedMemory(),
@@ -516,10 +533,10 @@ func BrowserSection(withSend bool, outputDir string) string {
 - Take a screenshot (browser_take_screenshot) without ` + "`filename`" + ` only when you need to see the visual layout yourself; the image comes back to you.
 `)
 	if withSend {
-		b.WriteString(`- To give the user a screenshot, save it with ` + "`filename: \"browser/<name>.png\"`" + ` and then call ` + "`send`" + ` with that path. Downloads and other files the browser names itself are under ` + outputDir + `/.
+		b.WriteString(`- To give the user a screenshot, save it with ` + "`filename: \"browser/<name>.png\"`" + ` and then call ` + "`send`" + ` with that path. Downloads and other files the browser names itself are under ` + outputDir + `/, where the oldest are removed when the chat's disk budget is full: send the user what they should keep.
 `)
 	} else {
-		b.WriteString(`- Screenshots saved with a filename such as browser/<name>.png are in the workspace; downloads and other files the browser names itself are under ` + outputDir + `/.
+		b.WriteString(`- Screenshots saved with a filename such as browser/<name>.png are in the workspace; downloads and other files the browser names itself are under ` + outputDir + `/, where the oldest are removed when the chat's disk budget is full.
 `)
 	}
 	b.WriteString(`- Close the browser (browser_close) when a task is finished. Browser state may be reset after a long pause.

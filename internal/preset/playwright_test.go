@@ -23,22 +23,22 @@ func TestPlaywrightServer(t *testing.T) {
 		args    []string
 	}{
 		{"defaults", Playwright{Enabled: ptr(true)}, "npx",
-			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
+			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/.playwright-mcp",
 				"--user-data-dir", "${private}/browser-profile"}},
 		{"headed firefox with device", Playwright{Enabled: ptr(true), Headless: ptr(false), Browser: "firefox",
 			ExtraArgs: []string{"--device", "iPhone 15"}}, "npx",
-			[]string{"-y", PlaywrightPackage, "--browser", "firefox", "--output-dir", ws + "/browser",
+			[]string{"-y", PlaywrightPackage, "--browser", "firefox", "--output-dir", ws + "/.playwright-mcp",
 				"--user-data-dir", "${private}/browser-profile", "--device", "iPhone 15"}},
 		{"command drops npx -y package", Playwright{Enabled: ptr(true), Command: "playwright-mcp",
 			ExtraArgs: []string{"--no-sandbox"}}, "playwright-mcp",
-			[]string{"--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
+			[]string{"--headless", "--browser", "chromium", "--output-dir", ws + "/.playwright-mcp",
 				"--user-data-dir", "${private}/browser-profile", "--no-sandbox"}},
 		{"isolated keeps no profile", Playwright{Enabled: ptr(true), ExtraArgs: []string{"--isolated"}}, "npx",
-			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser", "--isolated"}},
+			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/.playwright-mcp", "--isolated"}},
 		{"isolated=true too", Playwright{Enabled: ptr(true), ExtraArgs: []string{"--isolated=true"}}, "npx",
-			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/browser", "--isolated=true"}},
+			[]string{"-y", PlaywrightPackage, "--headless", "--browser", "chromium", "--output-dir", ws + "/.playwright-mcp", "--isolated=true"}},
 		{"package override", Playwright{Enabled: ptr(true), Package: "@playwright/mcp@0.0.80"}, "npx",
-			[]string{"-y", "@playwright/mcp@0.0.80", "--headless", "--browser", "chromium", "--output-dir", ws + "/browser",
+			[]string{"-y", "@playwright/mcp@0.0.80", "--headless", "--browser", "chromium", "--output-dir", ws + "/.playwright-mcp",
 				"--user-data-dir", "${private}/browser-profile"}},
 	}
 	for _, tc := range cases {
@@ -77,7 +77,7 @@ func TestBrowserSection(t *testing.T) {
 	if !strings.Contains(with, "`send`") || strings.Contains(without, "send") {
 		t.Errorf("send mentioned wrongly:\nwith:\n%s\nwithout:\n%s", with, without)
 	}
-	if shared := BrowserSection(true, SharedOutputDir); !strings.Contains(shared, "under .playwright-mcp/") {
+	if shared := BrowserSection(true, OutputFolder); !strings.Contains(shared, "under .playwright-mcp/") {
 		t.Errorf("the shared browser's output folder is not named:\n%s", shared)
 	}
 	for _, tool := range []string{"browser_snapshot", "browser_take_screenshot", "browser_close"} {
