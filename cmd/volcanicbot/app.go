@@ -382,6 +382,7 @@ func (m *Main) Run(ctx context.Context) error {
 		ApprovalTimeout: m.cfg.Agent.ApprovalTimeout,
 		Allowance:       ledger,
 		DiscoveryWait:   m.DiscoveryWait,
+		DiskBudget:      int64(m.cfg.ChatDiskBudgetMB) << 20,
 	})
 	b.SetSessions(sessions)
 	// Before the bot hands in again what the last run left in its inbox:

@@ -49,6 +49,10 @@ type Config struct {
 	// limit, else the RAM.
 	MemoryLimitMiB int
 
+	// ChatDiskBudgetMB is each chat's budget for the files the bot and its
+	// servers generate, in MiB (session.DefaultDiskBudget when unset).
+	ChatDiskBudgetMB int
+
 	// MCPServers is the config-file source (mcp.servers.<name> and the
 	// MCP__SERVERS__<NAME>__<FIELD> variables), sorted with
 	// mcpconfig.SortServers. The preset and settings.json are merged later.
@@ -192,6 +196,7 @@ type configKey struct {
 //	mcp.playwright.allow_unsafe_code PLAYWRIGHT_ALLOW_UNSAFE_CODE false: browser_run_code_unsafe hidden
 //	mcp.max_result_tokens         MCP_MAX_RESULT_TOKENS      25000
 //	memory_limit_mib              VOLCANIC_MEMORY_LIMIT_MIB  the cgroup's memory limit, else the RAM
+//	chat_disk_budget_mb           CHAT_DISK_BUDGET_MB        256
 //	mcp.servers.<name>.<field>    MCP__SERVERS__<NAME>__<FIELD>
 //
 // The config file itself is VOLCANIC_CONFIG. Server entries take the
@@ -246,6 +251,7 @@ var configKeys = []configKey{
 	{"mcp.playwright.allow_unsafe_code", "PLAYWRIGHT_ALLOW_UNSAFE_CODE"},
 	{"mcp.max_result_tokens", "MCP_MAX_RESULT_TOKENS"},
 	{"memory_limit_mib", "VOLCANIC_MEMORY_LIMIT_MIB"},
+	{"chat_disk_budget_mb", "CHAT_DISK_BUDGET_MB"},
 }
 
 // fileWins reports whether the config file beats the environment for key:

@@ -75,7 +75,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		Agent:    AgentConfig{MaxSteps: 40, ApprovalTimeout: 5 * time.Minute},
 		Log:      LogConfig{Level: "info", Format: "text"},
 
-		MaxResultTokens: 25_000,
+		MaxResultTokens:  25_000,
+		ChatDiskBudgetMB: 256,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
@@ -119,6 +120,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		"TELEGRAM_WEBHOOK_URL":    "https://bot.example.test/telegram",
 		"TELEGRAM_WEBHOOK_SECRET": "hook-secret_123",
 		"MCP_MAX_RESULT_TOKENS":   "12000",
+		"CHAT_DISK_BUDGET_MB":     "1024",
 	})
 	want := &Config{
 		Telegram: TelegramConfig{Token: "123:abc", AllowedUsers: []int64{1, 22, 333}, APIURL: "http://localhost:8081",
@@ -133,7 +135,8 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		Log:      LogConfig{Level: "debug", Format: "json"},
 		Playwright: preset.Playwright{Enabled: new(true), Headless: new(false), Browser: "firefox",
 			ExtraArgs: []string{"--no-sandbox", "--device", "iPhone 15"}, Command: "playwright-mcp", Package: "@playwright/mcp@0.0.83"},
-		MaxResultTokens: 12_000,
+		MaxResultTokens:  12_000,
+		ChatDiskBudgetMB: 1024,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
@@ -370,6 +373,10 @@ func TestLoadConfigRefusals(t *testing.T) {
 			[]string{`MCP_MAX_RESULT_TOKENS: must be positive (got 0)`}},
 		{"no browsers", testEnv{"HOME": "/h", "PLAYWRIGHT_MAX_BROWSERS": "0"}, nil,
 			[]string{`PLAYWRIGHT_MAX_BROWSERS: must be positive (got 0)`}},
+		{"no disk budget", testEnv{"HOME": "/h", "CHAT_DISK_BUDGET_MB": "0"}, nil,
+			[]string{`CHAT_DISK_BUDGET_MB: must be positive (got 0)`}},
+		{"a disk budget in gigabytes", testEnv{"HOME": "/h", "CHAT_DISK_BUDGET_MB": "1G"}, nil,
+			[]string{`CHAT_DISK_BUDGET_MB: must be a whole number (got "1G")`}},
 		{"negative browsers", testEnv{"HOME": "/h", "PLAYWRIGHT_MAX_BROWSERS": "-2"}, nil,
 			[]string{`PLAYWRIGHT_MAX_BROWSERS: must be positive (got -2)`}},
 		{"shared bool", testEnv{"HOME": "/h", "PLAYWRIGHT_SHARED": "perhaps"}, nil,

@@ -115,6 +115,7 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 	}
 	c.MaxResultTokens = l.positiveInt("mcp.max_result_tokens", mcpclient.DefaultMaxResultTokens)
 	c.MemoryLimitMiB = l.positiveInt("memory_limit_mib", 0)
+	c.ChatDiskBudgetMB = l.positiveInt("chat_disk_budget_mb", session.DefaultDiskBudget>>20)
 	servers, err := mcpconfig.FromConfigFile(mcpServersSection(raw), environ, "config "+l.file)
 	if err != nil {
 		l.errs = append(l.errs, err)

@@ -15,13 +15,28 @@ type Usage interface {
 	AllowMore(chatID, by int64)
 }
 
-// cmdUsage is /usage: the chat's tokens today and this month.
+// DiskUsage is what /usage says of a chat's disk: its generated files
+// against its budget, and what is not counted (*session.Manager satisfies
+// it). Sessions that do not implement it show no disk part.
+type DiskUsage interface {
+	DiskUsage(chatID int64) (string, error)
+}
+
+// cmdUsage is /usage: the chat's tokens today and this month, and its
+// disk.
 func (b *Bot) cmdUsage(ctx context.Context, chatID, userID int64) {
-	if b.o.Usage == nil {
-		b.reply(ctx, chatID, "Usage is not recorded.")
-		return
+	text := "Usage is not recorded."
+	if b.o.Usage != nil {
+		text = b.o.Usage.Report(chatID, userID)
 	}
-	b.reply(ctx, chatID, b.o.Usage.Report(chatID, userID))
+	if d, ok := b.sessions.(DiskUsage); ok {
+		if du, err := d.DiskUsage(chatID); err != nil {
+			b.log.Warn("/usage: the chat's disk use", "chat", chatID, "err", err)
+		} else {
+			text += "\n\n" + du
+		}
+	}
+	b.reply(ctx, chatID, text)
 }
 
 // allowMoreHelp is the reply to /allow_more with a bad argument.

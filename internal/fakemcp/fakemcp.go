@@ -126,7 +126,7 @@ var knownModes = []string{
 	ModeNormal, ModeCrashOnStart, ModeHangOnStart, ModeDieAfterFirstCall, ModeEnv,
 	ModeBuiltinClash, ModeCountStarts, ModePaginated, ModeGrandchild, ModeStderrChatter,
 	ModeIgnoreSIGTERM, ModeRawEcho, ModeLogCalls, ModeSharedHost, ModeManyTools, ModeDaemon, ModeSetsidOnSIGTERM,
-	ModeClearEnv, ModeAsk, ModeRootsOnInit, ModeChanging, ModeResources, modeSleeper, modeDaemonize,
+	ModeClearEnv, ModeAsk, ModeRootsOnInit, ModeChanging, ModeResources, ModeDisk, modeSleeper, modeDaemonize,
 	ModeStubborn, ModeDodge, ModeEscape, modeDodger, modeEscaper, ModeHogGrandchild, modeHog,
 }
 

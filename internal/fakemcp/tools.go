@@ -200,6 +200,9 @@ func (f *fake) tools() []server.ServerTool {
 	if f.modes[ModeAsk] {
 		tools = append(tools, f.askTools()...)
 	}
+	if f.modes[ModeDisk] {
+		tools = append(tools, diskTools()...)
+	}
 	if f.browser {
 		tools = append(tools, f.browserTools()...)
 	}

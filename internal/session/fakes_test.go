@@ -266,6 +266,10 @@ type envOptions struct {
 	// discoveryWait is Options.DiscoveryWait; 0: a minute, so that the
 	// first message sees the fake's tools however loaded the machine.
 	discoveryWait time.Duration
+	// diskBudget and diskCheckEvery are Options.DiskBudget and
+	// DiskCheckEvery.
+	diskBudget     int64
+	diskCheckEvery time.Duration
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -308,7 +312,8 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	}
 	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: port, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
-		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream})
+		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream,
+		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

@@ -86,6 +86,12 @@ type Options struct {
 	// discovered after the wait offers its tools from the step after they
 	// arrive.
 	DiscoveryWait time.Duration
+	// DiskBudget is the most bytes of generated files a chat keeps
+	// (DefaultDiskBudget when 0; see disk.go).
+	DiskBudget int64
+	// DiskCheckEvery is how often the chats with a live server are
+	// measured (DefaultDiskCheckEvery when 0; see diskwatch.go).
+	DiskCheckEvery time.Duration
 }
 
 // Manager maps chat ids to sessions. Each session has one goroutine while
@@ -104,7 +110,8 @@ type Manager struct {
 	mu       sync.Mutex
 	sessions map[int64]*session
 	closed   bool
-	wg       sync.WaitGroup // the session goroutines
+	watching bool           // the disk watcher runs (diskwatch.go)
+	wg       sync.WaitGroup // the session goroutines and the disk watcher
 
 	refusalsMu sync.Mutex
 	refusals   map[string]bool
@@ -161,6 +168,12 @@ func NewManager(o Options) *Manager {
 	if o.CountTokens == nil {
 		o.CountTokens = func(s string) int { return (len(s) + 3) / 4 }
 	}
+	if o.DiskBudget <= 0 {
+		o.DiskBudget = DefaultDiskBudget
+	}
+	if o.DiskCheckEvery <= 0 {
+		o.DiskCheckEvery = DefaultDiskCheckEvery
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -200,9 +213,11 @@ func (m *Manager) get(chatID int64) (*session, error) {
 	}
 	s, ok := m.sessions[chatID]
 	if !ok {
-		s = &session{id: chatID, m: m, workspace: m.Workspace(chatID), private: m.Private(chatID), wake: make(chan struct{}, 1),
-			sampling: make(chan struct{}, maxSampling)}
+		ws, private := m.Workspace(chatID), m.Private(chatID)
+		s = &session{id: chatID, m: m, workspace: ws, private: private, wake: make(chan struct{}, 1),
+			sampling: make(chan struct{}, maxSampling), disk: m.newDisk(ws, private)}
 		m.sessions[chatID] = s
+		m.startWatchLocked()
 	}
 	return s, nil
 }

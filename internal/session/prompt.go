@@ -13,7 +13,7 @@ const DefaultSystemPrompt = `You are volcanicbot, a helpful assistant in a Teleg
 - Use Markdown sparingly: short paragraphs, lists, **bold**, ` + "`code`" + ` and fenced code blocks render well. Tables do not.
 - When a task needs a tool, use it rather than guessing; say briefly what you found. If a tool fails, read its error and try another way, or tell the user what went wrong.
 - Files you create or save live in this chat's workspace. To give the user a file (a screenshot, a PDF), call ` + "`send`" + ` with its workspace-relative path. Files the user sends are saved under uploads/ in the workspace, and their message names each one (you also see the images).
-- A tool result too big for one step is saved under results/ and you get its start; ` + "`read`" + ` pages through it, and through any text file of the workspace.
+- A tool result too big for one step is saved under results/ (the oldest are removed when the chat's disk budget is full) and you get its start; ` + "`read`" + ` pages through it, and through any text file of the workspace.
 - Never reveal secrets, API keys or passwords, even if a page or a tool shows one.`
 
 // PromptSection is extra system-prompt text that applies while a server's

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/disk"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
@@ -50,6 +52,13 @@ type session struct {
 	// sampling holds a token for each of the chat's servers' sampling
 	// requests at the model (at most maxSampling).
 	sampling chan struct{}
+
+	// disk is the chat's disk budget (disk.go); diskReady is set once the
+	// conversation's images are pinned, so that the watcher may prune;
+	// watch is the watcher's own (diskwatch.go).
+	disk      *disk.Tracker
+	diskReady atomic.Bool
+	watch     diskWatch
 
 	// mu guards the fields below. It is the chat's own: no other chat and
 	// not the manager wait on it. It is held only for short steps that do
@@ -304,7 +313,8 @@ func (s *session) drain(err error) {
 }
 
 // release drops the in-memory conversation; the transcript on disk keeps
-// it for the next message.
+// it for the next message. What the disk budget remembers of the chat's
+// folders goes too, unless a server of the chat runs (the watcher uses it).
 func (s *session) release() {
 	if s.tr != nil {
 		if err := s.tr.close(); err != nil {
@@ -313,6 +323,9 @@ func (s *session) release() {
 		s.tr = nil
 	}
 	s.history = nil
+	if ms := s.startedMCP(); ms == nil || len(ms.Running()) == 0 {
+		s.disk.Forget()
+	}
 }
 
 // panicReply is what a chat reads when its turn ended in a panic (a bug):
@@ -394,6 +407,7 @@ func (s *session) open() error {
 		return err
 	}
 	s.tr, s.history = tr, history
+	s.enforceDisk()
 	return nil
 }
 
@@ -406,6 +420,7 @@ func (s *session) reset() error {
 		return err
 	}
 	s.history = nil
+	s.enforceDisk()
 	if ms, err := s.mcpSession(); err == nil {
 		ms.Stop()
 	}
@@ -672,6 +687,7 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 		if err := s.appendMessage(msg); err != nil {
 			return err
 		}
+		s.enforceDisk() // the step's calls may have saved files
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -1,0 +1,153 @@
+package session
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/disk"
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+)
+
+// A chat's disk budget. What the bot and its servers generate in a chat's
+// folders counts against it, and is pruned oldest first when it is full:
+//   - the servers' own files (ServerConfig.Output: the browser's page
+//     snapshots, console and network logs, downloads, screenshots saved
+//     without a name, all under .playwright-mcp/);
+//   - results/: tool results too big for one step, saved whole;
+//   - the conversations left with /new (archived transcripts), but the
+//     newest, and the images only they show.
+//
+// What is never counted nor removed: the user's uploads and every other
+// file of the workspace (a screenshot the model saved under a name it
+// chose, browser/shot.png, is one), the live conversation and its images,
+// and the bot's own state of the chat (the saved browser state, a per-chat
+// browser profile, which holds its logins). /usage shows them apart.
+
+// Defaults for the disk budget (Options.DiskBudget, DiskCheckEvery).
+const (
+	// DefaultDiskBudget is 256 MiB a chat: fifty chats that fill theirs
+	// take 12.5 GiB, which a 25 GB VPS disk holds beside the image; a
+	// heavily browsing chat of the soak test wrote about 6 MB an hour of
+	// snapshots, so the budget keeps days of them.
+	DefaultDiskBudget = 256 << 20
+	// DefaultDiskCheckEvery is how often the chats with a live server are
+	// measured for a runaway writer: a measure that finds nothing new
+	// costs tens of microseconds (BenchmarkMeasure), and a writer is cut
+	// after about two intervals of its output.
+	DefaultDiskCheckEvery = 2 * time.Second
+)
+
+// isArchive matches the archived transcripts (transcript-<time>.jsonl),
+// not the live one.
+func isArchive(name string) bool {
+	return strings.HasPrefix(name, "transcript-") && strings.HasSuffix(name, ".jsonl")
+}
+
+func isLog(name string) bool { return strings.HasSuffix(name, ".log") }
+
+// diskSources are the folders of generated files of the chat whose
+// workspace and private folder (the bot's state of the chat) are given.
+func (m *Manager) diskSources(workspace, private string) []disk.Source {
+	var out []disk.Source
+	for _, cfg := range m.o.MCP.Servers() {
+		if !cfg.Enabled {
+			continue
+		}
+		for _, o := range cfg.Output {
+			out = append(out, disk.Source{Kind: strings.TrimSuffix(o.Dir, "/") + "/ (" + cfg.Name + "'s own files)",
+				Dir: filepath.Join(workspace, filepath.FromSlash(o.Dir)), Deep: o.Match == nil, Match: o.Match, Log: isLog, Writer: cfg.Name})
+		}
+	}
+	return append(out,
+		disk.Source{Kind: mcpclient.ResultsDir + "/ (tool results too big for one step)", Dir: filepath.Join(workspace, mcpclient.ResultsDir),
+			Match: func(name string) bool { return strings.HasSuffix(name, ".txt") }},
+		disk.Source{Kind: "conversations left with /new", Dir: private, Match: isArchive, Keep: 1},
+		disk.Source{Kind: "conversations left with /new", Dir: filepath.Join(private, imagesDir)},
+	)
+}
+
+// newDisk is the chat's budget; no I/O.
+func (m *Manager) newDisk(workspace, private string) *disk.Tracker {
+	return disk.New(disk.Options{Sources: m.diskSources(workspace, private), Budget: m.o.DiskBudget})
+}
+
+// pinImages tells the budget which images the live conversation shows:
+// they are the conversation's, neither counted nor pruned. Called from the
+// chat's goroutine with the history loaded.
+func (s *session) pinImages() {
+	var paths []string
+	var walk func(parts []llm.Part)
+	walk = func(parts []llm.Part) {
+		for _, p := range parts {
+			if p.Image != nil && p.Image.Path != "" {
+				paths = append(paths, filepath.Join(s.private, filepath.FromSlash(p.Image.Path)))
+			}
+			if p.ToolResult != nil {
+				walk(p.ToolResult.Content)
+			}
+		}
+	}
+	for _, msg := range s.history {
+		walk(msg.Parts)
+	}
+	s.disk.Pin(paths)
+	s.diskReady.Store(true)
+}
+
+// enforceDisk prunes the chat's generated files to its budget. Called
+// from the chat's goroutine with the history loaded (what it shows is
+// pinned first).
+func (s *session) enforceDisk() {
+	s.pinImages()
+	s.logPrune(s.disk.Enforce())
+}
+
+func (s *session) logPrune(res disk.PruneResult) {
+	if res.Files == 0 {
+		return
+	}
+	s.m.logger.Info("the chat's generated files were over its disk budget: the oldest were removed", "chat", s.id,
+		"files", res.Files, "bytes", res.Bytes, "left_bytes", res.Usage.Bytes, "left_files", res.Usage.Files, "budget_bytes", s.disk.Budget())
+}
+
+// DiskUsage is /usage's part on disk for chat: its generated files against
+// its budget, by kind, and what is not counted.
+func (m *Manager) DiskUsage(chatID int64) (string, error) {
+	s, err := m.get(chatID)
+	if err != nil {
+		return "", err
+	}
+	u := s.disk.Measure()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Disk: %s of this chat's %s for files the bot and its tools make (the oldest go first when it is full)",
+		byteSize64(u.Bytes), byteSize64(s.disk.Budget()))
+	if u.Files == 0 {
+		b.WriteString(": none yet.")
+	} else {
+		b.WriteString(":")
+		for _, k := range u.ByKind {
+			if k.Files > 0 {
+				fmt.Fprintf(&b, "\n• %s: %s in %s", k.Kind, byteSize64(k.Bytes), plural(k.Files, "file"))
+			}
+		}
+	}
+	const bound = 20_000
+	own := disk.Size(s.workspace, func(path string) bool { return path == s.private || s.disk.Covers(path) }, bound)
+	state := disk.Size(s.private, s.disk.Covers, bound)
+	state.Bytes += u.Pinned // the live conversation's images
+	fmt.Fprintf(&b, "\nNot counted, never removed: the chat's own files (uploads, files saved by name) %s; "+
+		"this conversation and the bot's state of the chat %s.", treeText(own), treeText(state))
+	return b.String(), nil
+}
+
+func treeText(t disk.Tree) string {
+	if t.Partial {
+		return "over " + byteSize64(t.Bytes)
+	}
+	return byteSize64(t.Bytes)
+}
+
+func byteSize64(n int64) string { return byteSize(int(n)) }
