@@ -14,13 +14,15 @@ import (
 //     page that floods its console) that grew by at least runawayMin, at
 //     runawayRate or faster, over a whole interval in which none of the
 //     chat's calls to that server was in flight. The first time the log is
-//     emptied (the server goes on appending to it); if it grows so again at
-//     the next check, and no turn of the chat is running, the chat's
-//     process of that server is stopped as an idle stop does (the chat's
-//     state saved first: a shared browser's cookies and storage; a
-//     per-chat browser keeps its profile) and the chat is told. While a
-//     turn runs the log is emptied at every check instead: the turn holds
-//     its browser, and its next call may need the page.
+//     emptied (the server goes on appending to it); if it grows so again
+//     (within strikeMemory, with no call of the chat to the server in
+//     between), and no turn of the chat is running, the chat's process of
+//     that server is stopped as an idle stop does (the chat's state saved
+//     first: a shared browser's cookies and storage; a per-chat browser
+//     keeps its profile), what it wrote meanwhile emptied too, and the chat
+//     is told. While a turn runs the log is emptied at every such check
+//     instead: the turn holds its browser, and its next call may need the
+//     page.
 //
 // A measure that finds nothing new costs a stat of each folder and of each
 // log (see package disk), so the watcher costs little however big the
@@ -29,10 +31,14 @@ import (
 // Runaway thresholds: a page left open (no call in flight) writes a few
 // lines of console now and then, kilobytes a minute; the page of issue 18
 // wrote 7 MB a second. A log that grows 512 KB a second, and 1 MB at
-// least, between two checks is a runaway.
+// least, between two checks is a runaway. A flood that the machine's load
+// slows below the rate for a check or two is still one: its strikes are
+// forgotten only after strikeMemory without one, or when the chat calls
+// the server.
 const (
-	runawayRate = 512 << 10 // bytes a second
-	runawayMin  = 1 << 20
+	runawayRate  = 512 << 10 // bytes a second
+	runawayMin   = 1 << 20
+	strikeMemory = time.Minute
 )
 
 // diskWatch is the watcher's memory of one chat; only the watcher's
@@ -40,7 +46,13 @@ const (
 type diskWatch struct {
 	watching bool      // the chat had a live server at the last check
 	last     time.Time // of the last check
-	strikes  map[string]int
+	strikes  map[string]strikes
+}
+
+// strikes count a server's runaway checks since the chat last called it.
+type strikes struct {
+	n    int
+	last time.Time
 }
 
 // startWatchLocked starts the disk watcher with the first session. m.mu is
@@ -121,18 +133,19 @@ func (s *session) checkDisk(now time.Time) {
 	}
 	grown := s.disk.Growth() // the first one sets the baseline
 	if !w.watching {
-		*w = diskWatch{watching: true, last: now, strikes: map[string]int{}}
+		*w = diskWatch{watching: true, last: now, strikes: map[string]strikes{}}
 		return
 	}
 	since, elapsed := w.last, now.Sub(w.last)
 	w.last = now
 	for _, name := range running {
-		g := grown[name]
-		if g < runawayMin || float64(g) < runawayRate*elapsed.Seconds() || !ms.IdleSince(name, since) {
+		if !ms.IdleSince(name, since) { // the chat uses it
 			delete(w.strikes, name)
 			continue
 		}
-		s.runaway(ms, name, g, elapsed)
+		if g := grown[name]; g >= runawayMin && float64(g) >= runawayRate*elapsed.Seconds() {
+			s.runaway(ms, name, g, elapsed, now)
+		}
 	}
 	if s.diskReady.Load() {
 		s.logPrune(s.disk.Enforce())
@@ -141,13 +154,19 @@ func (s *session) checkDisk(now time.Time) {
 
 // runaway deals with server's log growing by grown over elapsed with no
 // call in flight: see the top of the file.
-func (s *session) runaway(ms mcpSession, server string, grown int64, elapsed time.Duration) {
+func (s *session) runaway(ms mcpSession, server string, grown int64, elapsed time.Duration, now time.Time) {
 	m := s.m
 	w := &s.watch
-	w.strikes[server]++
+	st := w.strikes[server]
+	if now.Sub(st.last) > strikeMemory {
+		st.n = 0
+	}
+	st.n++
+	st.last = now
+	w.strikes[server] = st
 	files, freed := s.disk.CutLogs(server)
 	attrs := []any{"chat", s.id, "server", server, "grown_bytes", grown, "seconds", elapsed.Seconds(), "emptied_files", files, "freed_bytes", freed}
-	if w.strikes[server] < 2 || s.turnRunning() {
+	if st.n < 2 || s.turnRunning() {
 		m.logger.Warn("a log of the chat's server grows with no call in flight: emptied", attrs...)
 		return
 	}
@@ -156,6 +175,10 @@ func (s *session) runaway(ms mcpSession, server string, grown int64, elapsed tim
 		return // a call came meanwhile: the next check looks again
 	}
 	delete(w.strikes, server)
+	// What it wrote while it was being stopped (its state saved first).
+	s.disk.Growth()
+	_, more := s.disk.CutLogs(server)
+	attrs = append(attrs, "freed_after_stop_bytes", more)
 	m.logger.Warn("a log of the chat's server kept growing with no call in flight: the chat's process of it was stopped", attrs...)
 	s.reply(m.ctx, runawayReply(s.m.processNoun(server), grown, elapsed))
 }
