@@ -201,6 +201,25 @@ func TestE2EResultsStayWithinTheBudget(t *testing.T) {
 	if n == 0 {
 		t.Error("no saved result is left: the newest should stay")
 	}
+	// /usage tells the chat's disk.
+	d.tg.Message(alice, alice, "/usage")
+	d.waitText(alice, "Disk: ")
+	usage := lastWithPrefix(d.texts(alice), "Model usage of this chat")
+	want := fmt.Sprintf("Disk: %s of this chat's 1.0 MB for files the bot and its tools make", sizeText(size))
+	if !strings.Contains(usage, want) || !strings.Contains(usage, fmt.Sprintf("• results/ (tool results too big for one step): %s in %d files", sizeText(size), n)) {
+		t.Errorf("/usage says %q, want %q and results/'s line", usage, want)
+	}
+}
+
+// sizeText is byteSize's way of writing n bytes (session.byteSize).
+func sizeText(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%d KB", (n+512)/1024)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
 }
 
 // Archived conversations (one per /new) stay within the budget; the newest
