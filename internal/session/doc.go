@@ -37,6 +37,13 @@
 //   - A message is taken (Message.Taken) once the transcript holds it, so
 //     the bot can keep it until then and hand it in again after a restart;
 //     a turn a restart cut off is told so once (resume.go).
+//   - The disk budget (disk.go): what the bot and its servers generate in
+//     a chat's folders is pruned oldest first to the chat's budget after
+//     each step that called tools, /new and the first read of the
+//     conversation; the manager's disk watcher (diskwatch.go) measures the
+//     chats with a live server every few seconds and stops a server whose
+//     log keeps growing with no call in flight (a page flooding its
+//     console).
 //   - A panic in a turn, or in one of its tool calls, ends that turn with
 //     a reply to the chat, not the process.
 //   - The ports (ports.go) are what a session needs from the chat it
