@@ -26,7 +26,8 @@ type Source struct {
 	// Kind names it for people: "the browser's own files".
 	Kind string
 	// Dir is the folder, absolute. A folder that does not exist holds
-	// nothing; one that is a symlink is not followed (nor measured).
+	// nothing; one that is a symlink, or reached through one, is not
+	// followed (nor measured).
 	Dir string
 	// Deep takes the files of its subfolders too (a few levels down).
 	Deep bool
@@ -42,6 +43,11 @@ type Source struct {
 	// Writer is who writes the source's logs (a server's name); Growth
 	// reports by writer.
 	Writer string
+	// Base is the folder Dir is in or under that the caller made and
+	// trusts (a chat's workspace, or its private folder); Dir's parent
+	// when empty. No folder from Base down to Dir, nor under Dir, is
+	// followed through a symlink (see beneath.go).
+	Base string
 }
 
 // Defaults.
@@ -77,7 +83,8 @@ type Options struct {
 // Tracker is one chat's generated files. Its methods may be called from
 // any goroutine.
 type Tracker struct {
-	o Options
+	o     Options
+	under []under // of each source
 
 	mu      sync.Mutex
 	dirs    map[string]*listing // by listKey
@@ -86,6 +93,10 @@ type Tracker struct {
 	grew    map[string]int      // logs that grew at the last Growth → their source
 	counted bool                // Growth has set its baseline
 	gen     uint64              // of the last refresh
+
+	// beforeOpen, when set (by a test), runs before each folder on the way
+	// to a source's is opened for a removal: where a writer could swap it.
+	beforeOpen func(dir string)
 }
 
 // New returns a Tracker. It does no I/O.
@@ -96,7 +107,11 @@ func New(o Options) *Tracker {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Tracker{o: o, dirs: map[string]*listing{}, logs: map[string]int64{}, grew: map[string]int{}}
+	u := make([]under, len(o.Sources))
+	for i, s := range o.Sources {
+		u[i] = underOf(s)
+	}
+	return &Tracker{o: o, under: u, dirs: map[string]*listing{}, logs: map[string]int64{}, grew: map[string]int{}}
 }
 
 // Budget is the budget in bytes the tracker keeps.
@@ -397,16 +412,13 @@ func (t *Tracker) roots() *roots {
 func (r *roots) of(f file) (*os.Root, string, bool) {
 	dir := r.t.o.Sources[f.src].Dir
 	rel, err := filepath.Rel(dir, f.path)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") || r.fails[f.src] {
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || r.fails[f.src] {
 		return nil, "", false
 	}
 	root := r.open[f.src]
 	if root == nil {
-		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-			r.fails[f.src] = true
-			return nil, "", false
-		}
-		if root, err = os.OpenRoot(dir); err != nil {
+		var err error
+		if root, err = r.t.under[f.src].open(r.t.beforeOpen); err != nil {
 			r.fails[f.src] = true
 			return nil, "", false
 		}

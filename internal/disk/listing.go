@@ -129,8 +129,10 @@ func (t *Tracker) relist(src int, dir string, mod, now time.Time) *listing {
 func (t *Tracker) refresh(each func(src int, dir string, l *listing)) {
 	now := t.o.Now()
 	t.gen++
-	for i := range t.o.Sources {
-		t.visit(i, t.o.Sources[i].Dir, 0, now, each)
+	for i, s := range t.o.Sources {
+		if t.under[i].reachable() {
+			t.visit(i, s.Dir, 0, now, each)
+		}
 	}
 	for key, l := range t.dirs { // folders gone, or no longer reached
 		if l.gen != t.gen {
