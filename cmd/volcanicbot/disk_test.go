@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
@@ -54,17 +55,16 @@ setInterval(() => {
 }
 
 // chatFiles is the size and count of the files of chat's workspace that
-// the bot and its servers generate: everything but the bot's private
-// state (.volcanic/ when it lives in the workspace) and the user's
-// uploads.
+// the bot and its servers generate: everything but the user's uploads
+// (the bot's private state of the chat is beside the workspace).
 func chatFiles(t testing.TB, dataDir string, chat int64) (size int64, files int) {
 	t.Helper()
-	ws := filepath.Join(dataDir, "chats", strconv.FormatInt(chat, 10))
+	ws := chatdir.New(dataDir).Workspace(chat)
 	_ = filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && (d.Name() == ".volcanic" || d.Name() == "uploads") && path != ws {
+		if d.IsDir() && d.Name() == "uploads" && path != ws {
 			return filepath.SkipDir
 		}
 		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
@@ -79,7 +79,7 @@ func chatFiles(t testing.TB, dataDir string, chat int64) (size int64, files int)
 // filesLike counts the files of chat's workspace (any folder) whose names
 // match pattern, and their size.
 func filesLike(dataDir string, chat int64, pattern string) (n int, size int64) {
-	ws := filepath.Join(dataDir, "chats", strconv.FormatInt(chat, 10))
+	ws := chatdir.New(dataDir).Workspace(chat)
 	_ = filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
@@ -239,9 +239,7 @@ func TestE2EArchivedTranscriptsStayWithinTheBudget(t *testing.T) {
 		d.tg.Message(alice, alice, "/new")
 		waitFor(t, "/new", 20*time.Second, func() bool { return contains(sentSince(d, alice, before), "New conversation started.") })
 	}
-	archived, _ := filepath.Glob(filepath.Join(d.dataDir, "*", "*", "transcript-*.jsonl"))
-	more, _ := filepath.Glob(filepath.Join(d.dataDir, "*", "*", "*", "transcript-*.jsonl"))
-	archived = append(archived, more...)
+	archived, _ := filepath.Glob(filepath.Join(chatdir.New(d.dataDir).Private(alice), "transcript-*.jsonl"))
 	var size int64
 	for _, p := range archived {
 		if fi, err := os.Stat(p); err == nil {

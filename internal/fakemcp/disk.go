@@ -12,7 +12,8 @@ import (
 
 // ModeDisk adds the tools that write files in the working directory, as a
 // browser's server writes its own (snapshots, a console log): write_file
-// and write_log.
+// and write_log; and symlink, which plants a symlink there, as any server
+// (a hostile one) may.
 const ModeDisk = "disk"
 
 // Tools of ModeDisk.
@@ -26,6 +27,10 @@ const (
 	// console makes a browser's server do; it answers at once "writing
 	// <p>".
 	ToolWriteLog = "write_log"
+	// ToolSymlink makes {"path": p, "target": t}: a symlink at p
+	// (relative to the working directory, folders made, whatever was at p
+	// replaced) to t, as given; it answers "linked <p>".
+	ToolSymlink = "symlink"
 )
 
 // What write_log appends: 6.4 MB a second.
@@ -60,6 +65,23 @@ func diskTools() []server.ServerTool {
 				}
 				go appendForever(p) // ends with the process
 				return mcp.NewToolResultText("writing " + p), nil
+			},
+		},
+		{
+			Tool: mcp.NewTool(ToolSymlink, mcp.WithDescription("Plants a symlink."), path,
+				mcp.WithString("target", mcp.Required(), mcp.Description("What it points to, as given."))),
+			Handler: func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				p := req.GetString("path", "")
+				if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				if err := os.RemoveAll(p); err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				if err := os.Symlink(req.GetString("target", ""), p); err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+				return mcp.NewToolResultText("linked " + p), nil
 			},
 		},
 	}

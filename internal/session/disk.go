@@ -12,19 +12,21 @@ import (
 )
 
 // A chat's disk budget. What the bot and its servers generate in a chat's
-// folders counts against it, and is pruned oldest first when it is full:
-//   - the servers' own files (ServerConfig.Output: the browser's page
-//     snapshots, console and network logs, downloads, screenshots saved
-//     without a name, all under .playwright-mcp/);
-//   - results/: tool results too big for one step, saved whole;
-//   - the conversations left with /new (archived transcripts), but the
-//     newest, and the images only they show.
+// two folders (chatdir: the workspace and, beside it, the private folder)
+// counts against it, and is pruned oldest first when it is full:
+//   - in the workspace, the servers' own files (ServerConfig.Output: the
+//     browser's page snapshots, console and network logs, downloads,
+//     screenshots saved without a name, all under .playwright-mcp/), and
+//     results/: tool results too big for one step, saved whole;
+//   - in the private folder, the conversations left with /new (archived
+//     transcripts), but the newest, and the images only they show.
 //
 // What is never counted nor removed: the user's uploads and every other
 // file of the workspace (a screenshot the model saved under a name it
 // chose, browser/shot.png, is one), the live conversation and its images,
-// and the bot's own state of the chat (the saved browser state, a per-chat
-// browser profile, which holds its logins). /usage shows them apart.
+// and the rest of the bot's state of the chat (the saved browser state, a
+// per-chat browser profile, which holds its logins). /usage shows them
+// apart.
 
 // Defaults for the disk budget (Options.DiskBudget, DiskCheckEvery).
 const (
@@ -40,16 +42,16 @@ const (
 	DefaultDiskCheckEvery = 2 * time.Second
 )
 
-// isArchive matches the archived transcripts (transcript-<time>.jsonl),
-// not the live one.
-func isArchive(name string) bool {
-	return strings.HasPrefix(name, "transcript-") && strings.HasSuffix(name, ".jsonl")
-}
-
 func isLog(name string) bool { return strings.HasSuffix(name, ".log") }
 
 // diskSources are the folders of generated files of the chat whose
-// workspace and private folder (the bot's state of the chat) are given.
+// workspace and private folder are given (chatdir's, side by side): in
+// the workspace, what its servers write there of their own and the results
+// saved over the cap; in the private folder, the archived conversations
+// and their images. Each source is taken from its chat folder down, never
+// through a symlink (package disk): a server may plant symlinks in the
+// workspace, and no prune follows one to the private folder, to another
+// chat or anywhere else.
 func (m *Manager) diskSources(workspace, private string) []disk.Source {
 	var out []disk.Source
 	for _, cfg := range m.o.MCP.Servers() {
@@ -58,14 +60,15 @@ func (m *Manager) diskSources(workspace, private string) []disk.Source {
 		}
 		for _, o := range cfg.Output {
 			out = append(out, disk.Source{Kind: strings.TrimSuffix(o.Dir, "/") + "/ (" + cfg.Name + "'s own files)",
-				Dir: filepath.Join(workspace, filepath.FromSlash(o.Dir)), Deep: o.Match == nil, Match: o.Match, Log: isLog, Writer: cfg.Name})
+				Base: workspace, Dir: filepath.Join(workspace, filepath.FromSlash(o.Dir)), Deep: o.Match == nil, Match: o.Match,
+				Log: isLog, Writer: cfg.Name})
 		}
 	}
 	return append(out,
-		disk.Source{Kind: mcpclient.ResultsDir + "/ (tool results too big for one step)", Dir: filepath.Join(workspace, mcpclient.ResultsDir),
-			Match: func(name string) bool { return strings.HasSuffix(name, ".txt") }},
-		disk.Source{Kind: "conversations left with /new", Dir: private, Match: isArchive, Keep: 1},
-		disk.Source{Kind: "conversations left with /new", Dir: filepath.Join(private, imagesDir)},
+		disk.Source{Kind: mcpclient.ResultsDir + "/ (tool results too big for one step)", Base: workspace,
+			Dir: filepath.Join(workspace, mcpclient.ResultsDir), Match: func(name string) bool { return strings.HasSuffix(name, ".txt") }},
+		disk.Source{Kind: "conversations left with /new", Base: private, Dir: private, Match: isArchive, Keep: 1},
+		disk.Source{Kind: "conversations left with /new", Base: private, Dir: filepath.Join(private, imagesDir)},
 	)
 }
 
@@ -135,7 +138,7 @@ func (m *Manager) DiskUsage(chatID int64) (string, error) {
 		}
 	}
 	const bound = 20_000
-	own := disk.Size(s.workspace, func(path string) bool { return path == s.private || s.disk.Covers(path) }, bound)
+	own := disk.Size(s.workspace, s.disk.Covers, bound)
 	state := disk.Size(s.private, s.disk.Covers, bound)
 	state.Bytes += u.Pinned // the live conversation's images
 	fmt.Fprintf(&b, "\nNot counted, never removed: the chat's own files (uploads, files saved by name) %s; "+

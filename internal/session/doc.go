@@ -38,7 +38,8 @@
 //     the bot can keep it until then and hand it in again after a restart;
 //     a turn a restart cut off is told so once (resume.go).
 //   - The disk budget (disk.go): what the bot and its servers generate in
-//     a chat's folders is pruned oldest first to the chat's budget after
+//     a chat's folders (its workspace, and its private folder beside it)
+//     is pruned oldest first to the chat's budget after
 //     each step that called tools, /new and the first read of the
 //     conversation; the manager's disk watcher (diskwatch.go) measures the
 //     chats with a live server every few seconds and stops a server whose

@@ -28,7 +28,14 @@ import (
 const (
 	transcriptName = "transcript.jsonl"
 	imagesDir      = "images"
+	// An archived transcript (/new) is transcript-<UTC time>.jsonl.
+	archivePrefix, archiveExt = "transcript-", ".jsonl"
 )
+
+// isArchive matches the archived transcripts, not the live one.
+func isArchive(name string) bool {
+	return strings.HasPrefix(name, archivePrefix) && strings.HasSuffix(name, archiveExt)
+}
 
 // transcript is an open transcript file. It is owned by one session
 // goroutine.
@@ -367,7 +374,7 @@ func (t *transcript) archive(now time.Time) error {
 		return err
 	}
 	path := filepath.Join(t.dir, transcriptName)
-	dst := filepath.Join(t.dir, "transcript-"+now.UTC().Format("20060102T150405.000000000Z")+".jsonl")
+	dst := filepath.Join(t.dir, archivePrefix+now.UTC().Format("20060102T150405.000000000Z")+archiveExt)
 	if err := os.Rename(path, dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("archive transcript: %w", err)
 	}
