@@ -14,6 +14,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The chat's disk budget (CHAT_DISK_BUDGET_MB): what the bot and its
@@ -112,12 +113,14 @@ func TestBrowserConsoleFloodIsStopped(t *testing.T) {
 			before := len(d.tg.Sent(alice))
 			start := time.Now()
 			size0, _ := chatFiles(t, d.dataDir, alice)
-			var peak int64
+			var peak, size int64
 			var told string
-			deadline := start.Add(90 * time.Second)
 			next := start.Add(10 * time.Second)
-			for told == "" {
-				size, files := chatFiles(t, d.dataDir, alice)
+			// Until the chat is told, the chat's files are sampled for
+			// their peak (and logged every 10 s).
+			stopped := testkit.Until(90*time.Second, func() bool {
+				var files int
+				size, files = chatFiles(t, d.dataDir, alice)
 				peak = max(peak, size)
 				if now := time.Now(); now.After(next) {
 					t.Logf("%4.0f s after the answer: %6.1f MB in %d generated files (%.1f MB/min)", now.Sub(start).Seconds(),
@@ -129,13 +132,13 @@ func TestBrowserConsoleFloodIsStopped(t *testing.T) {
 						told = s
 					}
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("with no call in flight the chat's files grew from %.1f MB to %.1f MB in %.0f s (%.1f MB/min), "+
-						"and the chat was never told its browser was stopped; it got %q",
-						float64(size0)/mb, float64(size)/mb, time.Since(start).Seconds(),
-						float64(size-size0)/mb/time.Since(start).Minutes(), sentSince(d, alice, before))
-				}
-				time.Sleep(100 * time.Millisecond)
+				return told != ""
+			})
+			if !stopped {
+				t.Fatalf("with no call in flight the chat's files grew from %.1f MB to %.1f MB in %.0f s (%.1f MB/min), "+
+					"and the chat was never told its browser was stopped; it got %q",
+					float64(size0)/mb, float64(size)/mb, time.Since(start).Seconds(),
+					float64(size-size0)/mb/time.Since(start).Minutes(), sentSince(d, alice, before))
 			}
 			elapsed := time.Since(start)
 			size, files := chatFiles(t, d.dataDir, alice)

@@ -16,6 +16,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // logRecorder is a slog handler that keeps the messages of the records.
@@ -45,18 +46,6 @@ func (r *logRecorder) count(s string) int {
 		}
 	}
 	return n
-}
-
-// waitUntil polls cond until it holds or a generous deadline passes.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // withOutput gives the fake server an output folder (.out/) and the disk
@@ -93,7 +82,7 @@ func TestRunawayLogStopsTheChatsProcess(t *testing.T) {
 	if n := rec.count("emptied"); n < 1 {
 		t.Errorf("the log was not emptied before the stop")
 	}
-	waitUntil(t, "the fake's process to end", func() bool { return pidGone(pid) })
+	testkit.WaitFor(t, "the fake's process to end", 30*time.Second, func() bool { return pidGone(pid) })
 	log := filepath.Join(e.manager.Workspace(1), ".out", "console-1.log")
 	if fi, err := os.Stat(log); err != nil || fi.Size() > 8*runawayMin {
 		t.Errorf("the log holds %v (%v), want it emptied on the way", fi.Size(), err)
@@ -131,7 +120,7 @@ func TestRunawayLogDuringATurnIsOnlyEmptied(t *testing.T) {
 	e.deliver(1, "flood")
 	<-thinking
 	pid := e.mcpPID(1)
-	waitUntil(t, "the log to be emptied three times", func() bool { return rec.count("emptied") >= 3 })
+	testkit.WaitFor(t, "the log to be emptied three times", 30*time.Second, func() bool { return rec.count("emptied") >= 3 })
 	if pidGone(pid) || len(e.chat.Texts(1)) > 0 {
 		t.Fatalf("the process was stopped during the turn (alive: %v; the chat got %q)", !pidGone(pid), e.chat.Texts(1))
 	}
@@ -140,7 +129,7 @@ func TestRunawayLogDuringATurnIsOnlyEmptied(t *testing.T) {
 	if texts[0] != "done" || !strings.HasPrefix(texts[1], floodReply) {
 		t.Errorf("the chat got %q, want the answer, then the stop", texts)
 	}
-	waitUntil(t, "the fake's process to end", func() bool { return pidGone(pid) })
+	testkit.WaitFor(t, "the fake's process to end", 30*time.Second, func() bool { return pidGone(pid) })
 }
 
 // The files a server saves in its output folder and the results saved
