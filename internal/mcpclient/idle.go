@@ -34,7 +34,8 @@ func (s *Session) IdleSince(name string, t time.Time) bool {
 }
 
 // StopIdle stops name's process for this chat when no call is in flight
-// (nor starting, nor stopping), the chat's state saved first as at every
+// (nor starting, nor stopping) and the chat's running turn does not hold
+// it (see Session.BeginTurn), the chat's state saved first as at every
 // graceful stop; the next call starts a fresh one. why is logged. It
 // reports whether it stopped it.
 func (s *Session) StopIdle(name, why string) bool {
@@ -50,7 +51,7 @@ func (c *connection) stopIdle(why string) bool {
 	}
 	defer func() { <-c.gate }()
 	c.mu.Lock()
-	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state != StateRunning {
+	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state != StateRunning || !c.heldUntil(c.deps.holdClock()).IsZero() {
 		c.mu.Unlock()
 		return false
 	}
@@ -62,6 +63,7 @@ func (c *connection) stopIdle(why string) bool {
 		attrs = append(attrs, "pid", pid)
 	}
 	c.deps.sp.logger.Warn("MCP server stopped for the chat", attrs...)
+	c.probe(srv) // a Shared server that no longer answers is replaced, not saved on
 	c.end(srv)
 	c.forget(srv)
 	return true

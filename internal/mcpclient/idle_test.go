@@ -59,3 +59,21 @@ func TestIdleSinceAndStopIdle(t *testing.T) {
 		t.Errorf("the next call: %q", res.Text())
 	}
 }
+
+// A process the chat's running turn holds (it called it, and the model
+// now thinks before the next call) is not stopped: the turn keeps what it
+// uses, as with an eviction. Once the turn ends it can be.
+func TestStopIdleSparesWhatATurnHolds(t *testing.T) {
+	cfg, _ := fakeServer(t, "fake")
+	h := newHarness(t, nil, cfg)
+	s := h.session("")
+	end := s.BeginTurn()
+	h.call(s, h.tool("fake", fakemcp.ToolEcho), `{"text":"hi"}`)
+	if s.StopIdle("fake", "a test") {
+		t.Fatal("StopIdle stopped the process the chat's running turn holds")
+	}
+	end()
+	if !s.StopIdle("fake", "a test") {
+		t.Error("StopIdle refused once the turn ended")
+	}
+}
