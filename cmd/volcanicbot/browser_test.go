@@ -284,7 +284,7 @@ func TestBrowserShutdownLeavesNoProcess(t *testing.T) {
 		t.Fatalf("only %d marked processes while a browser runs", n)
 	}
 	d.stop()
-	waitFor(t, "every browser process to end", 5*time.Second, func() bool { return countMarked(d) == 0 })
+	testkit.WaitFor(t, "every browser process to end", 5*time.Second, func() bool { return countMarked(d) == 0 })
 }
 
 // countMarked counts the live processes that carry this daemon's owner
@@ -304,11 +304,6 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	testkit.WaitFor(t, what, d, cond)
 }
 
 // The real binary, killed with SIGKILL while a browser runs: whatever
@@ -342,10 +337,10 @@ func survivorsOfSIGKILL(t *testing.T, env []string) {
 		"LLM_PROVIDER=openai", "LLM_MODEL=test", "OPENAI_API_KEY=sk-x-0123456789", "OPENAI_BASE_URL="+model.URL,
 		"LOG_FORMAT=json")
 	environ = append(environ, env...)
-	start := func() (*exec.Cmd, *syncBuffer) {
+	start := func() (*exec.Cmd, *testkit.SyncBuffer) {
 		cmd := exec.Command(binary, "run")
 		cmd.Env = environ
-		logs := &syncBuffer{}
+		logs := &testkit.SyncBuffer{}
 		cmd.Stderr = logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -361,7 +356,7 @@ func survivorsOfSIGKILL(t *testing.T, env []string) {
 	first, logs := start()
 	// The first message of a fresh data directory waits a few seconds at
 	// most for the browser's tools: this test needs them.
-	waitFor(t, "the browser's tools", 60*time.Second, func() bool { return strings.Contains(logs.String(), "MCP catalogue ready") })
+	testkit.WaitFor(t, "the browser's tools", 60*time.Second, func() bool { return strings.Contains(logs.String(), "MCP catalogue ready") })
 	tg.Message(alice, alice, "read "+srv.URL+"/crash")
 	if err := tg.WaitUntil(func() bool { return containsText(tg.Texts(alice), "The H1 is:") }, 30*time.Second); err != nil {
 		t.Fatalf("no answer from the first run: %q", tg.Texts(alice))
@@ -377,7 +372,7 @@ func survivorsOfSIGKILL(t *testing.T, env []string) {
 	t.Logf("%d processes survived SIGKILL of the bot", len(survivors))
 
 	second, _ := start()
-	waitFor(t, "the second run to end the survivors", 15*time.Second, func() bool {
+	testkit.WaitFor(t, "the second run to end the survivors", 15*time.Second, func() bool {
 		for _, pid := range survivors {
 			if alive(pid) {
 				return false
@@ -388,7 +383,7 @@ func survivorsOfSIGKILL(t *testing.T, env []string) {
 	// The conversation survived SIGKILL: the next request carries it.
 	before := len(model.Requests())
 	tg.Message(alice, alice, "read "+srv.URL+"/after")
-	waitFor(t, "the answer after the restart", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the answer after the restart", 30*time.Second, func() bool {
 		return containsText(tg.Texts(alice), "Unique heading after")
 	})
 	if reqs := model.Requests(); len(reqs) <= before || !strings.Contains(string(reqs[before].Body), srv.URL+"/crash") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The first message after a start is answered within seconds whatever the
@@ -69,7 +70,7 @@ func TestE2EFirstMessageDoesNotWaitForDiscovery(t *testing.T) {
 		t.Errorf("the first message waited %v for the servers' discoveries, want a few seconds", waited)
 	}
 	kept := filepath.Join(dataDir, mcpCatalogDir, "flaky.tools.json")
-	waitFor(t, "flaky's tool list kept in the data directory", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "flaky's tool list kept in the data directory", 30*time.Second, func() bool {
 		_, err := os.Stat(kept)
 		return err == nil
 	})
@@ -94,7 +95,7 @@ func TestE2EFirstMessageDoesNotWaitForDiscovery(t *testing.T) {
 	}
 	d.waitLog(`"msg":"MCP server discovery failed","component":"mcp","server":"flaky"`)
 	d.tg.Message(alice, alice, "and now")
-	waitFor(t, "the model request for the next message", 20*time.Second, func() bool {
+	testkit.WaitFor(t, "the model request for the next message", 20*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		_, ok := byText["and now"]

@@ -109,7 +109,7 @@ func TestBrowserConsoleFloodIsStopped(t *testing.T) {
 			srv := floodSite(t)
 			d := startDaemon(t, browse, daemonOptions{extra: env})
 			d.tg.Message(alice, alice, "read "+srv.URL+"/flood")
-			waitFor(t, "the answer", 60*time.Second, func() bool { return contains(d.texts(alice), "The H1 is: Unique heading flood") })
+			testkit.WaitFor(t, "the answer", 60*time.Second, func() bool { return contains(d.texts(alice), "The H1 is: Unique heading flood") })
 			before := len(d.tg.Sent(alice))
 			start := time.Now()
 			size0, _ := chatFiles(t, d.dataDir, alice)
@@ -169,7 +169,7 @@ func TestBrowserSnapshotsStayWithinTheBudget(t *testing.T) {
 	for i := range 8 {
 		before := len(d.tg.Sent(alice))
 		d.tg.Message(alice, alice, fmt.Sprintf("read %s/big?kb=1024&load=%d", srv.URL, i))
-		waitFor(t, "the answer", 3*time.Minute, func() bool {
+		testkit.WaitFor(t, "the answer", 3*time.Minute, func() bool {
 			return lastWithPrefix(sentSince(d, alice, before), "The H1 is: ") != ""
 		})
 	}
@@ -197,7 +197,7 @@ func TestE2EResultsStayWithinTheBudget(t *testing.T) {
 	for i := range 8 {
 		before := len(d.tg.Sent(alice))
 		d.tg.Message(alice, alice, fmt.Sprintf("big %d", i))
-		waitFor(t, "the answer", 20*time.Second, func() bool { return lastWithPrefix(sentSince(d, alice, before), "got ") != "" })
+		testkit.WaitFor(t, "the answer", 20*time.Second, func() bool { return lastWithPrefix(sentSince(d, alice, before), "got ") != "" })
 	}
 	n, size := filesLike(d.dataDir, alice, "*-echo.txt")
 	t.Logf("after 8 results of 200 KB: %d saved results of %.2f MB", n, float64(size)/mb)
@@ -241,9 +241,9 @@ func TestE2EArchivedTranscriptsStayWithinTheBudget(t *testing.T) {
 	for i := range 8 {
 		before := len(d.tg.Sent(alice))
 		d.tg.Message(alice, alice, fmt.Sprintf("talk %d", i))
-		waitFor(t, "the answer", 20*time.Second, func() bool { return lastWithPrefix(sentSince(d, alice, before), "got ") != "" })
+		testkit.WaitFor(t, "the answer", 20*time.Second, func() bool { return lastWithPrefix(sentSince(d, alice, before), "got ") != "" })
 		d.tg.Message(alice, alice, "/new")
-		waitFor(t, "/new", 20*time.Second, func() bool { return contains(sentSince(d, alice, before), "New conversation started.") })
+		testkit.WaitFor(t, "/new", 20*time.Second, func() bool { return contains(sentSince(d, alice, before), "New conversation started.") })
 	}
 	archived, _ := filepath.Glob(filepath.Join(chatdir.New(d.dataDir).Private(alice), "transcript-*.jsonl"))
 	var size int64

@@ -41,7 +41,7 @@ func imageEnviron(t *testing.T, extra ...string) (environ []string, dataDir stri
 
 func TestDeploymentDocCheckSample(t *testing.T) {
 	environ, _ := imageEnviron(t, "TELEGRAM_BOT_TOKEN=123456789:AAdocs-sample-token_0123456789")
-	var out, errOut syncBuffer
+	var out, errOut testkit.SyncBuffer
 	if code := run(context.Background(), []string{"check"}, &out, &errOut, environ); code != 0 {
 		t.Fatalf("check: exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
@@ -103,7 +103,7 @@ func TestDeploymentDocLogSample(t *testing.T) {
 	model := llmtest.NewOpenAI(t)
 	environ, dataDir := imageEnviron(t, "TELEGRAM_BOT_TOKEN="+tg.Token(), "TELEGRAM_API_URL="+tg.URL(),
 		"OPENAI_BASE_URL="+model.URL, "HTTP_ADDR=:0", "METRICS_ADDR=127.0.0.1:0")
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	m, err := NewMain(logs, environ)
 	if err != nil {
 		t.Fatal(err)

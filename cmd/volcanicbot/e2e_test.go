@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -46,28 +45,11 @@ type daemon struct {
 	model    *llmtest.Server
 	dataDir  string
 	mcpLog   string
-	logs     *syncBuffer
+	logs     *testkit.SyncBuffer
 	environ  []string
 	cancel   context.CancelFunc
 	done     chan error
 	provider string
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type daemonOptions struct {
@@ -164,7 +146,7 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 			"TELEGRAM_WEBHOOK_SECRET=e2e-webhook-secret_0123456789")
 	}
 	environ = append(environ, o.extra...)
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	m, err := NewMain(logs, environ)
 	if err != nil {
 		t.Fatal(err)
@@ -881,7 +863,7 @@ func TestE2EMessagesWaitingAtSIGKILLAreAnsweredAfterRestart(t *testing.T) {
 		"LLM_PROVIDER=openai", "LLM_MODEL=test", "OPENAI_API_KEY=sk-e2e-openai-0123456789", "OPENAI_BASE_URL=" + model.URL,
 		"LOG_FORMAT=json", "LOG_LEVEL=debug",
 	}
-	start := func(logs *syncBuffer) *exec.Cmd {
+	start := func(logs *testkit.SyncBuffer) *exec.Cmd {
 		cmd := exec.Command(binary, "run")
 		cmd.Env = environ
 		cmd.Stderr = logs
@@ -898,11 +880,11 @@ func TestE2EMessagesWaitingAtSIGKILLAreAnsweredAfterRestart(t *testing.T) {
 		return cmd
 	}
 
-	firstLogs := &syncBuffer{}
+	firstLogs := &testkit.SyncBuffer{}
 	first := start(firstLogs)
 	// A first message waits a few seconds at most for the fake's tools:
 	// this test needs them.
-	waitFor(t, "the fake's tools", 60*time.Second, func() bool { return strings.Contains(firstLogs.String(), "MCP catalogue ready") })
+	testkit.WaitFor(t, "the fake's tools", 60*time.Second, func() bool { return strings.Contains(firstLogs.String(), "MCP catalogue ready") })
 	tg.Message(alice, alice, "slow")
 	fakemcp.WaitForEvents(t, mcpLog, fakemcp.EventCall, 1, 30*time.Second) // the 10 s call runs
 	for _, text := range []string{"one", "two", "three"} {
@@ -917,11 +899,11 @@ func TestE2EMessagesWaitingAtSIGKILLAreAnsweredAfterRestart(t *testing.T) {
 	_ = first.Wait()
 	before, sentBefore := len(model.Requests()), len(tg.Sent(alice)) // the progress message stays
 
-	second := start(&syncBuffer{})
+	second := start(&testkit.SyncBuffer{})
 	notice := "I was restarted while working on your last message"
 	want := []string{notice, "re: one", "re: two", "re: three"}
 	var got []string
-	waitFor(t, "the notice and the three answers after the restart", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the notice and the three answers after the restart", 30*time.Second, func() bool {
 		got = nil
 		for _, m := range tg.Sent(alice)[sentBefore:] {
 			if m.Method == "sendMessage" && !m.Deleted {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The HTTP listener's clients are bounded: a keep-alive connection left
@@ -167,7 +169,7 @@ func TestMetricsOnlyOnTheirOwnListener(t *testing.T) {
 		t.Errorf("GET /metrics on HTTP_ADDR (the webhook's listener): %d %.80q, want 404", code, body)
 	}
 	// /healthz says 503 until the webhook is set: wait for that, not a time.
-	waitFor(t, "GET /healthz on HTTP_ADDR answering 200", 60*time.Second, func() bool {
+	testkit.WaitFor(t, "GET /healthz on HTTP_ADDR answering 200", 60*time.Second, func() bool {
 		code, _ := get(hook, "/healthz")
 		return code == http.StatusOK
 	})

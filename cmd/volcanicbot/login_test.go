@@ -27,7 +27,7 @@ func TestLoginOnTheTerminal(t *testing.T) {
 	environ := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "VOLCANIC_AGENT_DIR=" + t.TempDir(),
 		"VOLCANIC_DATA_DIR=" + data, "LOG_FORMAT=json", "MCP__SERVERS__REMOTE__URL=" + o.URL + "/mcp"}
 
-	var out, errOut syncBuffer
+	var out, errOut testkit.SyncBuffer
 	if code := run(context.Background(), []string{"check"}, &out, &errOut, environ); code == 0 ||
 		!strings.Contains(out.String(), "needs login") {
 		t.Errorf("check before the login: exit %d\n%s", code, out.String())
@@ -35,7 +35,7 @@ func TestLoginOnTheTerminal(t *testing.T) {
 
 	stdin, paste := io.Pipe()
 	defer paste.Close()
-	out, errOut = syncBuffer{}, syncBuffer{}
+	out, errOut = testkit.SyncBuffer{}, testkit.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- runWith(context.Background(), []string{"login", "remote"}, stdin, &out, &errOut, environ)
@@ -61,7 +61,7 @@ func TestLoginOnTheTerminal(t *testing.T) {
 		t.Errorf("the token is not in the file, or in the output:\n%s\n%s", out.String(), errOut.String())
 	}
 
-	out, errOut = syncBuffer{}, syncBuffer{}
+	out, errOut = testkit.SyncBuffer{}, testkit.SyncBuffer{}
 	if code := run(context.Background(), []string{"check"}, &out, &errOut, environ); code != 0 || !strings.Contains(out.String(), "echo") {
 		t.Errorf("check after the login: exit %d\n%s", code, out.String())
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 const (
@@ -118,7 +119,7 @@ func TestPasswordsStayOutOfSnapshots(t *testing.T) {
 			dataDir := t.TempDir()
 			d := startDaemon(t, signIn, daemonOptions{extra: mode.env(t), dataDir: dataDir})
 			d.tg.Message(alice, alice, "sign in "+srv.URL)
-			waitFor(t, "alice's answer", 60*time.Second, func() bool {
+			testkit.WaitFor(t, "alice's answer", 60*time.Second, func() bool {
 				return lastWithPrefix(d.texts(alice), "The H1 is: ") != "" || lastWithPrefix(d.texts(alice), "no ") != ""
 			})
 			if got := lastWithPrefix(d.texts(alice), "The H1 is: "); got != "The H1 is: Unique heading password right" {

@@ -87,7 +87,7 @@ func TestRootCommandsRunAsTheDataDirOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var loginOut syncBuffer
+	var loginOut testkit.SyncBuffer
 	login.Stdout, login.Stderr = &loginOut, &loginOut
 	if err := login.Start(); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // loginSite serves /login?as=NAME, which sets a cookie and a local-storage
@@ -57,7 +59,7 @@ func TestSharedBrowserChatsApartLoginsKept(t *testing.T) {
 		before := len(d.tg.Sent(alice))
 		d.tg.Message(alice, alice, "read "+login.URL+"/whoami")
 		var got []string
-		waitFor(t, "alice's answer", 60*time.Second, func() bool {
+		testkit.WaitFor(t, "alice's answer", 60*time.Second, func() bool {
 			got = sentSince(d, alice, before)
 			return lastWithPrefix(got, "The H1 is: ") != "" || lastWithPrefix(got, "no heading in: ") != ""
 		})
@@ -110,7 +112,7 @@ func TestCDPEndpoint(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sidecar.Process.Kill(); _ = sidecar.Wait() })
 	var endpoint string
-	waitFor(t, "the sidecar's DevTools port", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the sidecar's DevTools port", 30*time.Second, func() bool {
 		b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort"))
 		if port, _, ok := strings.Cut(string(b), "\n"); err == nil && ok {
 			endpoint = "http://127.0.0.1:" + port
@@ -240,7 +242,7 @@ func TestSharedBrowserCrashIsReportedThenRespawned(t *testing.T) {
 	d.tg.Message(alice, alice, "read "+login.URL+"/login?as=alice")
 	d.waitText(alice, "The H1 is: Unique heading logged in alice")
 	state := filepath.Join(d.dataDir, "private", strconv.FormatInt(alice, 10), "browser-state.json")
-	waitFor(t, "alice's state saved when her calls paused", 20*time.Second, func() bool {
+	testkit.WaitFor(t, "alice's state saved when her calls paused", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(state)
 		return strings.Contains(string(b), `"who"`)
 	})
@@ -251,10 +253,10 @@ func TestSharedBrowserCrashIsReportedThenRespawned(t *testing.T) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the browser to die", 10*time.Second, func() bool { return !alive(pids[0]) })
+	testkit.WaitFor(t, "the browser to die", 10*time.Second, func() bool { return !alive(pids[0]) })
 	answered := func(before int) string {
 		var got string
-		waitFor(t, "alice's answer", 60*time.Second, func() bool {
+		testkit.WaitFor(t, "alice's answer", 60*time.Second, func() bool {
 			texts := sentSince(d, alice, before)
 			got = lastWithPrefix(texts, "The H1 is: ") + lastWithPrefix(texts, "no heading in: ")
 			return got != ""

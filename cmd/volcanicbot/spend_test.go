@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,24 +14,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
-
-// usageClock is a settable clock for the allowance.
-type usageClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *usageClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *usageClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // Each model call costs 700 tokens: 600 in (200 of them cached), 100 out.
 func costly(req llmtest.Request) llmtest.Reply {
@@ -47,9 +28,9 @@ func costly(req llmtest.Request) llmtest.Reply {
 func TestE2EDailyAllowance(t *testing.T) {
 	for _, provider := range []string{"openai", "anthropic"} {
 		t.Run(provider, func(t *testing.T) {
-			clock := &usageClock{t: time.Date(2026, 12, 1, 22, 30, 0, 0, time.UTC)}
+			clock := testkit.NewClock(time.Date(2026, 12, 1, 22, 30, 0, 0, time.UTC))
 			dataDir, tg := t.TempDir(), newTelegram(t)
-			o := daemonOptions{provider: provider, dataDir: dataDir, tg: tg, main: func(m *Main) { m.UsageClock = clock.now },
+			o := daemonOptions{provider: provider, dataDir: dataDir, tg: tg, main: func(m *Main) { m.UsageClock = clock.Now },
 				extra: []string{"LLM_DAILY_TOKENS_PER_CHAT=1000", "LLM_PRICE_INPUT_PER_MTOK=3", "LLM_PRICE_OUTPUT_PER_MTOK=15",
 					fmt.Sprintf("TELEGRAM_ADMINS=%d", eve)}}
 			d := startDaemon(t, costly, o)
@@ -97,7 +78,7 @@ func TestE2EDailyAllowance(t *testing.T) {
 			}
 
 			// The next UTC day starts anew; the month keeps the count.
-			clock.set(time.Date(2026, 12, 2, 0, 0, 1, 0, time.UTC))
+			clock.Set(time.Date(2026, 12, 2, 0, 0, 1, 0, time.UTC))
 			d.tg.Message(alice, alice, "six")
 			d.waitText(alice, "answer to six")
 			d.tg.Message(alice, alice, "seven")
@@ -114,7 +95,7 @@ func TestE2EDailyAllowance(t *testing.T) {
 // allowances reached —, and the usage journal is kept to the current
 // month from the start.
 func TestE2ESpendMetrics(t *testing.T) {
-	clock := &usageClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	clock := testkit.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	dataDir, addr := t.TempDir(), freeAddr(t)
 	old := filepath.Join(dataDir, "usage", "2026-11-30.jsonl")
 	if err := os.MkdirAll(filepath.Dir(old), 0o700); err != nil {
@@ -123,7 +104,7 @@ func TestE2ESpendMetrics(t *testing.T) {
 	if err := os.WriteFile(old, []byte(`{"chat":100,"user":100,"in":5,"out":5}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemon(t, costly, daemonOptions{dataDir: dataDir, main: func(m *Main) { m.UsageClock = clock.now },
+	d := startDaemon(t, costly, daemonOptions{dataDir: dataDir, main: func(m *Main) { m.UsageClock = clock.Now },
 		extra: []string{"METRICS_ADDR=" + addr, "LLM_DAILY_TOKENS_PER_CHAT=1000", "LLM_PRICE_INPUT_PER_MTOK=3", "LLM_PRICE_OUTPUT_PER_MTOK=15"}})
 	d.tg.Message(alice, alice, "one")
 	d.waitText(alice, "answer to one")

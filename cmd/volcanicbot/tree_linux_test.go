@@ -17,6 +17,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // escaperModes make the fake leave its process tree at start: a
@@ -133,10 +134,10 @@ func TestEscapersOfAKilledBotAreReapedAtStart(t *testing.T) {
 		"LLM_PROVIDER=openai", "LLM_MODEL=test", "OPENAI_API_KEY=sk-x-0123456789", "OPENAI_BASE_URL=" + model.URL,
 		"LOG_FORMAT=json", "LOG_LEVEL=debug",
 	}
-	start := func() (*exec.Cmd, *syncBuffer) {
+	start := func() (*exec.Cmd, *testkit.SyncBuffer) {
 		cmd := exec.Command(binary, "run")
 		cmd.Env = environ
-		logs := &syncBuffer{}
+		logs := &testkit.SyncBuffer{}
 		cmd.Stderr = logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -151,12 +152,12 @@ func TestEscapersOfAKilledBotAreReapedAtStart(t *testing.T) {
 		return cmd, logs
 	}
 	first, logs := start()
-	waitFor(t, "the discovery", 20*time.Second, func() bool { return strings.Contains(logs.String(), "MCP catalogue ready") })
+	testkit.WaitFor(t, "the discovery", 20*time.Second, func() bool { return strings.Contains(logs.String(), "MCP catalogue ready") })
 	fakemcp.WaitForEvents(t, log, fakemcp.EventDaemon, 1, 10*time.Second)
 	fakemcp.WaitForEvents(t, log, fakemcp.EventGrandchild, 2, 10*time.Second)
 	fakemcp.WaitDead(t, 10*time.Second, fakemcp.Escapers(fakemcp.ReadLog(t, log))...) // the discovery's
 	tg.Message(alice, alice, "hi")
-	waitFor(t, "the answer", 20*time.Second, func() bool { return containsText(tg.Texts(alice), "the tool said: hi") })
+	testkit.WaitFor(t, "the answer", 20*time.Second, func() bool { return containsText(tg.Texts(alice), "the tool said: hi") })
 	// The chat's server: a daemon, a grandchild that would setsid on
 	// SIGTERM, and one that stays in its group, none with the mark.
 	fakemcp.WaitForEvents(t, log, fakemcp.EventDaemon, 2, 10*time.Second)
@@ -186,7 +187,7 @@ func TestEscapersOfAKilledBotAreReapedAtStart(t *testing.T) {
 	}
 	second, logs := start()
 	fakemcp.WaitDead(t, 15*time.Second, survivors...)
-	waitFor(t, "the second run to say it ended them", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the second run to say it ended them", 10*time.Second, func() bool {
 		return strings.Contains(logs.String(), "ended processes left by an earlier run")
 	})
 	_ = second.Process.Signal(syscall.SIGTERM)

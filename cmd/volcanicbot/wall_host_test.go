@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The shared @playwright/mcp listens on 127.0.0.1:<port>, and every chat's
@@ -27,7 +28,7 @@ func (d *daemon) sharedPort() string {
 	d.t.Helper()
 	re := regexp.MustCompile(`"msg":"shared MCP server started"[^\n]*"url":"http://127\.0\.0\.1:(\d+)/mcp"`)
 	var port string
-	waitFor(d.t, "the shared server's start", 60*time.Second, func() bool {
+	testkit.WaitFor(d.t, "the shared server's start", 60*time.Second, func() bool {
 		if m := re.FindStringSubmatch(d.logs.String()); m != nil {
 			port = m[1]
 		}
@@ -264,7 +265,7 @@ func TestModelCannotReachAnotherChatThroughTheBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.ask(alice, "upload "+up.URL+"/upload control.txt", "upload: ")
-	waitFor(t, "the control upload", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the control upload", 30*time.Second, func() bool {
 		got := up.got()
 		return len(got) > 0 && string(got[len(got)-1]) == "CONTROL-OK"
 	})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The browser reaches the chat's workspace only: its tools read
@@ -131,7 +132,7 @@ func (d *daemon) ask(chat int64, text, prefix string) string {
 	before := len(d.tg.Sent(chat))
 	d.tg.Message(chat, chat, text)
 	var got string
-	waitFor(d.t, "the answer to "+text, 90*time.Second, func() bool {
+	testkit.WaitFor(d.t, "the answer to "+text, 90*time.Second, func() bool {
 		got = lastWithPrefix(sentSince(d, chat, before), prefix)
 		return got != ""
 	})
@@ -172,7 +173,7 @@ func TestBrowserCannotReachThePrivateState(t *testing.T) {
 			}
 			var state string
 			if mode == "shared" {
-				waitFor(t, "alice's browser state saved", 30*time.Second, func() bool {
+				testkit.WaitFor(t, "alice's browser state saved", 30*time.Second, func() bool {
 					state = privateFile(d.dataDir, alice, "browser-state.json")
 					b, _ := os.ReadFile(state)
 					return bytes.Contains(b, []byte(cookie))
@@ -198,7 +199,7 @@ func TestBrowserCannotReachThePrivateState(t *testing.T) {
 				t.Fatal(err)
 			}
 			d.ask(alice, "upload "+up.URL+"/upload control.txt", "upload: ")
-			waitFor(t, "the control upload", 30*time.Second, func() bool {
+			testkit.WaitFor(t, "the control upload", 30*time.Second, func() bool {
 				got := up.got()
 				return len(got) > 0 && string(got[len(got)-1]) == "CONTROL-OK"
 			})

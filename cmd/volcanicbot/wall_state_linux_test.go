@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // A save cut short — the disk full, here a file-size limit on the shared
@@ -39,7 +41,7 @@ func TestSharedBrowserSaveCutShortKeepsTheLogin(t *testing.T) {
 	d := startDaemon(t, wallModel, daemonOptions{extra: env, dataDir: dataDir, tg: tg})
 	d.ask(alice, "read "+site.URL+"/big?as=alice-first-77c1", "The H1 is: ")
 	var state string
-	waitFor(t, "alice's state saved", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "alice's state saved", 30*time.Second, func() bool {
 		state = privateFile(dataDir, alice, "browser-state.json")
 		b, _ := os.ReadFile(state)
 		return bytes.Contains(b, []byte("alice-first-77c1"))

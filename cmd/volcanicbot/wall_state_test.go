@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // Chromium crashes (the OOM killer picks it), and then the bot stops as
@@ -24,7 +26,7 @@ func TestSharedBrowserCrashThenStopKeepsTheLogin(t *testing.T) {
 	d := startDaemon(t, wallModel, daemonOptions{extra: env, dataDir: dataDir, tg: tg})
 	d.ask(alice, "read "+login.URL+"/login?as=alice-crash-1b2c", "The H1 is: ")
 	var state string
-	waitFor(t, "alice's state saved when her calls paused", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "alice's state saved when her calls paused", 30*time.Second, func() bool {
 		state = privateFile(dataDir, alice, "browser-state.json")
 		b, _ := os.ReadFile(state)
 		return bytes.Contains(b, []byte("alice-crash-1b2c"))
@@ -39,7 +41,7 @@ func TestSharedBrowserCrashThenStopKeepsTheLogin(t *testing.T) {
 	// Every process of Chromium gone, its pipe to @playwright/mcp is
 	// closed: the server has noticed (its next call relaunches the
 	// browser) by the time the bot stops.
-	waitFor(t, "the browser to die", 10*time.Second, func() bool { return len(chromiumPIDs(d)) == 0 })
+	testkit.WaitFor(t, "the browser to die", 10*time.Second, func() bool { return len(chromiumPIDs(d)) == 0 })
 	d.stop() // the save at shutdown
 
 	b, err := os.ReadFile(state)

@@ -103,7 +103,7 @@ func TestSharedBrowserWedgedIsReplaced(t *testing.T) {
 	}
 	checkWall(t, d, d.sharedPID(alice), stoppedName)
 	for _, pid := range wedged {
-		waitFor(t, "the replaced processes to be ended", 30*time.Second, func() bool { return !alive(pid) })
+		testkit.WaitFor(t, "the replaced processes to be ended", 30*time.Second, func() bool { return !alive(pid) })
 	}
 
 	// /stop during a call on a stopped server answers at once. (Last:
@@ -111,7 +111,7 @@ func TestSharedBrowserWedgedIsReplaced(t *testing.T) {
 	wedge()
 	before = len(d.tg.Sent(alice))
 	d.tg.Message(alice, alice, "read "+srv.URL+"/stop-me")
-	waitFor(t, "the call's progress message", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the call's progress message", 30*time.Second, func() bool {
 		return strings.Contains(strings.Join(sentSince(d, alice, before), "\n"), "browser_navigate")
 	})
 	start = time.Now()
@@ -249,7 +249,7 @@ func (d *daemon) wedgeSharedBrowser(chat int64) int {
 	d.t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 	// The stop is asynchronous: until every thread has stopped, the
 	// process may still answer.
-	waitFor(d.t, "the shared server to stop", 10*time.Second, func() bool { return stoppedProcess(pid) })
+	testkit.WaitFor(d.t, "the shared server to stop", 10*time.Second, func() bool { return stoppedProcess(pid) })
 	return pid
 }
 

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // A writer of the chat's workspace (a server) may plant symlinks there,
@@ -105,7 +107,7 @@ func TestPruneFollowsNoSymlinkOut(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ws, private := chatFolders(t)
 			tt.plant(t, ws, private)
-			tr := New(Options{Budget: 50, Now: (&clock{at(10)}).Now, Sources: []Source{{Kind: "out", Base: ws,
+			tr := New(Options{Budget: 50, Now: testkit.NewClock(at(10)).Now, Sources: []Source{{Kind: "out", Base: ws,
 				Dir: filepath.Join(ws, filepath.FromSlash(tt.dir)), Deep: true, Log: isLog, Writer: "w"}}})
 			if u := tr.Measure(); u.Files != tt.files {
 				t.Errorf("measured %d files, want %d: only the source's own count", u.Files, tt.files)
@@ -171,7 +173,7 @@ func TestSourceBase(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(tt.base)), 0o700); err != nil {
 				t.Fatal(err)
 			}
-			tr := New(Options{Budget: 150, Now: (&clock{at(10)}).Now, Sources: []Source{{Kind: "x",
+			tr := New(Options{Budget: 150, Now: testkit.NewClock(at(10)).Now, Sources: []Source{{Kind: "x",
 				Base: filepath.Join(root, filepath.FromSlash(tt.base)), Dir: dir}}})
 			tr.Enforce()
 			if got := names(t, dir); !slices.Equal(got, tt.want) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // write makes dir/name with size bytes, modified at mod.
@@ -44,11 +46,6 @@ func names(t testing.TB, dir string) []string {
 }
 
 func isLog(name string) bool { return strings.HasSuffix(name, ".log") }
-
-// clock is a settable Now.
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time { return c.now }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -142,7 +139,7 @@ func TestEnforce(t *testing.T) {
 			for _, p := range tt.pin {
 				pins = append(pins, filepath.Join(ws, p))
 			}
-			tr := New(Options{Budget: tt.budget, MaxFiles: tt.maxFiles, Now: (&clock{at(60)}).Now, Sources: []Source{
+			tr := New(Options{Budget: tt.budget, MaxFiles: tt.maxFiles, Now: testkit.NewClock(at(60)).Now, Sources: []Source{
 				{Kind: "out", Dir: filepath.Join(ws, "out"), Deep: true},
 				{Kind: "results", Dir: filepath.Join(ws, "results")},
 				{Kind: "archives", Dir: filepath.Join(ws, "private"), Keep: tt.keep},
@@ -175,7 +172,7 @@ func TestEnforceStaysInItsFolder(t *testing.T) {
 	write(t, out, "b.log", 100, at(2))
 	write(t, outside, "a.log", 100, at(1))
 	write(t, outside, "b.log", 100, at(1))
-	tr := New(Options{Budget: 50, Now: (&clock{at(1)}).Now, Sources: []Source{{Kind: "out", Dir: out, Deep: true, Log: isLog}}})
+	tr := New(Options{Budget: 50, Now: testkit.NewClock(at(1)).Now, Sources: []Source{{Kind: "out", Dir: out, Deep: true, Log: isLog}}})
 	if u := tr.Measure(); u.Files != 2 {
 		t.Fatalf("measured %+v", u)
 	}
@@ -213,7 +210,7 @@ func TestEnforceStaysInItsFolder(t *testing.T) {
 func TestGrowthAndCutLogs(t *testing.T) {
 	ws := t.TempDir()
 	out, other := filepath.Join(ws, "out"), filepath.Join(ws, "other")
-	c := &clock{at(0)}
+	c := testkit.NewClock(at(0))
 	tr := New(Options{Now: c.Now, Sources: []Source{
 		{Kind: "out", Dir: out, Log: isLog, Writer: "browser"},
 		{Kind: "other", Dir: other, Log: isLog, Writer: "tool"},
@@ -227,7 +224,7 @@ func TestGrowthAndCutLogs(t *testing.T) {
 	appendTo(t, log, 4000)
 	write(t, out, "console-2.log", 300, time.Time{}) // new: counts whole
 	appendTo(t, filepath.Join(other, "x.log"), 5)
-	c.now = at(1)
+	c.Set(at(1))
 	if g := tr.Growth(); g["browser"] != 4300 || g["tool"] != 5 {
 		t.Errorf("Growth = %v, want browser 4300, tool 5", g)
 	}
@@ -247,7 +244,7 @@ func TestGrowthAndCutLogs(t *testing.T) {
 	}
 	// The writer goes on: what it adds after the cut is growth.
 	appendTo(t, log, 700)
-	c.now = at(2)
+	c.Set(at(2))
 	if g := tr.Growth(); g["browser"] != 700 || g["tool"] != 0 {
 		t.Errorf("Growth after the cut = %v, want browser 700", g)
 	}
@@ -274,7 +271,7 @@ func appendTo(t testing.TB, path string, n int) {
 // not change) is seen once it is relisted.
 func TestMeasureCache(t *testing.T) {
 	ws := t.TempDir()
-	c := &clock{at(0)}
+	c := testkit.NewClock(at(0))
 	tr := New(Options{Now: c.Now, Sources: []Source{{Kind: "out", Dir: ws, Log: isLog}}})
 	old := write(t, ws, "old.yml", 100, at(-10))
 	log := write(t, ws, "console.log", 10, at(-10))
@@ -301,11 +298,11 @@ func TestMeasureCache(t *testing.T) {
 	}
 	_ = os.Chtimes(old, at(-10), at(-10))
 	keepDirTime()
-	c.now = at(0).Add(time.Second)
+	c.Set(at(0).Add(time.Second))
 	if u := tr.Measure(); u.Bytes != 100+50+30 {
 		t.Errorf("Measure from the cache = %d bytes, want 180 (old.yml as listed, the log and the fresh file again)", u.Bytes)
 	}
-	c.now = at(0).Add(relistEvery)
+	c.Set(at(0).Add(relistEvery))
 	if u := tr.Measure(); u.Bytes != 1000+50+30 {
 		t.Errorf("Measure after relistEvery = %d bytes, want 1080", u.Bytes)
 	}

@@ -2,14 +2,12 @@ package fakemcp_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -85,26 +84,9 @@ type wire struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan []byte
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	done   chan struct{} // closed when the process has exited
 	err    error         // cmd.Wait's result, after done
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startWire starts the fake in its own process group (killed on cleanup).
@@ -114,7 +96,7 @@ func startWire(t *testing.T, l fakemcp.Launch, dir string) *wire {
 	cmd.Env = append(os.Environ(), l.Environ()...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	w := &wire{t: t, cmd: cmd, lines: make(chan []byte, 64), stderr: &syncBuffer{}, done: make(chan struct{})}
+	w := &wire{t: t, cmd: cmd, lines: make(chan []byte, 64), stderr: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr
 	var err error
 	if w.stdin, err = cmd.StdinPipe(); err != nil {

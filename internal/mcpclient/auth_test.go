@@ -19,6 +19,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // A server that wants OAuth: discovery says needs login; a login (PKCE,
@@ -30,7 +31,7 @@ func TestOAuthLogin(t *testing.T) {
 	o := fakemcp.NewOAuthServer(t)
 	cfg := httpConfig("remote", o.URL+"/mcp", nil)
 	dir := t.TempDir()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	client := New(Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: redact.NewEnvFilter(os.Environ()), Logger: logger,
 		AuthDir: filepath.Join(dir, "mcp-auth")})

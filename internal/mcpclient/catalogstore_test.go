@@ -13,6 +13,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // hangsOnceMarked is the fake as a server that works until marker exists
@@ -127,7 +128,7 @@ func TestKeptCatalogueIsOfferedAtOnce(t *testing.T) {
 			if text := c.mustSession(t).StatusText(); !strings.Contains(text, "flaky: not started, ") {
 				t.Errorf("/mcp while the kept list is offered:\n%s", text)
 			}
-			waitFor(t, "the discovery to fail", 20*time.Second, func() bool { return c.CatalogVersion() != version })
+			testkit.WaitFor(t, "the discovery to fail", 20*time.Second, func() bool { return c.CatalogVersion() != version })
 			if tools, _ := c.ToolsWithin(t.Context(), 0); len(tools) != 0 {
 				t.Errorf("after the failed discovery: %v, want none", names(tools))
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 func TestCatalogPassesToolsThrough(t *testing.T) {
@@ -159,7 +160,7 @@ func TestDiscoveryFailureIsCachedForTheCooldown(t *testing.T) {
 		t.Fatal("the stale failure was not returned")
 	}
 	fakemcp.WaitForEvents(t, logPath, fakemcp.EventStart, 2, 5*time.Second)
-	waitFor(t, "the retry", 5*time.Second, func() bool { return !h.cache.running(cfg) })
+	testkit.WaitFor(t, "the retry", 5*time.Second, func() bool { return !h.cache.running(cfg) })
 	if _, err := h.cache.get(context.Background(), cfg); err == nil {
 		t.Fatal("second discovery succeeded")
 	}
@@ -223,7 +224,7 @@ func TestLazyStartInWorkspace(t *testing.T) {
 		t.Errorf("status = %+v, want running pid %d", st, live.PID)
 	}
 	// The temp discovery dir is removed in the background.
-	waitFor(t, "discovery dir removal", 5*time.Second, func() bool {
+	testkit.WaitFor(t, "discovery dir removal", 5*time.Second, func() bool {
 		_, err := os.Stat(discovery.Cwd)
 		return os.IsNotExist(err)
 	})
@@ -378,7 +379,7 @@ func TestCrashAndRestart(t *testing.T) {
 		t.Fatalf("first call = %+v", res)
 	}
 	first, _ := s.Status("fake")
-	waitFor(t, "the exit", 5*time.Second, func() bool {
+	testkit.WaitFor(t, "the exit", 5*time.Second, func() bool {
 		st, _ := s.Status("fake")
 		return st.State == StateExited
 	})
@@ -550,7 +551,7 @@ func TestStopKillsProcessGroup(t *testing.T) {
 			if !gone(st.PID) {
 				t.Errorf("server %d survived Close", st.PID)
 			}
-			waitFor(t, "the grandchild's end", 5*time.Second, func() bool { return !fakemcp.Alive(grandPID) })
+			testkit.WaitFor(t, "the grandchild's end", 5*time.Second, func() bool { return !fakemcp.Alive(grandPID) })
 			s.Close() // idempotent
 			if _, err := s.Call(context.Background(), h.tool("fake", fakemcp.ToolEcho), []byte(`{}`)); !errors.Is(err, ErrClosed) {
 				t.Errorf("call after Close: %v", err)
@@ -661,7 +662,7 @@ func TestStatusTexts(t *testing.T) {
 	// The server wrote its line before it answered, but on stderr, which
 	// its own reader takes in: /mcp shows what was taken in so far.
 	var detail string
-	waitFor(t, "the call's stderr line in /mcp fake", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the call's stderr line in /mcp fake", 10*time.Second, func() bool {
 		var err error
 		if detail, err = s.ServerText("fake"); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // Integration tests against the real @modelcontextprotocol/server-everything,
@@ -116,7 +117,7 @@ func TestEverything(t *testing.T) {
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("cancel took %v", d)
 		}
-		waitFor(t, "notifications/cancelled on the wire", 5*time.Second, func() bool {
+		testkit.WaitFor(t, "notifications/cancelled on the wire", 5*time.Second, func() bool {
 			b, _ := os.ReadFile(wire)
 			return strings.Contains(string(b), `"method":"notifications/cancelled"`)
 		})
@@ -133,7 +134,7 @@ func startEverythingHTTP(t *testing.T, port string) (stop func()) {
 	bin := npmBin(t, "mcp-server-everything")
 	cmd := exec.Command(bin, "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+port)
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func startEverythingHTTP(t *testing.T, port string) (stop func()) {
 		}
 	}
 	t.Cleanup(stop)
-	waitFor(t, "the HTTP server to listen", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the HTTP server to listen", 30*time.Second, func() bool {
 		c, err := net.Dial("tcp", "127.0.0.1:"+port)
 		if err == nil {
 			c.Close()

@@ -1,13 +1,11 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,42 +27,8 @@ type harness struct {
 	client  *Client
 	cache   *catalogCache
 	secrets *redact.Registry
-	logs    *syncBuffer
-	now     *fakeClock
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+	logs    *testkit.SyncBuffer
+	now     *testkit.Clock
 }
 
 // newHarness builds a client over servers; host is the injected host
@@ -75,9 +39,9 @@ func newHarness(t *testing.T, extraHost []string, servers ...mcpconfig.ServerCon
 	env := redact.NewEnvFilter(host)
 	secrets := redact.NewRegistry()
 	secrets.Add(env.Secrets()...)
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(redact.NewHandler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}), secrets))
-	clock := &fakeClock{t: time.Now()}
+	clock := testkit.NewClock(time.Now())
 	client := New(Options{Servers: servers, Env: env, Redactor: secrets, Logger: logger,
 		Builtins: []string{"send"}, Now: clock.Now})
 	t.Cleanup(client.Close)
@@ -156,12 +120,6 @@ func (h *harness) call(s *Session, tool Tool, args string) Result {
 		h.t.Fatalf("call %s: %v", tool.Name, err)
 	}
 	return res
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	testkit.WaitFor(t, what, d, cond)
 }
 
 // gone reports whether pid no longer exists at all (not even as a zombie).

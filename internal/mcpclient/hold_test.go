@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // heldHarness is a Shared fake under a ceiling of two live sessions and
@@ -60,7 +61,7 @@ func TestRunningTurnKeepsItsSession(t *testing.T) {
 	endCarol := carol.BeginTurn()
 	defer endCarol()
 	carolsCall := callAsync(t, carol, recall, `{}`)
-	waitFor(t, "carol to wait in line", 10*time.Second, func() bool { return waiting(h) == 1 })
+	testkit.WaitFor(t, "carol to wait in line", 10*time.Second, func() bool { return waiting(h) == 1 })
 
 	// Between two calls of alice's turn (the model thinking): her session
 	// is still hers.
@@ -106,7 +107,7 @@ func TestRunningTurnKeepsItsSession(t *testing.T) {
 // however long the machine takes meanwhile.
 func TestTurnHoldLapses(t *testing.T) {
 	h, alice, bob, carol := heldHarness(t)
-	clock := &fakeClock{t: time.Now()}
+	clock := testkit.NewClock(time.Now())
 	h.client.holdIdle, h.client.holdNow = 300*time.Millisecond, clock.Now
 	remember, recall := h.tool("shared", fakemcp.ToolRemember), h.tool("shared", fakemcp.ToolRecall)
 	defer alice.BeginTurn()()

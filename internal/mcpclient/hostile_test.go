@@ -20,6 +20,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // shInit is the start of a hand-written stdio server in sh: it answers
@@ -89,7 +90,7 @@ func TestWedgedServerCannotHoldACall(t *testing.T) {
 		_, err := s.Call(ctx, Tool{Server: "stuck", MCPName: "x", Name: "x"}, big)
 		done <- err
 	}()
-	waitFor(t, "the call to stuck to run", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the call to stuck to run", 30*time.Second, func() bool {
 		st, _ := s.Status("stuck")
 		return st.State == StateRunning && st.InFlight == 1
 	})
@@ -117,7 +118,7 @@ func TestServerThatClosesItsOutputIsReplaced(t *testing.T) {
 		t.Errorf("result %q", res.Text())
 	}
 	first, _ := s.Status("mute")
-	waitFor(t, "the mute server to be stopped", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the mute server to be stopped", 10*time.Second, func() bool {
 		return gone(first.PID)
 	})
 	res, _, _ = callWithin(t, s, context.Background(), tool, `{}`, 15*time.Second)
@@ -190,7 +191,7 @@ func TestOversizedMessageEndsTheCall(t *testing.T) {
 		t.Errorf("result %.300q", res.Text())
 	}
 	first, _ := s.Status("huge")
-	waitFor(t, "the server to be stopped", 10*time.Second, func() bool { return gone(first.PID) })
+	testkit.WaitFor(t, "the server to be stopped", 10*time.Second, func() bool { return gone(first.PID) })
 }
 
 // A server at a URL is read no further than the limit: a body (or an SSE

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // httpServer serves the fake's tools over streamable HTTP and records the
@@ -102,7 +103,7 @@ func TestHTTPServer(t *testing.T) {
 
 	// Stop ends the HTTP session.
 	s.Stop()
-	waitFor(t, "the session's DELETE", 5*time.Second, func() bool { return srv.deletes.Load() >= 1 })
+	testkit.WaitFor(t, "the session's DELETE", 5*time.Second, func() bool { return srv.deletes.Load() >= 1 })
 
 	// The server goes down: the call fails with the reason, the next one
 	// (server back) opens a new session.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // The disk watcher's view of a chat's connections: what runs, whether it
@@ -37,7 +38,7 @@ func TestIdleSinceAndStopIdle(t *testing.T) {
 		defer close(done)
 		_, _ = s.Call(ctx, h.tool("fake", fakemcp.ToolSlow), []byte(`{}`))
 	}()
-	waitFor(t, "the slow call in flight", 10*time.Second, func() bool { st, _ := s.Status("fake"); return st.InFlight == 1 })
+	testkit.WaitFor(t, "the slow call in flight", 10*time.Second, func() bool { st, _ := s.Status("fake"); return st.InFlight == 1 })
 	if s.IdleSince("fake", before) || s.StopIdle("fake", "test") {
 		t.Error("idle, or stopped, with a call in flight")
 	}
@@ -54,7 +55,7 @@ func TestIdleSinceAndStopIdle(t *testing.T) {
 	if st, _ := s.Status("fake"); st.State != StateNotStarted || len(s.Running()) != 0 {
 		t.Errorf("after StopIdle: %s, running %q", st.State, s.Running())
 	}
-	waitFor(t, "the process to end", 10*time.Second, func() bool { return gone(pid) })
+	testkit.WaitFor(t, "the process to end", 10*time.Second, func() bool { return gone(pid) })
 	if res := h.call(s, h.tool("fake", fakemcp.ToolEcho), `{"text":"again"}`); res.Text() != "again" {
 		t.Errorf("the next call: %q", res.Text())
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // A server named in another client's spelling (Cline's marketplace name)
@@ -38,7 +39,7 @@ func TestServerNamedInAnotherClientsSpelling(t *testing.T) {
 		if err := s.Restart(name); err != nil {
 			t.Fatalf("/mcp restart %s: %v", name, err)
 		}
-		waitFor(t, "the process stopped", 10*time.Second, func() bool {
+		testkit.WaitFor(t, "the process stopped", 10*time.Second, func() bool {
 			st, _ := s.Status(cfg.Name)
 			return st.PID == 0
 		})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // A discovery whose server never answers is ended by Client.Close: no
@@ -85,7 +86,7 @@ func TestNoTurnWaitsForARetriedDiscovery(t *testing.T) {
 			}
 		}
 		fakemcp.WaitForEvents(t, logPath, fakemcp.EventStart, round+2, 10*time.Second)
-		waitFor(t, "the retry to end", 10*time.Second, func() bool { return !h.cache.running(cfg) })
+		testkit.WaitFor(t, "the retry to end", 10*time.Second, func() bool { return !h.cache.running(cfg) })
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // changingServer is the changing fake on a transport, with its log: a
@@ -48,7 +49,7 @@ func waitChanged(t *testing.T, s *Session) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	waitFor(t, "notifications/tools/list_changed", 20*time.Second, func() bool { return s.ToolsChanged(ctx) })
+	testkit.WaitFor(t, "notifications/tools/list_changed", 20*time.Second, func() bool { return s.ToolsChanged(ctx) })
 }
 
 func offers(t *testing.T, h *harness, name string) bool {
@@ -142,7 +143,7 @@ func TestListenEndsWithItsServer(t *testing.T) {
 			c.mu.Unlock()
 			// The state says "not started" once the server is detached, just
 			// before it is ended: the listener ends with it.
-			waitFor(t, "the idle stop", 10*time.Second, func() bool { st, _ := s.Status("fake"); return st.State == StateNotStarted })
+			testkit.WaitFor(t, "the idle stop", 10*time.Second, func() bool { st, _ := s.Status("fake"); return st.State == StateNotStarted })
 			select {
 			case <-l.done:
 			case <-time.After(10 * time.Second):
@@ -251,7 +252,7 @@ func TestListenReopensAfterADrop(t *testing.T) {
 	if st, _ := s.Status("fake"); st.State != StateRunning {
 		t.Fatalf("the dropped stream took the connection down: %v (%s)", st.State, st.LastErr)
 	}
-	waitFor(t, "the second stream's acknowledgement", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the second stream's acknowledgement", 10*time.Second, func() bool {
 		l := s.conns["fake"].liveListener()
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -277,7 +278,7 @@ func TestListenReopensAfterTheServerEndedIt(t *testing.T) {
 		t.Fatalf("end_listens: %q", res.Text())
 	}
 	fakemcp.WaitForEvents(t, log, fakemcp.EventListen, 2, 20*time.Second)
-	waitFor(t, "the second stream's acknowledgement", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the second stream's acknowledgement", 10*time.Second, func() bool {
 		l := s.conns["fake"].liveListener()
 		l.mu.Lock()
 		defer l.mu.Unlock()

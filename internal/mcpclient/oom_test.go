@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // watchOOM gives h's client the counter at path and watches it every
@@ -56,7 +57,7 @@ func TestOOMKillOfAServerIsTold(t *testing.T) {
 	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the exit to be seen", 10*time.Second, func() bool { st, _ := s.Status("fake"); return st.State == StateExited })
+	testkit.WaitFor(t, "the exit to be seen", 10*time.Second, func() bool { st, _ := s.Status("fake"); return st.State == StateExited })
 
 	res := h.call(s, echo, `{"text":"two"}`)
 	if !res.IsError || !strings.Contains(res.Text(), "The bot's machine ran out of memory: the kernel killed the fake MCP server.") {
@@ -96,10 +97,10 @@ func TestOOMKillOfAGrandchildIsTold(t *testing.T) {
 	}
 	hogs := fakemcp.WaitForEvents(t, log, fakemcp.EventHog, 2, 10*time.Second) // the discovery's and the chat's
 	fakemcp.WaitDead(t, 30*time.Second, hogs[1].PID)
-	waitFor(t, "/mcp to say so", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "/mcp to say so", 10*time.Second, func() bool {
 		return strings.Contains(s.StatusText(), "⚠ Out of memory: the kernel's OOM killer ended")
 	})
-	waitFor(t, "the log to say so", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the log to say so", 10*time.Second, func() bool {
 		return strings.Contains(h.logs.String(), "the kernel's OOM killer ended processes under the bot's memory limit")
 	})
 	if res := h.call(s, echo, `{"text":"two"}`); res.IsError || !strings.Contains(res.Text(), "two") {

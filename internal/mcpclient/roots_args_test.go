@@ -10,6 +10,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // entryConfig parses an entry as settings.json would.
@@ -38,7 +39,7 @@ func TestFilesystemServerKeepsItsArgsDirectory(t *testing.T) {
 	s := h.session(ws)
 	list := h.tool("filesystem", "list_allowed_directories")
 	first := h.call(s, list, `{}`).Text()
-	waitFor(t, "server-filesystem settled its directories", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "server-filesystem settled its directories", 30*time.Second, func() bool {
 		st, _ := s.Status("filesystem")
 		tail := strings.Join(st.Tail, "\n")
 		return strings.Contains(tail, "Updated allowed directories from MCP roots") ||

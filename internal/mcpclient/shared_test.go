@@ -14,6 +14,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // sharedServer is the fake as a Shared server: one process on ${port},
@@ -78,7 +79,7 @@ func TestSharedServerStateAndCrash(t *testing.T) {
 
 	h.call(alice, remember, `{"value":"logged in"}`)
 	statePath := filepath.Join(alice.private, "state.json")
-	waitFor(t, "the state saved when the chat's calls pause", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the state saved when the chat's calls pause", 10*time.Second, func() bool {
 		b, _ := os.ReadFile(statePath)
 		return strings.Contains(string(b), "logged in")
 	})
@@ -106,7 +107,7 @@ func TestSharedServerStateAndCrash(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the shared process to die", 10*time.Second, func() bool { p, _, _ := h.client.sp.hosts["shared"].status(); return p == 0 })
+	testkit.WaitFor(t, "the shared process to die", 10*time.Second, func() bool { p, _, _ := h.client.sp.hosts["shared"].status(); return p == 0 })
 	if res := h.call(alice, recall, `{}`); !res.IsError {
 		t.Errorf("the call after the crash: %q, want an error that says the connection failed", res.Text())
 	}
@@ -127,7 +128,7 @@ func TestSharedServerIdleStop(t *testing.T) {
 	alice := h.session("")
 	recall := h.tool("shared", fakemcp.ToolRecall)
 	h.call(alice, recall, `{}`)
-	waitFor(t, "the idle stop of the chat's session and of the process", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the idle stop of the chat's session and of the process", 10*time.Second, func() bool {
 		p, users, _ := h.client.sp.hosts["shared"].status()
 		return p == 0 && users == 0
 	})

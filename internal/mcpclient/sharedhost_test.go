@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // A Shared server with HostEnv gets, at each start, a random name as the
@@ -71,7 +72,7 @@ func TestSharedServerServesOnlyItsHostName(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the shared process to die", 10*time.Second, func() bool { p, _, _ := hst.status(); return p == 0 })
+	testkit.WaitFor(t, "the shared process to die", 10*time.Second, func() bool { p, _, _ := hst.status(); return p == 0 })
 	h.call(alice, whoami, `{}`) // reports the end
 	if got := h.call(alice, whoami, `{}`); got.IsError || got.Text() != "root: "+alice.Workspace() {
 		t.Fatalf("the call after a restart: %+v", got)

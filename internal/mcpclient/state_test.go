@@ -9,6 +9,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // stateHarness is a shared fake whose sessions keep a value as a browser
@@ -37,7 +38,7 @@ func savedState(s *Session) string {
 func TestStateNotSavedFromAContextTheChatDidNotRestore(t *testing.T) {
 	h, alice, call := stateHarness(t)
 	call(fakemcp.ToolRemember, `{"value":"logged in"}`)
-	waitFor(t, "the state saved when the chat's calls paused", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the state saved when the chat's calls paused", 10*time.Second, func() bool {
 		return strings.Contains(savedState(alice), "logged in")
 	})
 	call(fakemcp.ToolDropContext, `{}`) // Chromium dies
@@ -60,7 +61,7 @@ func TestStateNotSavedFromAContextTheChatDidNotRestore(t *testing.T) {
 func TestStateSavedFromTheContextItWasRestoredInto(t *testing.T) {
 	_, alice, call := stateHarness(t)
 	call(fakemcp.ToolRemember, `{"value":"logged in"}`)
-	waitFor(t, "the state saved", 10*time.Second, func() bool { return strings.Contains(savedState(alice), "logged in") })
+	testkit.WaitFor(t, "the state saved", 10*time.Second, func() bool { return strings.Contains(savedState(alice), "logged in") })
 	call(fakemcp.ToolDropContext, `{}`)
 	res := call(fakemcp.ToolRecall, `{}`) // opens a new context: the state is restored after it
 	if !strings.Contains(res.Text(), "the browser had stopped") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // visitingUser answers a URL-mode elicitation the way a person does who
@@ -120,7 +121,7 @@ func TestURLElicitationCompleted(t *testing.T) {
 			visit(t, page)
 			visit(t, page[:strings.LastIndex(page, "/")+1]+"someone-elses")
 			fakemcp.WaitForEvents(t, srv.log, fakemcp.EventVisited, 3, 10*time.Second)
-			waitFor(t, "the ignored completions", 10*time.Second, func() bool {
+			testkit.WaitFor(t, "the ignored completions", 10*time.Second, func() bool {
 				return strings.Count(h.logs.String(), "MCP elicitation completion ignored") >= 2
 			})
 			if !strings.Contains(h.logs.String(), "elicitation=someone-elses") {
@@ -134,7 +135,7 @@ func TestURLElicitationCompleted(t *testing.T) {
 				t.Fatalf("elicit_url, Done pressed: %q", res.Text())
 			}
 			visit(t, user.asked[1].URL)
-			waitFor(t, "the late completion ignored", 10*time.Second, func() bool {
+			testkit.WaitFor(t, "the late completion ignored", 10*time.Second, func() bool {
 				return strings.Count(h.logs.String(), "MCP elicitation completion ignored") >= 3
 			})
 			if user.completed != 1 || len(user.asked) != 2 {

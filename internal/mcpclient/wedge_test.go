@@ -12,6 +12,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // wedgedHarness is a Shared fake with state tools, pinged after pingAfter
@@ -37,7 +38,7 @@ func wedgedHarness(t *testing.T, pingAfter, pingTimeout time.Duration) (h *harne
 	for s, v := range map[*Session]string{alice: "alice", bob: "bob"} {
 		h.call(s, h.tool("shared", fakemcp.ToolRemember), `{"value":"`+v+`"}`)
 		path := filepath.Join(s.private, "state.json")
-		waitFor(t, v+"'s state saved", 10*time.Second, func() bool {
+		testkit.WaitFor(t, v+"'s state saved", 10*time.Second, func() bool {
 			b, _ := os.ReadFile(path)
 			return strings.Contains(string(b), v)
 		})
@@ -59,7 +60,7 @@ func stopShared(t *testing.T, h *harness) int {
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 	// The stop is asynchronous: until every thread has stopped, the
 	// process may still answer.
-	waitFor(t, "the shared process to stop", 10*time.Second, func() bool { return stopped(pid) })
+	testkit.WaitFor(t, "the shared process to stop", 10*time.Second, func() bool { return stopped(pid) })
 	return pid
 }
 
@@ -118,7 +119,7 @@ func TestSharedServerWedgedIsReplaced(t *testing.T) {
 	if pid, _, _ := h.client.sp.hosts["shared"].status(); pid == stopped || pid == 0 {
 		t.Errorf("the shared process is %d, want a new one (the stopped one was %d)", pid, stopped)
 	}
-	waitFor(t, "the stopped process to be ended", 20*time.Second, func() bool { return gone(stopped) })
+	testkit.WaitFor(t, "the stopped process to be ended", 20*time.Second, func() bool { return gone(stopped) })
 	text, _ := alice.ServerText("shared")
 	if !strings.Contains(text, "last replaced: ") || !strings.Contains(text, "stopped answering") {
 		t.Errorf("/mcp shared does not say the process was replaced:\n%s", text)
@@ -153,7 +154,7 @@ func TestStopDuringACallOnAStoppedServer(t *testing.T) {
 		_, _ = alice.Call(ctx, h.tool("shared", fakemcp.ToolRecall), []byte(`{}`))
 		done <- time.Now()
 	}()
-	waitFor(t, "the call in flight", 10*time.Second, func() bool { st, _ := alice.Status("shared"); return st.InFlight == 1 })
+	testkit.WaitFor(t, "the call in flight", 10*time.Second, func() bool { st, _ := alice.Status("shared"); return st.InFlight == 1 })
 	stopped := time.Now()
 	cancel()
 	select {
@@ -229,7 +230,7 @@ func TestRestartReplacesAStoppedSharedServer(t *testing.T) {
 			if n := len(fakemcp.Filter(fakemcp.ReadLog(t, logPath), fakemcp.EventStart)); n != 2 {
 				t.Errorf("%d starts of the shared process, want 2", n)
 			}
-			waitFor(t, "the stopped process to be ended", 20*time.Second, func() bool { return gone(stopped) })
+			testkit.WaitFor(t, "the stopped process to be ended", 20*time.Second, func() bool { return gone(stopped) })
 		})
 	}
 }

@@ -9,26 +9,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
-// clock is a settable time.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newStore(t *testing.T) (*Store, *clock, string) {
+func newStore(t *testing.T) (*Store, *testkit.Clock, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "access")
-	c := &clock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
-	return New(dir, c.now, nil), c, dir
+	c := testkit.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	return New(dir, c.Now, nil), c, dir
 }
 
 func TestCodeIsOnePerUserUntilItExpires(t *testing.T) {
@@ -40,7 +29,7 @@ func TestCodeIsOnePerUserUntilItExpires(t *testing.T) {
 	if len(a.Code) != CodeLen || strings.Trim(a.Code, codeAlphabet) != "" {
 		t.Errorf("code %q: want %d characters of %s", a.Code, CodeLen, codeAlphabet)
 	}
-	if a.Name != "Alice Smith" || a.ChatID != 70 || !a.Expires.Equal(c.now().Add(CodeTTL)) {
+	if a.Name != "Alice Smith" || a.ChatID != 70 || !a.Expires.Equal(c.Now().Add(CodeTTL)) {
 		t.Errorf("request %+v", a)
 	}
 	again, _ := s.Code(7, 70, "Alice")
@@ -51,7 +40,7 @@ func TestCodeIsOnePerUserUntilItExpires(t *testing.T) {
 	if b.Code == a.Code {
 		t.Errorf("two users share the code %q", a.Code)
 	}
-	c.add(CodeTTL)
+	c.Advance(CodeTTL)
 	renewed, _ := s.Code(7, 70, "Alice")
 	if renewed.Code == a.Code {
 		t.Errorf("an expired code was given again")
@@ -62,12 +51,12 @@ func TestAllow(t *testing.T) {
 	s, c, _ := newStore(t)
 	req, _ := s.Code(7, 70, "Alice")
 	expired, _ := s.Code(9, 90, "Eve")
-	c.add(30 * time.Minute)
-	s2 := New(s.Dir(), c.now, nil) // the host's volcanicbot allow, beside the bot
+	c.Advance(30 * time.Minute)
+	s2 := New(s.Dir(), c.Now, nil) // the host's volcanicbot allow, beside the bot
 	if _, err := s2.Code(10, 100, "Late"); err != nil {
 		t.Fatal(err)
 	}
-	c.add(31 * time.Minute) // Eve's code (and Alice's) expired; Late's not
+	c.Advance(31 * time.Minute) // Eve's code (and Alice's) expired; Late's not
 
 	tests := []struct {
 		name, code string
@@ -108,7 +97,7 @@ func TestAllow(t *testing.T) {
 // next look, and a revocation too.
 func TestAllowedSeesTheHostsChanges(t *testing.T) {
 	bot, c, dir := newStore(t)
-	host := New(dir, c.now, nil)
+	host := New(dir, c.Now, nil)
 	if ok, err := bot.Allowed(7); ok || err != nil {
 		t.Fatalf("before: %v %v", ok, err)
 	}
@@ -163,7 +152,7 @@ func TestTooManyWaiting(t *testing.T) {
 	if r, err := s.Code(1000, 1, "x"); err != nil || r.Code == "" {
 		t.Errorf("one who waits already still gets their code: %v", err)
 	}
-	c.add(CodeTTL)
+	c.Advance(CodeTTL)
 	if _, err := s.Code(1, 1, "later"); err != nil {
 		t.Errorf("after the codes expired: %v", err)
 	}
@@ -174,7 +163,7 @@ func TestTooManyWaiting(t *testing.T) {
 func TestEndedCodesAreDropped(t *testing.T) {
 	s, c, dir := newStore(t)
 	old, _ := s.Code(7, 70, "Alice")
-	c.add(CodeTTL + keepEnded + time.Minute)
+	c.Advance(CodeTTL + keepEnded + time.Minute)
 	if _, err := s.Code(8, 80, "Bob"); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +200,7 @@ func TestDamagedFile(t *testing.T) {
 // nothing.
 func TestConcurrentChanges(t *testing.T) {
 	a, c, dir := newStore(t)
-	b := New(dir, c.now, nil)
+	b := New(dir, c.Now, nil)
 	var wg sync.WaitGroup
 	for i := range 20 {
 		s := a

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 func writeFile(t *testing.T, path, data string) {
@@ -146,9 +148,9 @@ func TestMaintainDaily(t *testing.T) {
 // goes; a line that cannot be read is dropped, and said so.
 func TestCompactDay(t *testing.T) {
 	dir := t.TempDir()
-	c := &clock{time.Date(2026, 12, 9, 8, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 9, 8, 0, 0, 0, time.UTC))
 	var logs strings.Builder
-	l := New(Options{Dir: dir, Now: c.now, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	l := New(Options{Dir: dir, Now: c.Now, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	lifts := filepath.Join(dir, "2026-12-07.jsonl")
 	writeFile(t, lifts, `{"lift":7,"by":42}`+"\n"+`{"told":7}`+"\n")
 	torn := filepath.Join(dir, "2026-12-08.jsonl")
@@ -176,7 +178,7 @@ func TestCompactDay(t *testing.T) {
 // Stats count what was recorded since start, priced, and the chats and
 // users told their allowance was used.
 func TestStats(t *testing.T) {
-	c := &clock{time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 1000, 500)
 	l.Record(7, 1, call(600, 200, 100))
 	l.Record(8, 2, call(400, 0, 200))

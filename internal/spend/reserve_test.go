@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // cancelled is a context that has ended: Reserve with it answers at once,
@@ -23,7 +24,7 @@ func cancelled() context.Context {
 // one in flight to end, and once the allowance is used it is refused.
 // What is spent ends over the allowance by less than one request.
 func TestReserveHoldsTokensForRequestsInFlight(t *testing.T) {
-	c := &clock{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 5000, 0)
 	var spends []func(llm.Usage)
 	for i := range 3 { // 0, 2,100 and 4,200 held: each under 5,000
@@ -59,7 +60,7 @@ func TestReserveHoldsTokensForRequestsInFlight(t *testing.T) {
 // goes: however they interleave, the chat spends at most the allowance
 // and one request.
 func TestReserveUnderAFlood(t *testing.T) {
-	c := &clock{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 5000, 0)
 	var wg sync.WaitGroup
 	for range 50 {
@@ -83,7 +84,7 @@ func TestReserveUnderAFlood(t *testing.T) {
 // less than it held, or by an admin's lift — and a user's allowance
 // holds across their chats.
 func TestReserveWaitsForTokensFreed(t *testing.T) {
-	c := &clock{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 5000, 3000)
 	first, _, _ := l.Reserve(context.Background(), 7, 1, 3000)
 	if spent, _, err := l.Reserve(cancelled(), -100, 1, 10); spent != nil || err == nil {
@@ -130,7 +131,7 @@ func TestReserveWaitsForTokensFreed(t *testing.T) {
 // A request that ended early is counted with its estimate, and /usage
 // says how much was estimated.
 func TestEstimatedUsageIsShown(t *testing.T) {
-	c := &clock{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 0, 0)
 	spent, _, _ := l.Reserve(context.Background(), 7, 1, 100)
 	spent(llm.Usage{InputTokens: 1200, OutputTokens: 88, Estimated: 88})

@@ -9,16 +9,12 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
-// clock is a settable Now.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time { return c.t }
-
-func newLedger(t *testing.T, dir string, c *clock, perChat, perUser int64) *Ledger {
+func newLedger(t *testing.T, dir string, c *testkit.Clock, perChat, perUser int64) *Ledger {
 	t.Helper()
-	l := New(Options{Dir: dir, PerChat: perChat, PerUser: perUser, Now: c.now, PriceInput: 3, PriceOutput: 15})
+	l := New(Options{Dir: dir, PerChat: perChat, PerUser: perUser, Now: c.Now, PriceInput: 3, PriceOutput: 15})
 	if err := l.Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +37,7 @@ func call(in, cached, out int) llm.Usage {
 }
 
 func TestAllowancePerChat(t *testing.T) {
-	c := &clock{time.Date(2026, 12, 1, 21, 47, 30, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 1, 21, 47, 30, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 1000, 0)
 	if ok, _ := allow(l, 7, 1); !ok {
 		t.Fatal("refused before any use")
@@ -63,14 +59,14 @@ func TestAllowancePerChat(t *testing.T) {
 	if ok, _ := allow(l, 8, 1); !ok {
 		t.Error("another chat is refused")
 	}
-	c.t = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	c.Set(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
 	if ok, _ := allow(l, 7, 1); !ok {
 		t.Error("refused on the next UTC day")
 	}
 }
 
 func TestAllowancePerUser(t *testing.T) {
-	c := &clock{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 0, 500)
 	l.Record(7, 1, call(200, 0, 100))
 	l.Record(-100, 1, call(150, 0, 50)) // the same user in a group
@@ -90,10 +86,10 @@ func TestAllowancePerUser(t *testing.T) {
 // lifts, and the month's totals; a torn line is skipped.
 func TestLedgerSurvivesARestart(t *testing.T) {
 	dir := t.TempDir()
-	c := &clock{time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	l := newLedger(t, dir, c, 1000, 0)
 	l.Record(7, 1, call(700, 100, 400)) // Dec 1
-	c.t = c.t.Add(24 * time.Hour)
+	c.Advance(24 * time.Hour)
 	l.Record(7, 1, call(900, 0, 200)) // Dec 2: over
 	if ok, notice := allow(l, 7, 1); ok || notice == "" {
 		t.Fatal("not refused")
@@ -132,14 +128,14 @@ func TestLedgerSurvivesARestart(t *testing.T) {
 		}
 	}
 	// A new month starts from nothing.
-	c.t = time.Date(2027, 1, 1, 0, 0, 1, 0, time.UTC)
+	c.Set(time.Date(2027, 1, 1, 0, 0, 1, 0, time.UTC))
 	if r := l.Report(7, 1); !strings.Contains(r, "This month (January 2027): no model calls") {
 		t.Errorf("January:\n%s", r)
 	}
 }
 
 func TestAllowMore(t *testing.T) {
-	c := &clock{time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 100, 100)
 	l.Record(7, 1, call(100, 0, 100))
 	if ok, _ := allow(l, 7, 1); ok {
@@ -155,7 +151,7 @@ func TestAllowMore(t *testing.T) {
 	if ok, _ := allow(l, 8, 1); ok {
 		t.Error("the lift reaches the user in another chat")
 	}
-	c.t = c.t.Add(24 * time.Hour)
+	c.Advance(24 * time.Hour)
 	l.Record(7, 1, call(100, 0, 100))
 	if ok, _ := allow(l, 7, 1); ok {
 		t.Error("the lift outlived its day")
@@ -163,8 +159,8 @@ func TestAllowMore(t *testing.T) {
 }
 
 func TestNoAllowance(t *testing.T) {
-	c := &clock{time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	l := New(Options{Dir: t.TempDir(), Now: c.now})
+	c := testkit.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	l := New(Options{Dir: t.TempDir(), Now: c.Now})
 	if err := l.Load(); err != nil {
 		t.Fatal(err)
 	}

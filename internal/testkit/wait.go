@@ -1,5 +1,6 @@
 // Package testkit holds what tests of several packages share: waiting
-// for a condition without guessing how long it takes.
+// for a condition without guessing how long it takes, a log buffer a
+// goroutine writes while the test reads it, and a settable clock.
 //
 // A test waits on an event: a channel, a fake's event log, a hook. Where
 // the only sign is a state (a file appears, a process is gone, a log line

@@ -1,13 +1,13 @@
 package stdio
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // A JSON log line is logged at its own level; anything else at the
@@ -73,31 +73,12 @@ func TestLineReader(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination the stderr reader can write to while the
-// test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A server writing a stderr line of 2 MB (over bufio.Scanner's old 1 MB
 // limit, which stopped the capture: the pipe filled and the server died of
 // SIGPIPE) keeps running; the line is cut, and the lines after it are kept
 // and logged at their levels.
 func TestLongStderrLineKeepsCapture(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	script := `head -c 2000000 /dev/zero | tr '\0' x >&2; echo >&2; echo '{"level":"error","msg":"after the long line"}' >&2; echo plain >&2; exit 7`
 	p, err := Start(Command{Path: "/bin/sh", Args: []string{"-c", script}, Dir: t.TempDir(), Env: os.Environ()},
@@ -125,7 +106,7 @@ func TestLongStderrLineKeepsCapture(t *testing.T) {
 // A flood of stderr is logged at a bounded rate, with a count of what was
 // left out; the tail keeps the newest lines either way.
 func TestStderrFloodIsRateLimited(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	script := `for i in $(seq 5000); do echo "flood line $i" >&2; done; exit 0`
 	p, err := Start(Command{Path: "/bin/sh", Args: []string{"-c", script}, Dir: t.TempDir(), Env: os.Environ()},
