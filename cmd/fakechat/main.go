@@ -230,7 +230,10 @@ func serveModel() (*modelServer, error) {
 			return
 		}
 		var req struct {
-			Stream   bool `json:"stream"`
+			Stream        bool `json:"stream"`
+			StreamOptions struct {
+				IncludeUsage bool `json:"include_usage"`
+			} `json:"stream_options"`
 			Messages []struct {
 				Role    string          `json:"role"`
 				Content json.RawMessage `json:"content"`
@@ -245,15 +248,20 @@ func serveModel() (*modelServer, error) {
 		id := n
 		mu.Unlock()
 		msg := answer(req.Messages, id)
+		// A made-up count (4 bytes a token), so that /usage has something to show.
+		usage := map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": 10, "total_tokens": len(body)/4 + 10}
 		if req.Stream {
-			streamAnswer(w, r, msg, id)
+			if !req.StreamOptions.IncludeUsage {
+				usage = nil
+			}
+			streamAnswer(w, r, msg, id, usage)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": fmt.Sprintf("chatcmpl-%d", id), "object": "chat.completion", "created": time.Now().Unix(), "model": "fake",
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish(msg)}},
-			"usage":   map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": 10, "total_tokens": len(body)/4 + 10},
+			"usage":   usage,
 		})
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -262,8 +270,10 @@ func serveModel() (*modelServer, error) {
 }
 
 // streamAnswer writes msg as a chat-completions stream: its text word by
-// word, 300 ms apart when it answers "slow …", so that the bot streams it.
-func streamAnswer(w http.ResponseWriter, r *http.Request, msg map[string]any, id int) {
+// word, 300 ms apart when it answers "slow …", so that the bot streams it;
+// then, when the request asked for it (stream_options.include_usage), a
+// last chunk with no choices and the usage, as OpenAI sends it.
+func streamAnswer(w http.ResponseWriter, r *http.Request, msg map[string]any, id int, usage map[string]any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	chunk := func(delta map[string]any, finish any) {
@@ -295,6 +305,11 @@ func streamAnswer(w http.ResponseWriter, r *http.Request, msg map[string]any, id
 		}
 	}
 	chunk(map[string]any{}, finish(msg))
+	if usage != nil {
+		b, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("chatcmpl-%d", id), "object": "chat.completion.chunk",
+			"created": time.Now().Unix(), "model": "fake", "choices": []any{}, "usage": usage})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 

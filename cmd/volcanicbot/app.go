@@ -277,6 +277,15 @@ func (m *Main) migrateChats() error {
 		m.logger.Info("moved the chats' private state out of their workspaces", "chats", mig.Chats,
 			"to", filepath.Join(m.cfg.DataDir, "private"))
 	}
+	if err != nil {
+		return err
+	}
+	left, err := chatdir.New(m.cfg.DataDir).Leftovers()
+	for _, dir := range left {
+		m.logger.Warn("a workspace holds a conversation or browser logins in .volcanic/, as versions before the private folders "+
+			"kept them (a rollback ran one on this data directory): the bot does not read them, the chat's tools can — "+
+			"move that folder out of the workspace or delete it (docs/deployment.md, Rolling back)", "path", dir)
+	}
 	return err
 }
 

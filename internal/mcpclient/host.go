@@ -404,8 +404,9 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, address, error) {
 // newHostName is a fresh host name for a start (HostEnv): 128 random bits
 // under .invalid, which resolves nowhere (RFC 6761; unlike *.localhost,
 // which browsers take for the loopback address). It is registered as a
-// secret, so that no log, /mcp text or tool result shows it (the server
-// names it in its refusals).
+// secret, in upper case too, so that no log, /mcp text or tool result
+// shows it (the server names it in its refusals). Nothing rests on its
+// secrecy: a page that reads it cannot send it (see docs/security.md).
 func (h *host) newHostName() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -413,7 +414,7 @@ func (h *host) newHostName() (string, error) {
 	}
 	name := "vb-" + hex.EncodeToString(b[:]) + ".invalid"
 	if r, ok := h.sp.redactor.(interface{ Add(values ...string) }); ok {
-		r.Add(name)
+		r.Add(name, strings.ToUpper(name))
 	}
 	return name, nil
 }

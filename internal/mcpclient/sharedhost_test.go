@@ -61,6 +61,9 @@ func TestSharedServerServesOnlyItsHostName(t *testing.T) {
 	if h.secrets.Redact("refused: "+name) != "refused: [REDACTED]" {
 		t.Error("the host name is not a registered secret")
 	}
+	if up := strings.ToUpper(name); h.secrets.Redact("REFUSED: "+up) != "REFUSED: [REDACTED]" {
+		t.Error("the host name in upper case (a page's innerText.toUpperCase()) is not a registered secret")
+	}
 	text, _ := alice.ServerText("shared")
 	if strings.Contains(h.logs.String(), name) || strings.Contains(text, name) {
 		t.Errorf("the host name is in the log or /mcp")

@@ -140,6 +140,14 @@ func (c *connection) saveState(srv *liveServer) {
 // state (its browser had died, and the save would find it empty), nor one
 // the save itself would open.
 func (c *connection) saveHeld(ctx context.Context, srv *liveServer) {
+	if srv.restoreFirst.Load() {
+		// The chat closed its browser (the Close tool), its state saved
+		// just before, and no call ran since: there is nothing to save,
+		// and a save would open an empty context only to throw it away.
+		c.deps.sp.logger.Debug("MCP server: nothing to save: the chat closed its browser, the state saved before the close is kept",
+			"server", c.cfg.Name, "workspace", c.workspace)
+		return
+	}
 	before := srv.contexts()
 	if srv.countsContexts() && (before == 0 || before != srv.ownContext.Load()) {
 		if before != 0 {
