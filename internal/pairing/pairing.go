@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/ownership"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -244,7 +244,7 @@ func (s *Store) Revoke(userID int64) (bool, error) {
 func (s *Store) change(fn func([]User, []Request) ([]User, []Request, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	own, err := ownership.Of(filepath.Dir(s.dir)) // run as root, the files stay the bot's
+	own, err := store.OwnerOf(filepath.Dir(s.dir)) // run as root, the files stay the bot's
 	if err != nil {
 		return err
 	}
@@ -376,5 +376,5 @@ func writeJSON(path string, v any, own func(string) error) error {
 	if err != nil {
 		return err
 	}
-	return ownership.WriteFile(path, append(b, '\n'), own)
+	return store.WriteFile(path, append(b, '\n'), own)
 }
