@@ -16,7 +16,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/oauth"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
-	"github.com/volcanicbot/volcanicbot/internal/ownership"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // NeedsLoginError is a server at a URL that wants an OAuth login (it
@@ -126,14 +126,14 @@ func (a *authStore) writeFile(path string, raw []byte) error {
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
 		return err
 	}
-	own, err := ownership.Of(filepath.Dir(a.dir))
+	own, err := store.OwnerOf(filepath.Dir(a.dir))
 	if err != nil {
 		return err
 	}
 	if err := own(a.dir); err != nil {
 		return err
 	}
-	return ownership.WriteFile(path, raw, own)
+	return store.WriteFile(path, raw, own)
 }
 
 // savedCatalog is server's last catalogue discovered with a token as a

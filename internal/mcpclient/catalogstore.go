@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
-	"github.com/volcanicbot/volcanicbot/internal/ownership"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // catalogStore keeps each server's last discovered tool list on disk (a
@@ -99,11 +99,11 @@ func (s *catalogStore) save(cfg mcpconfig.ServerConfig, info ServerInfo, raws []
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return
 	}
-	own, err := ownership.Of(filepath.Dir(s.dir))
+	own, err := store.OwnerOf(filepath.Dir(s.dir))
 	if err != nil || own(s.dir) != nil {
 		return
 	}
-	_ = ownership.WriteFile(path, b, own)
+	_ = store.WriteFile(path, b, own)
 }
 
 // load is the list kept for cfg's server under its configuration of now.

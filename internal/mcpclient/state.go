@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/volcanicbot/volcanicbot/internal/ownership"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // A chat's state on a server with StateTools (the shared browser's cookies
@@ -212,11 +212,11 @@ func (c *connection) keepState(b []byte) error {
 	if err := os.MkdirAll(c.private, 0o700); err != nil {
 		return err
 	}
-	own, err := ownership.Of(c.private)
+	own, err := store.OwnerOf(c.private)
 	if err != nil {
 		return err
 	}
-	return ownership.WriteFile(filepath.Join(c.private, c.cfg.State.File), b, own)
+	return store.WriteFile(filepath.Join(c.private, c.cfg.State.File), b, own)
 }
 
 // restoreState calls the State's Restore tool on srv when the chat has a
