@@ -22,12 +22,12 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
-	"github.com/volcanicbot/volcanicbot/internal/ownership"
 	"github.com/volcanicbot/volcanicbot/internal/pairing"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/spend"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // builtinTools are the names of the bot's own tools; an MCP tool may not
@@ -262,7 +262,7 @@ func browserProfiles(dataDir string) []string {
 // versions before kept it (<workspace>/.volcanic/), into its private
 // folder (chatdir), before any chat starts. The data directory is locked.
 func (m *Main) migrateChats() error {
-	own, err := ownership.Of(m.cfg.DataDir)
+	own, err := store.OwnerOf(m.cfg.DataDir)
 	if err != nil {
 		return fmt.Errorf("the chats' private state: %w", err)
 	}

@@ -47,7 +47,7 @@ type Migration struct {
 // moved Migrate leaves a mark, and from then on does nothing: what a
 // chat's tools put in a workspace's .volcanic/ afterwards is never taken
 // into the private folder. own gives a folder it makes the
-// data directory's owner (ownership.Of). The private folders and the data
+// data directory's owner (store.OwnerOf). The private folders and the data
 // directory must be on one file system (a rename): across two, Migrate
 // stops with an error that says what to move by hand, having moved
 // nothing of that entry. Run it before any session starts, with the data
