@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // approvalsDir holds the chats' "always in this chat" grants, one file a
@@ -82,7 +82,7 @@ func (e *GrantsError) Unwrap() error { return e.Err }
 // grants are the chats' grants, in their files. Every check reads the
 // file (small, and read only for calls that would otherwise ask), so a
 // revocation — or an operator's edit — holds from the next call on. mu
-// orders the changes, each a read, a change and a write through renameio:
+// orders the changes, each a read, a change and a store.WriteFile:
 // the tool calls of every chat and /approvals make them concurrently. No
 // other process writes them: the data directory's lock keeps a second bot
 // out.
@@ -168,12 +168,13 @@ func writeGrants(path string, list []Grant) error {
 	return writeFileAtomic(path, append(data, '\n'))
 }
 
-// writeFileAtomic replaces path with data (0600) through renameio (a
-// temporary file in the same folder, synced, then renamed), making the
-// folder (0700) when missing.
+// writeFileAtomic replaces path with data through store.WriteFile (0600,
+// written beside it — renameio.WriteFile put it in $TMPDIR when that was
+// on the same file system —, synced, renamed, the folder synced), making
+// the folder (0700) when missing.
 func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return renameio.WriteFile(path, data, 0o600, renameio.WithStaticPermissions(0o600))
+	return store.WriteFile(path, data, nil)
 }
