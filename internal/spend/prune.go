@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // Maintain keeps the journal to what is read of it — the current UTC
@@ -22,7 +22,7 @@ import (
 // then after every UTC midnight until ctx ends, it deletes the files of
 // the months before and compacts each earlier day of this month to one
 // line per chat and user (the sums and the number of calls; lifts and
-// notices only matter on their day). A file is replaced whole (renameio):
+// notices only matter on their day). A file is replaced whole (store.WriteFile):
 // a crash leaves it as it was or compacted, never half. It does the work
 // at most once a UTC day, whatever wakes it, and returns when ctx ends.
 // Run it in a goroutine its caller waits for.
@@ -149,5 +149,5 @@ func (l *Ledger) compactDay(path string) (bool, error) {
 	if out.Len() == 0 {
 		return true, os.Remove(path)
 	}
-	return true, renameio.WriteFile(path, out.Bytes(), 0o600, renameio.WithStaticPermissions(0o600))
+	return true, store.WriteFile(path, out.Bytes(), nil)
 }
