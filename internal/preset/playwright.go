@@ -13,9 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // PlaywrightPackage is the pinned @playwright/mcp: the single source of
@@ -472,7 +471,7 @@ func writeIfChanged(dir, name string, b []byte) error {
 	if old, err := os.ReadFile(path); err == nil && string(old) == string(b) {
 		return nil
 	}
-	return renameio.WriteFile(path, b, 0o600)
+	return store.WriteFile(path, b, nil)
 }
 
 // isolated reports whether args ask for an in-memory profile: "--isolated",
