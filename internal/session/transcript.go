@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // The transcript is a chat's conversation on disk: one JSON line per
@@ -37,53 +37,50 @@ func isArchive(name string) bool {
 	return strings.HasPrefix(name, archivePrefix) && strings.HasSuffix(name, archiveExt)
 }
 
-// transcript is an open transcript file. It is owned by one session
-// goroutine.
+// transcript is an open transcript file: a store journal. It is owned by
+// one session goroutine.
 type transcript struct {
 	dir    string // the chat's private folder
-	f      transcriptFile
+	j      *store.Journal
 	wrap   func(transcriptFile) transcriptFile // nil, or a test's fault injection
 	logger *slog.Logger
-	// size is the length of the file's complete lines: what it holds
-	// after the last append that succeeded.
-	size int64
-	// torn is set when a failed append may have left part of a line
-	// after size that could not be cut off yet.
-	torn bool
 }
 
 // transcriptFile is what the transcript writes through: an *os.File, or
 // in tests one that fails as a full disk does.
-type transcriptFile interface {
-	io.Writer
-	Sync() error
-	Truncate(size int64) error
-	Close() error
-}
+type transcriptFile = store.File
 
 // openTranscript opens (creating if needed) the transcript in dir, the
 // chat's private folder (which exists), and returns the messages it
 // holds, every one valid (see readTranscriptFrom).
-// A torn last line (a crash mid-write) is skipped with a warning; so is
-// any other undecodable line.
+// A torn last line (a crash mid-write) is cut off, and a whole message
+// that only lacks its newline given one, with a warning; any other
+// undecodable line is skipped with a warning.
 func openTranscript(dir string, wrap func(transcriptFile) transcriptFile, logger *slog.Logger) (*transcript, []llm.Message, error) {
 	path := filepath.Join(dir, transcriptName)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, nil, fmt.Errorf("transcript: %w", err)
-	}
 	// The tail first: what the reader then sees is what appends follow.
-	size, tail, err := mendTail(f)
+	j, tail, err := store.OpenJournal(path, journalOptions(wrap))
 	if err != nil {
-		f.Close()
 		return nil, nil, fmt.Errorf("transcript: %w", err)
 	}
-	msgs, report := decodeTranscript(io.NewSectionReader(f, 0, size))
-	report.tail = tail
+	msgs, report := decodeLines(j.Read)
+	switch {
+	case tail.Mended:
+		report.tail = "had no line end: added one"
+	case tail.Cut > 0:
+		report.tail = fmt.Sprintf("torn (%s): cut off", byteSize(int(tail.Cut)))
+	}
 	report.log(logger, path)
-	t := &transcript{dir: dir, wrap: wrap, logger: logger, size: size}
-	t.setFile(f)
-	return t, msgs, nil
+	return &transcript{dir: dir, j: j, wrap: wrap, logger: logger}, msgs, nil
+}
+
+// journalOptions are the transcript's: lines up to maxTranscriptLine, and
+// a last line that is a whole message kept.
+func journalOptions(wrap func(transcriptFile) transcriptFile) store.JournalOptions {
+	return store.JournalOptions{MaxLine: maxTranscriptLine, Wrap: wrap, Whole: func(line []byte) bool {
+		var m llm.Message
+		return json.Unmarshal(line, &m) == nil
+	}}
 }
 
 // mkdir makes dir (0700) unless it exists; its parent must exist.
@@ -106,7 +103,7 @@ func readTranscriptFrom(r io.Reader, path string, logger *slog.Logger) []llm.Mes
 type readReport struct {
 	unreadable, long, mended int
 	firstBad                 int    // line number, from 1
-	tail                     string // what mendTail did, if anything
+	tail                     string // what opening did to a torn last line, if anything
 	err                      error  // the read error that ended it
 	lines                    int
 }
@@ -133,11 +130,16 @@ func (r readReport) log(logger *slog.Logger, path string) {
 // repaired or left out (see repairMessage); every message returned is
 // valid. A read error ends the reading with what was read so far.
 func decodeTranscript(r io.Reader) ([]llm.Message, readReport) {
+	return decodeLines(func(fn func([]byte, int64)) error { return store.Lines(r, maxTranscriptLine, fn) })
+}
+
+// decodeLines decodes the lines each hands over, as decodeTranscript.
+func decodeLines(each func(fn func(line []byte, size int64)) error) ([]llm.Message, readReport) {
 	var (
 		msgs []llm.Message
 		rep  readReport
 	)
-	rep.err = eachLine(r, maxTranscriptLine, func(b []byte, size int64) {
+	rep.err = each(func(b []byte, size int64) {
 		rep.lines++
 		switch {
 		case b == nil:
@@ -168,46 +170,6 @@ func decodeTranscript(r io.Reader) ([]llm.Message, readReport) {
 	return msgs, rep
 }
 
-// eachLine calls fn with every line of r, without its line end, and the
-// line's size on disk. A line longer than limit is not kept in memory: fn
-// gets nil and its size. Memory stays within limit whatever r holds.
-func eachLine(r io.Reader, limit int, fn func(line []byte, size int64)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var (
-		buf  []byte
-		size int64
-		long bool
-	)
-	for {
-		chunk, err := br.ReadSlice('\n')
-		size += int64(len(chunk))
-		if !long {
-			if len(buf)+len(chunk) > limit+1 { // +1: the '\n'
-				long, buf = true, nil
-			} else {
-				buf = append(buf, chunk...)
-			}
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case err != nil && !errors.Is(err, io.EOF):
-			return err
-		}
-		if size > 0 {
-			if long {
-				fn(nil, size)
-			} else {
-				fn(bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), size)
-			}
-		}
-		if err != nil { // io.EOF
-			return nil
-		}
-		buf, size, long = buf[:0], 0, false
-	}
-}
-
 // append stores m: image data goes to files (m is changed to reference
 // them and drop the bytes), then one line is written and synced.
 func (t *transcript) append(m *llm.Message) error {
@@ -221,97 +183,10 @@ func (t *transcript) append(m *llm.Message) error {
 		return fmt.Errorf("transcript: %w", err)
 	}
 	b = append(b, '\n')
-	if err := t.writeLine(b); err != nil {
+	if err := t.j.Append(b); err != nil {
 		return fmt.Errorf("transcript: %w", err)
 	}
 	return nil
-}
-
-// writeLine appends b (one line) and syncs it, or leaves the file as it
-// was: a write cut short (a full disk) or a failed sync is cut off again,
-// so the next line never follows a partial one. When even that fails the
-// cut is tried again before the next write.
-func (t *transcript) writeLine(b []byte) error {
-	if t.torn {
-		if err := t.f.Truncate(t.size); err != nil {
-			return fmt.Errorf("cut off a partial line: %w", err)
-		}
-		t.torn = false
-	}
-	_, err := t.f.Write(b)
-	if err == nil {
-		err = t.f.Sync()
-	}
-	if err != nil {
-		if terr := t.f.Truncate(t.size); terr != nil {
-			t.torn = true
-		}
-		return err
-	}
-	t.size += int64(len(b))
-	return nil
-}
-
-// mendTail makes sure f ends with a complete line, and returns its size
-// and what it did ("" when nothing). A last line without its newline (a
-// crash or a full disk mid-write) is cut off, or, when it is a whole
-// message that only lacks the newline, given one. Otherwise the next
-// append would be glued to it and both would be lost at the next load.
-func mendTail(f *os.File) (size int64, did string, err error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, "", err
-	}
-	size = fi.Size()
-	if size == 0 {
-		return 0, "", nil
-	}
-	end := make([]byte, 1)
-	if _, err := f.ReadAt(end, size-1); err != nil {
-		return 0, "", err
-	}
-	if end[0] == '\n' {
-		return size, "", nil
-	}
-	start, err := lineStart(f, size)
-	if err != nil {
-		return 0, "", err
-	}
-	if n := size - start; n <= maxTranscriptLine {
-		tail := make([]byte, n)
-		if _, err := f.ReadAt(tail, start); err != nil {
-			return 0, "", err
-		}
-		var m llm.Message
-		if json.Unmarshal(tail, &m) == nil {
-			if _, err := f.Write([]byte("\n")); err != nil {
-				return 0, "", err
-			}
-			return size + 1, "had no line end: added one", nil
-		}
-	}
-	if err := f.Truncate(start); err != nil {
-		return 0, "", err
-	}
-	return start, fmt.Sprintf("torn (%s): cut off", byteSize(int(size-start))), nil
-}
-
-// lineStart returns the offset just after the last '\n' before size (0
-// when there is none), reading backwards.
-func lineStart(f *os.File, size int64) (int64, error) {
-	buf := make([]byte, 64<<10)
-	for end := size; end > 0; {
-		n := min(int64(len(buf)), end)
-		chunk := buf[:n]
-		if _, err := f.ReadAt(chunk, end-n); err != nil {
-			return 0, err
-		}
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			return end - n + int64(i) + 1, nil
-		}
-		end -= n
-	}
-	return 0, nil
 }
 
 func (t *transcript) storeImages(p *llm.Part) error {
@@ -345,12 +220,7 @@ func (t *transcript) writeImage(img *llm.Image) (string, error) {
 	if err := mkdir(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("transcript image: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, img.Data, 0o600); err != nil {
-		_ = os.Remove(tmp) // a full disk leaves part of it
-		return "", fmt.Errorf("transcript image: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := store.WriteFile(path, img.Data, nil); err != nil {
 		return "", fmt.Errorf("transcript image: %w", err)
 	}
 	return name, nil
@@ -378,28 +248,20 @@ func (t *transcript) archive(now time.Time) error {
 	if err := os.Rename(path, dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("archive transcript: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	j, _, err := store.OpenJournal(path, journalOptions(t.wrap))
 	if err != nil {
 		return fmt.Errorf("transcript: %w", err)
 	}
-	t.size, t.torn = 0, false
-	t.setFile(f)
+	t.j = j
 	return nil
 }
 
-func (t *transcript) setFile(f *os.File) {
-	t.f = f
-	if t.wrap != nil {
-		t.f = t.wrap(f)
-	}
-}
-
 func (t *transcript) close() error {
-	if t.f == nil {
+	if t.j == nil {
 		return nil
 	}
-	err := t.f.Close()
-	t.f = nil
+	err := t.j.Close()
+	t.j = nil
 	return err
 }
 

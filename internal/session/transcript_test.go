@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -237,39 +236,5 @@ func TestTranscriptLongLineIsSkippedNotTheRest(t *testing.T) {
 	}
 	if n := len(logs.Records()); n != 1 {
 		t.Errorf("%d warnings, want 1: %q", n, logs.Records())
-	}
-}
-
-func TestEachLine(t *testing.T) {
-	tests := []struct {
-		name, in string
-		limit    int
-		want     string // lines joined by |, a skipped line as <long n>
-	}{
-		{"plain", "a\nbb\n", 10, "a|bb"},
-		{"no newline at the end", "a\nbb", 10, "a|bb"},
-		{"crlf", "a\r\nb\r\n", 10, "a|b"},
-		{"a long line is skipped, the rest read", "a\n" + strings.Repeat("x", 20) + "\nb\n", 10, "a|<long 21>|b"},
-		{"a long last line", "a\n" + strings.Repeat("x", 20), 10, "a|<long 20>"},
-		{"exactly the limit", strings.Repeat("y", 10) + "\n", 10, strings.Repeat("y", 10)},
-		{"empty lines", "\n\n", 10, "|"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			err := eachLine(strings.NewReader(tt.in), tt.limit, func(line []byte, size int64) {
-				if line == nil {
-					got = append(got, fmt.Sprintf("<long %d>", size))
-					return
-				}
-				got = append(got, string(line))
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s := strings.Join(got, "|"); s != tt.want {
-				t.Errorf("lines = %q, want %q", s, tt.want)
-			}
-		})
 	}
 }
