@@ -1,13 +1,11 @@
 package bot
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // The inbox is the bot's update journal. Telegram forgets an update once
@@ -77,11 +77,9 @@ type inbox struct {
 	now func() time.Time
 
 	mu      sync.Mutex
-	f       *os.File // nil until open, and after close
-	bot     int64    // the bot whose updates these are (getMe's id)
-	size    int64    // bytes of complete records
-	torn    bool     // a failed write may have left part of a record after size
-	seq     int64    // the last key given
+	j       *store.Journal // nil until open, and after close
+	bot     int64          // the bot whose updates these are (getMe's id)
+	seq     int64          // the last key given
 	live    map[int64]*inboxEntry
 	latest  map[int64]int64 // update id → key of its newest entry in live
 	order   []int64         // keys of live, in journal order
@@ -142,7 +140,9 @@ func (in *inbox) open(bot int64) error {
 		return fmt.Errorf("inbox: %w", err)
 	}
 	path := filepath.Join(in.dir, inboxFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	// A last line without its line end (the bot stopped mid-write) is cut
+	// off: its update was never synced, so Telegram was never told.
+	j, tail, err := store.OpenJournal(path, store.JournalOptions{MaxLine: maxInboxLine})
 	if err != nil {
 		return fmt.Errorf("inbox: %w", err)
 	}
@@ -150,18 +150,15 @@ func (in *inbox) open(bot int64) error {
 	defer in.mu.Unlock()
 	in.bot, in.swept = bot, in.now()
 	ld := &journalLoad{in: in, byID: map[int64]int64{}, others: map[int64]int{}}
-	complete, err := ld.read(f)
-	if err == nil {
-		err = cutTail(f, complete)
-	}
-	if err != nil {
-		f.Close()
+	if err := j.Read(ld.line); err != nil {
+		j.Close()
 		return fmt.Errorf("inbox %s: %w", path, err)
 	}
-	if ld.bad > 0 {
-		in.log.Warn("inbox: skipped unreadable lines", "path", path, "lines", ld.bad)
+	ld.settle()
+	if ld.bad > 0 || tail.Cut > 0 {
+		in.log.Warn("inbox: skipped unreadable lines", "path", path, "lines", ld.bad, "torn_bytes_cut", tail.Cut)
 	}
-	in.f, in.size = f, complete
+	in.j = j
 	if len(ld.others) > 0 {
 		for other, waiting := range ld.others {
 			level := slog.LevelInfo
@@ -188,39 +185,10 @@ type journalLoad struct {
 	foreign map[int64]int64 // key → the other bot it belongs to
 }
 
-// read reads the records of f and returns the size of its complete lines.
-// Memory stays within maxInboxLine.
-func (ld *journalLoad) read(f *os.File) (complete int64, err error) {
-	br := bufio.NewReaderSize(f, 64<<10)
-	var (
-		line []byte
-		size int64
-		long bool
-	)
-	for {
-		chunk, err := br.ReadSlice('\n')
-		size += int64(len(chunk))
-		if !long {
-			if len(line)+len(chunk) > maxInboxLine {
-				long, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF): // a last line without its '\n' is torn
-			ld.settle()
-			return complete, nil
-		case err != nil:
-			return 0, err
-		}
-		complete += size
-		if long || !ld.apply(line) {
-			ld.bad++
-		}
-		line, size, long = line[:0], 0, false
+// line takes one journal line (nil: one over maxInboxLine, not read).
+func (ld *journalLoad) line(line []byte, _ int64) {
+	if line == nil || !ld.apply(line) {
+		ld.bad++
 	}
 }
 
@@ -298,15 +266,6 @@ func (ld *journalLoad) settle() {
 	in.order = kept
 }
 
-// cutTail cuts off what follows the last complete line (a torn write).
-func cutTail(f *os.File, complete int64) error {
-	fi, err := f.Stat()
-	if err != nil || fi.Size() == complete {
-		return err
-	}
-	return f.Truncate(complete)
-}
-
 // replay returns the updates not done, in order, claimed: the caller
 // handles them before any new one.
 func (in *inbox) replay() []keptUpdate {
@@ -338,7 +297,7 @@ func (in *inbox) journal(updates []json.RawMessage) (int, error) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.f == nil {
+	if in.j == nil {
 		return 0, errors.New("inbox closed")
 	}
 	now := in.now()
@@ -420,25 +379,16 @@ func decodeExact(raw json.RawMessage) (any, error) {
 }
 
 // writeLocked appends b, syncing when asked; a failed write is cut off
-// again so the journal never holds part of a record before the next.
+// again (store.Journal) so the journal never holds part of a record
+// before the next.
 func (in *inbox) writeLocked(b []byte, sync bool) error {
-	if in.torn {
-		if err := in.f.Truncate(in.size); err != nil {
-			return in.failedLocked(err)
-		}
-		in.torn = false
+	write := in.j.AppendUnsynced
+	if sync {
+		write = in.j.Append
 	}
-	_, err := in.f.Write(b)
-	if err == nil && sync {
-		err = in.f.Sync()
-	}
-	if err != nil {
-		if terr := in.f.Truncate(in.size); terr != nil {
-			in.torn = true
-		}
+	if err := write(b); err != nil {
 		return in.failedLocked(err)
 	}
-	in.size += int64(len(b))
 	if in.failing {
 		in.failing = false
 		in.log.Info("inbox: the update journal can be written again")
@@ -498,7 +448,7 @@ func (in *inbox) doneLocked(keys ...int64) {
 			}
 		}
 	}
-	if len(marked) == 0 || in.f == nil {
+	if len(marked) == 0 || in.j == nil {
 		return
 	}
 	b, _ := json.Marshal(doneRecord{DoneKeys: marked})
@@ -574,17 +524,15 @@ func (in *inbox) compactLocked() {
 	}
 	clear(in.order[len(kept):])
 	in.order = kept
-	if in.f == nil || in.size == 0 {
+	if in.j == nil || in.j.Size() == 0 {
 		return
 	}
 	switch {
 	case len(in.live) == 0:
-		if err := in.f.Truncate(0); err != nil {
+		if err := in.j.Empty(); err != nil {
 			in.log.Warn("inbox: empty the journal", "err", err)
-			return
 		}
-		in.size, in.torn = 0, false
-	case in.size > inboxCompactAt && int64(liveBytes)*4 < in.size:
+	case in.j.Size() > inboxCompactAt && int64(liveBytes)*4 < in.j.Size():
 		if err := in.rewriteLocked(); err != nil {
 			in.log.Warn("inbox: rewrite the journal", "err", err)
 		}
@@ -610,41 +558,17 @@ func (in *inbox) rewriteLocked() error {
 		done, _ := json.Marshal(doneRecord{DoneKeys: doneKeys})
 		buf = append(append(buf, done...), '\n')
 	}
-	path := filepath.Join(in.dir, inboxFile)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(buf)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		f.Close()
-		_ = os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(in.dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	in.f.Close()
-	in.f, in.size, in.torn = f, int64(len(buf)), false
-	return nil
+	return in.j.Replace(buf)
 }
 
 // close ends the journal's use; later calls are no-ops.
 func (in *inbox) close() error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.f == nil {
+	if in.j == nil {
 		return nil
 	}
-	err := in.f.Close()
-	in.f = nil
+	err := in.j.Close()
+	in.j = nil
 	return err
 }
