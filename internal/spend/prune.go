@@ -1,7 +1,6 @@
 package spend
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -105,24 +104,22 @@ func (l *Ledger) compactDay(path string) (bool, error) {
 	}
 	type key struct{ chat, user int64 }
 	sums := map[key]Counts{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	torn := 0
-	for sc.Scan() {
-		var ln line
-		if err := json.Unmarshal(sc.Bytes(), &ln); err != nil {
+	err = store.Lines(bytes.NewReader(data), maxUsageLine, func(b []byte, size int64) {
+		ln, err := parseLine(b, size)
+		if err != nil {
 			torn++
-			continue
+			return
 		}
 		if ln.Chat == 0 || ln.Lift != 0 || ln.Told != 0 {
-			continue
+			return
 		}
 		k := key{ln.Chat, ln.User}
 		c := sums[k]
 		c.add(ln.counts())
 		sums[k] = c
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	keys := make([]key, 0, len(sums))

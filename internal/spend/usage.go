@@ -12,7 +12,8 @@
 // The record is a journal, one file a day (usage/2006-01-02.jsonl), one
 // JSON line per model call, lift or notice, appended as they happen: so a
 // restart loses nothing that was written, and a line cut by a crash is
-// skipped. Today's totals and this month's per chat are kept in memory,
+// skipped (and cut off before the next line is appended: store.Journal).
+// Today's totals and this month's per chat are kept in memory,
 // read back from the month's files by Load. Nothing reads further back
 // than the current UTC month (/usage's longest window; the allowances are
 // daily): Maintain deletes the files of earlier months and compacts the
@@ -20,7 +21,6 @@
 package spend
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // Counts are tokens of model calls. Input includes Cached, as the
@@ -85,7 +86,7 @@ type Ledger struct {
 	lifted  map[int64]bool // chats an admin lifted the allowance of, today
 	told    map[toldKey]bool
 	month   map[string]map[int64]Counts // this month: day → chat → counts
-	journal *os.File                    // today's, open for appending
+	journal *store.Journal              // today's, open for appending
 
 	maintained string // the UTC day Maintain last pruned and compacted on
 	stats      Stats  // since New, for /metrics
@@ -128,7 +129,12 @@ func New(o Options) *Ledger {
 	return &Ledger{o: o, held: map[int64]int64{}, heldUsers: map[int64]int64{}, freed: make(chan struct{})}
 }
 
-const dayLayout = "2006-01-02"
+const (
+	dayLayout = "2006-01-02"
+	// maxUsageLine bounds a journal line read back (a line is ~100 bytes):
+	// a longer one is skipped unread.
+	maxUsageLine = 1 << 20
+)
 
 // Load reads this month's journal: today's totals per chat and user, the
 // lifts and notices of today, and the month's totals per chat. A missing
@@ -191,15 +197,13 @@ func (l *Ledger) readLocked(path, day string, today bool) error {
 		return fmt.Errorf("usage: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	n := 0
-	for sc.Scan() {
+	err = store.Lines(f, maxUsageLine, func(b []byte, size int64) {
 		n++
-		var ln line
-		if err := json.Unmarshal(sc.Bytes(), &ln); err != nil {
+		ln, err := parseLine(b, size)
+		if err != nil {
 			l.o.Logger.Warn("usage: a line of the journal is not read", "file", path, "line", n, "err", err)
-			continue
+			return
 		}
 		switch {
 		case ln.Lift != 0:
@@ -213,11 +217,28 @@ func (l *Ledger) readLocked(path, day string, today bool) error {
 		case ln.Chat != 0:
 			l.countLocked(day, today, ln.Chat, ln.User, ln.counts())
 		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("usage: %s: %w", path, err)
 	}
 	return nil
+}
+
+// parseLine decodes a journal line as store.Lines hands it (nil: one of
+// size bytes, over maxUsageLine).
+func parseLine(b []byte, size int64) (line, error) {
+	var ln line
+	if b == nil {
+		return ln, fmt.Errorf("%d bytes, over %d", size, maxUsageLine)
+	}
+	return ln, json.Unmarshal(b, &ln)
+}
+
+// wholeLine reports whether a last line without its line end is a whole
+// record (store.JournalOptions.Whole).
+func wholeLine(b []byte) bool {
+	var ln line
+	return json.Unmarshal(b, &ln) == nil
 }
 
 func (l *Ledger) countLocked(day string, today bool, chat, user int64, c Counts) {
@@ -249,15 +270,21 @@ func (l *Ledger) appendLocked(ln line) {
 			l.o.Logger.Warn("usage not saved", "err", err)
 			return
 		}
-		f, err := os.OpenFile(filepath.Join(l.o.Dir, l.day+".jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		j, tail, err := store.OpenJournal(filepath.Join(l.o.Dir, l.day+".jsonl"),
+			store.JournalOptions{MaxLine: maxUsageLine, Whole: wholeLine})
 		if err != nil {
 			l.o.Logger.Warn("usage not saved", "err", err)
 			return
 		}
-		l.journal = f
+		if tail.Cut > 0 {
+			l.o.Logger.Warn("usage: a torn last line of the journal cut off", "file", j.Path(), "bytes", tail.Cut)
+		}
+		l.journal = j
 	}
+	// Unsynced: a kill loses nothing, a power cut at most the last calls'
+	// counts (an allowance then errs by those calls).
 	data, _ := json.Marshal(ln)
-	if _, err := l.journal.Write(append(data, '\n')); err != nil {
+	if err := l.journal.AppendUnsynced(append(data, '\n')); err != nil {
 		l.o.Logger.Warn("usage not saved", "err", err)
 	}
 }
