@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // legacyDir is the folder under each workspace where versions before the
@@ -106,24 +108,8 @@ func (l Layout) markMigrated(own func(string) error) error {
 	if err := mkdirOwned(filepath.Join(l.data, privateDir), own); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(l.markPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString("The chats' private state was moved here from chats/<id>/.volcanic/; nothing is taken from there again.\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = own(l.markPath())
-	}
-	if err != nil {
-		return err
-	}
-	return syncDir(filepath.Join(l.data, privateDir))
+	return store.WriteFile(l.markPath(),
+		[]byte("The chats' private state was moved here from chats/<id>/.volcanic/; nothing is taken from there again.\n"), own)
 }
 
 // migrateChat moves the entries of old, a chat's .volcanic/ folder, into
