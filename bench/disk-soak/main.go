@@ -44,6 +44,7 @@ type options struct {
 	budgetMB                   int
 	newEvery                   int
 	keep                       bool
+	csv                        string
 }
 
 func main() {
@@ -60,6 +61,7 @@ func main() {
 	flag.DurationVar(&o.every, "sample", 5*time.Second, "how often the data directory is measured")
 	flag.DurationVar(&o.row, "row", time.Minute, "a table row every this long")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (data directory and log)")
+	flag.StringVar(&o.csv, "csv", "", "write every sample to this CSV file")
 	flag.Parse()
 	if o.goroot == "" {
 		out, err := exec.Command("go", "env", "GOROOT").Output()

@@ -93,8 +93,10 @@ const keptMarker = "[kept]"
 // script is the model: a visit navigates to the page (the browser saves
 // a snapshot under .playwright-mcp/, and a big one is inlined into the
 // result, which the result cap saves under results/), then on even visits
-// takes a snapshot as well (another snapshot, another saved result), then
-// answers with the visit's marker. An upload is acknowledged.
+// takes a snapshot as well (another snapshot, another saved result) and on
+// visits 3, 7, 11 … a screenshot (an image the conversation shows, kept in
+// the private folder), then answers with the visit's marker. An upload is
+// acknowledged.
 func script(siteURL string) func(llmtest.Request) llmtest.Reply {
 	return func(req llmtest.Request) llmtest.Reply {
 		user, steps := lastUser(req.Body)
@@ -105,6 +107,8 @@ func script(siteURL string) func(llmtest.Request) llmtest.Reply {
 				return call(k, steps, "browser_navigate", fmt.Sprintf(`{"url":%q}`, siteURL+m[2]))
 			case steps == 1 && k%2 == 0:
 				return call(k, steps, "browser_snapshot", `{}`)
+			case steps == 1 && k%4 == 3:
+				return call(k, steps, "browser_take_screenshot", `{"type":"png"}`)
 			default:
 				return llmtest.Text(fmt.Sprintf("The page %s is read; its gist is above. %s", m[2], marker(k)))
 			}
@@ -122,7 +126,8 @@ func call(k, step int, name, args string) llmtest.Reply {
 }
 
 // lastUser is the text of the request's last user message and how many
-// tool results follow it.
+// tool results follow it. A user message right after tool results carries
+// their images: it is not the user's.
 func lastUser(body []byte) (string, int) {
 	var w struct {
 		Messages []struct {
@@ -138,6 +143,9 @@ func lastUser(body []byte) (string, int) {
 		case "tool":
 			steps++
 		case "user":
+			if i > 0 && w.Messages[i-1].Role == "tool" {
+				continue // the images of the tool results before it
+			}
 			return text(m.Content), steps
 		}
 	}

@@ -35,6 +35,11 @@ func (s *soaker) report(elapsed time.Duration, samples []sample) error {
 	table(out, samples, s.o.chats, s.o.row)
 	fmt.Fprintln(out)
 	growth(out, samples, s.o.chats, budget, 2.0/3)
+	if s.o.csv != "" {
+		if err := writeCSV(s.o.csv, samples, s.o.chats); err != nil {
+			return err
+		}
+	}
 
 	// What /usage says of each chat, beside what the walk counts.
 	usage := map[int64]string{}
@@ -120,10 +125,13 @@ func (s *soaker) chatsTable(final sample, usage map[int64]string, budget int64) 
 }
 
 // spared checks, with the bot stopped, what the budget must never remove:
-// each chat's upload, its live transcript, its saved browser state.
+// each chat's upload, its live transcript and the images it shows, its
+// saved browser state.
 func (s *soaker) spared() {
 	layout := chatdir.New(s.data)
 	var noUpload, noTranscript, noState []int64
+	var lostImages []string
+	shown := 0
 	for _, id := range s.ids {
 		if ups, _ := os.ReadDir(filepath.Join(layout.Workspace(id), "uploads")); len(ups) == 0 {
 			noUpload = append(noUpload, id)
@@ -134,9 +142,20 @@ func (s *soaker) spared() {
 		if _, err := os.Stat(filepath.Join(layout.Private(id), "browser-state.json")); err != nil {
 			noState = append(noState, id)
 		}
+		live, err := liveImages(layout.Private(id))
+		if err != nil {
+			fmt.Println("disk-soak:", err)
+		}
+		for name := range live {
+			shown++
+			if _, err := os.Stat(filepath.Join(layout.Private(id), name)); err != nil {
+				lostImages = append(lostImages, fmt.Sprintf("%d:%s", id, name))
+			}
+		}
 	}
-	fmt.Printf("after the stop: chats without their upload %d %v, without their live transcript %d %v, without a saved browser state %d %v\n",
-		len(noUpload), noUpload, len(noTranscript), noTranscript, len(noState), noState)
+	fmt.Printf("after the stop: chats without their upload %d %v, without their live transcript %d %v, without a saved browser state %d %v; "+
+		"images the live transcripts show %d, missing %d %v\n",
+		len(noUpload), noUpload, len(noTranscript), noTranscript, len(noState), noState, shown, len(lostImages), lostImages)
 }
 
 // logReport prints the bot's warnings and errors, counted by message.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,11 +21,12 @@ const (
 	kindSnapshots kind = iota // chats/<id>/.playwright-mcp/…: the browser's own files
 	kindResults               // chats/<id>/results/…: tool results saved over the cap
 	kindArchives              // private/<id>/transcript-<time>.jsonl: conversations left with /new
+	kindImages                // private/<id>/images/…: images of the conversations, live and archived
 	kindRest                  // everything else: uploads, live transcripts, browser state, inbox, usage
 	nKinds
 )
 
-var kindNames = [nKinds]string{".playwright-mcp/", "results/", "archived transcripts", "the rest"}
+var kindNames = [nKinds]string{".playwright-mcp/", "results/", "archived transcripts", "images", "the rest"}
 
 type count struct{ bytes, files int64 }
 
@@ -33,19 +36,39 @@ func (c *count) add(size int64) { c.bytes += size; c.files++ }
 type chatUse struct {
 	kinds [nKinds]count
 	all   count // its workspace and private folder
+	live  count // the images its live conversation shows
 }
 
 // counted is what the chat's budget counts: the browser's files, the saved
-// results and the archived transcripts (the newest is counted, but never
-// pruned; images only archives show would count too: this soak takes no
-// screenshots).
+// results, the archived transcripts (the newest is counted, but never
+// pruned) and the images but those the live conversation shows.
 func (c *chatUse) counted() count {
 	var n count
-	for _, k := range []kind{kindSnapshots, kindResults, kindArchives} {
+	for _, k := range []kind{kindSnapshots, kindResults, kindArchives, kindImages} {
 		n.bytes += c.kinds[k].bytes
 		n.files += c.kinds[k].files
 	}
+	n.bytes -= c.live.bytes
+	n.files -= c.live.files
 	return n
+}
+
+// imageRe finds the images a transcript shows (llm.Image's path, relative
+// to the private folder).
+var imageRe = regexp.MustCompile(`"path":"(images/[^"]+)"`)
+
+// liveImages are the images the chat's live transcript shows, relative to
+// its private folder.
+func liveImages(private string) (map[string]bool, error) {
+	b, err := os.ReadFile(filepath.Join(private, "transcript.jsonl"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, m := range imageRe.FindAllSubmatch(b, -1) {
+		out[string(m[1])] = true
+	}
+	return out, nil
 }
 
 // sample is the data directory at one time.
@@ -91,7 +114,25 @@ func measure(data string, at time.Duration) (sample, error) {
 		}
 		return nil
 	})
-	return s, err
+	if err != nil {
+		return s, err
+	}
+	for id, c := range s.chats {
+		if c.kinds[kindImages].files == 0 {
+			continue
+		}
+		private := filepath.Join(data, "private", strconv.FormatInt(id, 10))
+		live, err := liveImages(private)
+		if err != nil {
+			return s, err
+		}
+		for name := range live {
+			if info, err := os.Stat(filepath.Join(private, name)); err == nil {
+				c.live.add(info.Size())
+			}
+		}
+	}
+	return s, nil
 }
 
 // classify tells a file's kind and chat (0: none) from its path's parts
@@ -111,6 +152,8 @@ func classify(parts []string) (kind, int64) {
 		return kindResults, chat
 	case parts[0] == "private" && len(parts) == 3 && strings.HasPrefix(parts[2], "transcript-") && strings.HasSuffix(parts[2], ".jsonl"):
 		return kindArchives, chat
+	case parts[0] == "private" && parts[2] == "images":
+		return kindImages, chat
 	}
 	return kindRest, chat
 }
@@ -160,26 +203,45 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
 }
 
-// growth prints the rates over the samples from the given part of the run
-// on, and the peaks.
+// slope is the least-squares rate of f over the samples, per hour.
+func slope(samples []sample, f func(sample) float64) float64 {
+	var n, sx, sy, sxx, sxy float64
+	for _, s := range samples {
+		x, y := s.at.Hours(), f(s)
+		n++
+		sx += x
+		sy += y
+		sxx += x * x
+		sxy += x * y
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
+}
+
+// growth prints the rates (least squares) over the samples from the given
+// part of the run on, and the peaks.
 func growth(w io.Writer, samples []sample, chats int, budget int64, from float64) {
-	if len(samples) < 2 {
+	if len(samples) < 3 {
 		return
 	}
 	last := samples[len(samples)-1]
 	i := slices.IndexFunc(samples, func(s sample) bool { return float64(s.at) >= from*float64(last.at) })
-	first := samples[min(i, len(samples)-2)]
-	hours := (last.at - first.at).Hours()
-	rate := func(a, b int64) float64 { return float64(b-a) / hours }
-	fmt.Fprintf(w, "growth from %s to %s: data dir %+.0f MB/h, %+.0f files/h", clock(first.at), clock(last.at),
-		mb(int64(rate(first.total.bytes, last.total.bytes))), rate(first.total.files, last.total.files))
-	for k := range nKinds {
-		fmt.Fprintf(w, "; %s %+.0f MB/h, %+.0f files/h", kindNames[k], mb(int64(rate(first.kinds[k].bytes, last.kinds[k].bytes))),
-			rate(first.kinds[k].files, last.kinds[k].files))
+	tail := samples[min(i, len(samples)-3):]
+	perHour := func(f func(sample) int64) float64 {
+		return slope(tail, func(s sample) float64 { return float64(f(s)) })
 	}
-	a, _ := first.perChat(chats, countedBytes)
-	b, _ := last.perChat(chats, countedBytes)
-	fmt.Fprintf(w, "; a chat's counted files %+.1f MB/h\n", (b-a)/(1<<20)/hours)
+	fmt.Fprintf(w, "growth from %s to %s (least squares over %d samples): data dir %+.1f MB/h, %+.0f files/h", clock(tail[0].at), clock(last.at), len(tail),
+		mb(int64(perHour(func(s sample) int64 { return s.total.bytes }))), perHour(func(s sample) int64 { return s.total.files }))
+	for k := range nKinds {
+		fmt.Fprintf(w, "; %s %+.1f MB/h, %+.0f files/h", kindNames[k], mb(int64(perHour(func(s sample) int64 { return s.kinds[k].bytes }))),
+			perHour(func(s sample) int64 { return s.kinds[k].files }))
+	}
+	chatRate := slope(tail, func(s sample) float64 { m, _ := s.perChat(chats, countedBytes); return m })
+	filesRate := slope(tail, func(s sample) float64 { m, _ := s.perChat(chats, countedFiles); return m })
+	fmt.Fprintf(w, "; a chat's counted files %+.2f MB/h, %+.1f files/h\n", chatRate/(1<<20), filesRate)
 
 	var peak sample
 	var peakChat, peakChatFiles int64
@@ -199,7 +261,28 @@ func growth(w io.Writer, samples []sample, chats int, budget int64, from float64
 			over++
 		}
 	}
-	fmt.Fprintf(w, "peak: data dir %.1f MB (%d files) at %s; a chat's counted files at most %.2f MB (at %s) and %d files; "+
-		"samples with a chat over its budget of %.0f MB: %d of %d\n",
-		mb(peak.total.bytes), peak.total.files, clock(peak.at), mb(peakChat), clock(peakAt), peakChatFiles, mb(budget), over, len(samples))
+	fmt.Fprintf(w, "peak: data dir %.1f MB (%d files) at %s; a chat's counted files at most %.2f MB (%d bytes, at %s) and %d files; "+
+		"samples with a chat over its budget of %.0f MB (%d bytes): %d of %d\n",
+		mb(peak.total.bytes), peak.total.files, clock(peak.at), mb(peakChat), peakChat, clock(peakAt), peakChatFiles, mb(budget), budget, over, len(samples))
+}
+
+// writeCSV writes every sample: the time, the data directory's bytes and
+// files, each kind's, and a chat's counted bytes and files (mean, max).
+func writeCSV(path string, samples []sample, chats int) error {
+	var b strings.Builder
+	b.WriteString("seconds,bytes,files")
+	for k := range nKinds {
+		fmt.Fprintf(&b, ",%q bytes,%q files", kindNames[k], kindNames[k])
+	}
+	b.WriteString(",chat counted bytes mean,chat counted bytes max,chat counted files mean,chat counted files max\n")
+	for _, s := range samples {
+		fmt.Fprintf(&b, "%.1f,%d,%d", s.at.Seconds(), s.total.bytes, s.total.files)
+		for k := range nKinds {
+			fmt.Fprintf(&b, ",%d,%d", s.kinds[k].bytes, s.kinds[k].files)
+		}
+		cb, cbMax := s.perChat(chats, countedBytes)
+		cf, cfMax := s.perChat(chats, countedFiles)
+		fmt.Fprintf(&b, ",%.0f,%d,%.1f,%d\n", cb, cbMax, cf, cfMax)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
