@@ -19,7 +19,8 @@ import (
 //     screenshots saved without a name, all under .playwright-mcp/), and
 //     results/: tool results too big for one step, saved whole;
 //   - in the private folder, the conversations left with /new (archived
-//     transcripts), but the newest, and the images only they show.
+//     transcripts: the newest is counted, never pruned), and the images
+//     only they show.
 //
 // What is never counted nor removed: the user's uploads and every other
 // file of the workspace (a screenshot the model saved under a name it
