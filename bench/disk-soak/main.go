@@ -7,14 +7,15 @@
 // (the Go distribution's and Debian's HTML manuals, served from httptest):
 // the model navigates there (a page snapshot under .playwright-mcp/; a big
 // page's result saved under results/), takes a snapshot on every other
-// visit, and answers; every few messages the chat sends /new (an archived
+// visit and a screenshot on every fourth (an image in the private folder),
+// and answers; every few messages the chat sends /new (an archived
 // transcript). The messages go out at a target rate, each chat waiting for
 // its answer. Every few seconds the data directory is walked: its bytes
 // and files, by kind and by chat. At the end: a Markdown table, the growth
 // over the last part of the run and the peaks, each chat's use (beside
 // what /usage says of it), the messages answered, that nothing the budget
-// must spare was removed (uploads, live transcripts, browser state), and
-// the bot's warnings and errors.
+// must spare was removed (uploads, live transcripts and their images,
+// browser state), and the bot's warnings and errors.
 //
 //	go build -o bin/volcanicbot ./cmd/volcanicbot
 //	go run ./bench/disk-soak -bin bin/volcanicbot -npm tools/npm/node_modules/.bin \

@@ -109,10 +109,10 @@ func (s *soaker) chatsTable(final sample, usage map[int64]string, budget int64) 
 		switch i {
 		case 0:
 			label = "smallest "
-		case len(rows) / 2:
-			label = "median "
 		case len(rows) - 1:
 			label = "largest "
+		case len(rows) / 2:
+			label = "median "
 		default:
 			if r.counted.bytes <= budget {
 				continue

@@ -4,9 +4,10 @@
 # each upload a file, then visit pages nobody on the project wrote (Go's and Debian's HTML manuals) — a page snapshot
 # under .playwright-mcp/ each, a snapshot result saved under results/ on every other visit when it is big, a
 # screenshot on every fourth (an image in the private folder) — and send /new every few messages (an archived
-# transcript). The data directory is walked every 5 s: bytes and files by kind
-# and by chat. Run twice: with a small CHAT_DISK_BUDGET_MB, so that the plateau shows within minutes, and with the
-# budget effectively off (1 TiB), the "before". Prints Markdown tables for docs/performance.md.
+# transcript). The data directory is walked every 5 s: bytes and files by kind and by chat. Run twice: with a small
+# CHAT_DISK_BUDGET_MB, so that the plateau shows within minutes, and with the budget effectively off (1 TiB), the
+# "before". Prints Markdown tables for docs/performance.md; checks every message was answered, that uploads, live
+# transcripts, their images and browser state survived, and lists the bot's warnings and errors.
 #
 #   bench/disk-soak/run.sh [-chats 50] [-duration 20m] [-rate 4.6] [more flags for both runs]
 #

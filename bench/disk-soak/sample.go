@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -177,9 +178,11 @@ func allBytes(c *chatUse) int64     { return c.all.bytes }
 
 // table prints one row every rowEvery (and the last sample).
 func table(w io.Writer, samples []sample, chats int, rowEvery time.Duration) {
-	fmt.Fprintln(w, "| t | data dir | files | a chat: counted by its budget, mean / max | counted files, mean / max | a chat's folders, mean / max |"+
-		" .playwright-mcp/ | results/ | archived transcripts | the rest |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprint(w, "| t | data dir | files | a chat: counted by its budget, mean / max | counted files, mean / max | a chat's folders, mean / max |")
+	for k := range nKinds {
+		fmt.Fprintf(w, " %s |", kindNames[k])
+	}
+	fmt.Fprintln(w, "\n|---:|---:|---:|---:|---:|---:|"+strings.Repeat("---:|", int(nKinds)))
 	next := time.Duration(0)
 	for i, s := range samples {
 		if s.at < next && i != len(samples)-1 {
@@ -269,20 +272,30 @@ func growth(w io.Writer, samples []sample, chats int, budget int64, from float64
 // writeCSV writes every sample: the time, the data directory's bytes and
 // files, each kind's, and a chat's counted bytes and files (mean, max).
 func writeCSV(path string, samples []sample, chats int) error {
-	var b strings.Builder
-	b.WriteString("seconds,bytes,files")
-	for k := range nKinds {
-		fmt.Fprintf(&b, ",%q bytes,%q files", kindNames[k], kindNames[k])
+	f, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	b.WriteString(",chat counted bytes mean,chat counted bytes max,chat counted files mean,chat counted files max\n")
+	w := csv.NewWriter(f)
+	head := []string{"seconds", "bytes", "files"}
+	for k := range nKinds {
+		head = append(head, kindNames[k]+" bytes", kindNames[k]+" files")
+	}
+	_ = w.Write(append(head, "chat counted bytes mean", "chat counted bytes max", "chat counted files mean", "chat counted files max"))
 	for _, s := range samples {
-		fmt.Fprintf(&b, "%.1f,%d,%d", s.at.Seconds(), s.total.bytes, s.total.files)
+		row := []string{strconv.FormatFloat(s.at.Seconds(), 'f', 1, 64), strconv.FormatInt(s.total.bytes, 10), strconv.FormatInt(s.total.files, 10)}
 		for k := range nKinds {
-			fmt.Fprintf(&b, ",%d,%d", s.kinds[k].bytes, s.kinds[k].files)
+			row = append(row, strconv.FormatInt(s.kinds[k].bytes, 10), strconv.FormatInt(s.kinds[k].files, 10))
 		}
 		cb, cbMax := s.perChat(chats, countedBytes)
 		cf, cfMax := s.perChat(chats, countedFiles)
-		fmt.Fprintf(&b, ",%.0f,%d,%.1f,%d\n", cb, cbMax, cf, cfMax)
+		_ = w.Write(append(row, strconv.FormatFloat(cb, 'f', 0, 64), strconv.FormatInt(cbMax, 10),
+			strconv.FormatFloat(cf, 'f', 1, 64), strconv.FormatInt(cfMax, 10)))
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
