@@ -9,7 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -22,7 +22,7 @@ func no() *bool  { b := false; return &b }
 func approvalRequest() session.ApprovalRequest {
 	return session.ApprovalRequest{
 		UserID: alice, Server: "github", Tool: "delete_repo", Exposed: "gh_delete_repo",
-		Annotations: mcpclient.ToolAnnotations{ReadOnlyHint: no(), DestructiveHint: yes(), OpenWorldHint: yes()},
+		Annotations: chat.Annotations{ReadOnlyHint: no(), DestructiveHint: yes(), OpenWorldHint: yes()},
 		Arguments:   json.RawMessage(`{"owner":"volcanicbot","repo":"<old & gone>"}`),
 		OfferAlways: true, Timeout: 5 * time.Minute,
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/oauth"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/store"
@@ -397,7 +398,7 @@ func loginCatalog(cfg mcpconfig.ServerConfig) Catalog {
 		Description: fmt.Sprintf("The %s MCP server needs an OAuth login before it offers its tools. Call this when the user "+
 			"wants something %s is for: it says how to log in (an admin sends /mcp login %s in Telegram). It does nothing else.",
 			cfg.Name, cfg.Name, cfg.Name),
-		Annotations: ToolAnnotations{ReadOnlyHint: new(true)}}
+		Annotations: chat.Annotations{ReadOnlyHint: new(true)}}
 	return Catalog{Server: cfg.Name, Tools: ExposeTools(cfg.Name, prefix, []Tool{t})}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -532,7 +533,7 @@ func decodeTools(server string, raws []json.RawMessage, protocol string) (tools 
 			MCPName:     t.Name,
 			Description: desc,
 			InputSchema: NormalizeSchema(t.InputSchema),
-			Annotations: ToolAnnotations{
+			Annotations: chat.Annotations{
 				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint,
 				IdempotentHint: t.Annotations.IdempotentHint, OpenWorldHint: t.Annotations.OpenWorldHint,
 			},

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // The resource tools: when a server offers resources (its capabilities
@@ -44,11 +46,11 @@ func resourceTools(servers []string) []Tool {
 		{Server: ResourcesServer, MCPName: ListResourcesTool, Name: ListResourcesTool, InputSchema: json.RawMessage(list),
 			Description: "List the resources (files, documents, data) that MCP servers offer, and their resource templates " +
 				"(URI patterns to fill in). A page that has more ends with the cursor of the next. Read one with " + ReadResourceTool + ".",
-			Annotations: ToolAnnotations{ReadOnlyHint: new(true)}},
+			Annotations: chat.Annotations{ReadOnlyHint: new(true)}},
 		{Server: ResourcesServer, MCPName: ReadResourceTool, Name: ReadResourceTool, InputSchema: json.RawMessage(read),
 			Description: "Read a resource of an MCP server by its URI (from " + ListResourcesTool + ", or a resource template with its " +
 				"variables filled in): its text, or its image.",
-			Annotations: ToolAnnotations{ReadOnlyHint: new(true)}},
+			Annotations: chat.Annotations{ReadOnlyHint: new(true)}},
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // Catalog is what one discovery learned about a server.
@@ -54,7 +56,7 @@ type Tool struct {
 	// headers (x-mcp-header, protocol 2026-07-28); nil for most tools.
 	ParamHeaders []ParamHeader
 	// Annotations are the hints the server gave in tools/list.
-	Annotations ToolAnnotations
+	Annotations chat.Annotations
 	// LoginOnly marks the one tool a server that needs a login it never
 	// had offers: calling it says how to log in (the server is not
 	// called).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
@@ -55,7 +56,7 @@ type ApprovalRequest struct {
 	// Tool is the tool's MCP name; Exposed the name the model called.
 	Tool, Exposed string
 	// Annotations are the tool's hints: what it says of itself.
-	Annotations mcpclient.ToolAnnotations
+	Annotations chat.Annotations
 	// Arguments are the call's arguments, redacted: a JSON object.
 	Arguments json.RawMessage
 	// OfferAlways is whether "always in this chat" may be granted (not

@@ -1,15 +1,15 @@
-package mcpclient
+package chat
 
 import "strings"
 
-// ToolAnnotations are a tool's behaviour hints from tools/list (MCP
-// 2025-03-26 and later). A nil hint was not given, and means what the
+// Annotations are a tool's behaviour hints (MCP tools/list's, 2025-03-26
+// and later). A nil hint was not given, and means what the
 // specification says it defaults to: not read-only, destructive,
 // not idempotent, open world. They are the server's word, not a
 // guarantee: approvals go by them (a tool that claims to only read runs
 // without asking under approval "writes"), so trust the server or ask
 // for every call.
-type ToolAnnotations struct {
+type Annotations struct {
 	ReadOnlyHint    *bool
 	DestructiveHint *bool
 	IdempotentHint  *bool
@@ -18,10 +18,10 @@ type ToolAnnotations struct {
 
 // ReadOnly reports whether the tool says it changes nothing
 // (readOnlyHint true).
-func (a ToolAnnotations) ReadOnly() bool { return is(a.ReadOnlyHint, false) }
+func (a Annotations) ReadOnly() bool { return is(a.ReadOnlyHint, false) }
 
 // Declared reports whether the server gave any hint.
-func (a ToolAnnotations) Declared() bool {
+func (a Annotations) Declared() bool {
 	return a.ReadOnlyHint != nil || a.DestructiveHint != nil || a.IdempotentHint != nil || a.OpenWorldHint != nil
 }
 
@@ -31,7 +31,7 @@ func (a ToolAnnotations) Declared() bool {
 // outside world" unless it says it does not, and "running it twice does
 // no more than once" when it says so. Hints a server left out take the
 // specification's defaults.
-func (a ToolAnnotations) Meaning() []string {
+func (a Annotations) Meaning() []string {
 	if a.ReadOnly() {
 		out := []string{"only reads"}
 		if is(a.OpenWorldHint, true) {
@@ -57,7 +57,7 @@ func (a ToolAnnotations) Meaning() []string {
 // MeaningText is Meaning as one sentence: "It may delete or overwrite
 // data and talks to the outside world." — said to be the defaults when
 // the server declared nothing.
-func (a ToolAnnotations) MeaningText() string {
+func (a Annotations) MeaningText() string {
 	m := a.Meaning()
 	s := "It " + m[0] + "."
 	if len(m) > 1 {
