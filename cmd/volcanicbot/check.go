@@ -174,7 +174,7 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 	tools, refusals := mcpclient.ResolveTools(discovered, builtinTools, nil)
 	offered := map[string][]mcpclient.Tool{}
 	for _, t := range tools {
-		offered[t.Server] = append(offered[t.Server], t)
+		offered[t.Group()] = append(offered[t.Group()], t)
 	}
 	refused := map[string]int{}
 	for _, r := range refusals {
@@ -221,7 +221,7 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 	// The resource tools (list and read, for every server that offers
 	// resources) are offered too, whatever the servers' own tools: a row
 	// of their own, so the total adds up what the rows show.
-	if res := offered[mcpclient.ResourcesServer]; len(res) > 0 {
+	if res := offered[mcpclient.ResourcesGroup]; len(res) > 0 {
 		n := toolTokens(res)
 		total += n
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", resourcesRow, "ok", len(res), n, loadedColumn(res, p, toolTokens),
@@ -250,7 +250,7 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 		}
 		fmt.Fprintf(w, "  %s: %s\n", sc.Config.Display(), strings.Join(names, ", "))
 	}
-	if res := offered[mcpclient.ResourcesServer]; len(res) > 0 {
+	if res := offered[mcpclient.ResourcesGroup]; len(res) > 0 {
 		names := make([]string, len(res))
 		for i, t := range res {
 			names[i] = t.Name

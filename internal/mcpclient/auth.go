@@ -394,7 +394,7 @@ func loginCatalog(cfg mcpconfig.ServerConfig) Catalog {
 	if prefix == "" {
 		prefix = cfg.Name + "_"
 	}
-	t := Tool{MCPName: loginToolName, LoginOnly: true, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+	t := Tool{MCPName: loginToolName, kind: loginKind{}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 		Description: fmt.Sprintf("The %s MCP server needs an OAuth login before it offers its tools. Call this when the user "+
 			"wants something %s is for: it says how to log in (an admin sends /mcp login %s in Telegram). It does nothing else.",
 			cfg.Name, cfg.Name, cfg.Name),

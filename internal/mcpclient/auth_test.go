@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
@@ -226,11 +227,14 @@ func TestNeverLoggedInOffersALoginTool(t *testing.T) {
 		t.Fatalf("tools %v, refusals %v: want the login tool alone", tools, refusals)
 	}
 	lt := tools[0]
-	if lt.Name != "remote_login" || lt.Server != "remote" || !lt.LoginOnly || !strings.Contains(lt.Description, "/mcp login remote") {
+	if _, login := lt.kind.(loginKind); lt.Name != "remote_login" || lt.Server != "remote" || !login || !strings.Contains(lt.Description, "/mcp login remote") {
 		t.Fatalf("the login tool: %+v", lt)
 	}
 	s, _ := client.NewSession(t.TempDir(), t.TempDir())
 	defer s.Close()
+	if _, guarded := s.Tool(lt).(chat.Guarded); guarded {
+		t.Error("the login tool asks for approval: it only says how to log in")
+	}
 	res, err := s.Call(ctx, lt, json.RawMessage(`{}`))
 	if err != nil || !res.IsError || !strings.Contains(res.Text(), "remote needs login (OAuth): an admin sends /mcp login remote") {
 		t.Fatalf("calling it: %q (%v)", res.Text(), err)
@@ -248,7 +252,7 @@ func TestNeverLoggedInOffersALoginTool(t *testing.T) {
 	}
 	tools, _ = client.Tools(ctx)
 	for _, tl := range tools {
-		if tl.LoginOnly {
+		if _, login := tl.kind.(loginKind); login {
 			t.Errorf("the login tool is still offered after the login: %+v", tl)
 		}
 	}

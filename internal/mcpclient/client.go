@@ -407,11 +407,8 @@ func (s *Session) Workspace() string { return s.workspace }
 // non-nil only when ctx ended (the turn was cancelled) or the session is
 // closed.
 func (s *Session) Call(ctx context.Context, tool Tool, args json.RawMessage) (Result, error) {
-	if tool.Server == ResourcesServer {
-		return s.resources(ctx, tool, args)
-	}
-	if tool.LoginOnly {
-		return s.client.loginResult(tool), nil
+	if tool.kind != nil {
+		return tool.kind.call(ctx, s, tool, args)
 	}
 	conn, ok := s.conns[tool.Server]
 	if !ok {

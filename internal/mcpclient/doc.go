@@ -14,7 +14,9 @@
 //     a few seconds at most (ToolsWithin). Each server's last list is kept
 //     on disk (catalogstore.go) and offered at once after a restart.
 //   - A Session (client.go) is one chat's servers: a connection per
-//     configured server, in the chat's workspace.
+//     configured server, in the chat's workspace. Session.Tool binds a
+//     catalogue's Tool to it as a chat.Tool of its own type (chattool.go):
+//     a server's tool, the resource tools, the login tool.
 //   - The ceiling of a server's live processes (limiter.go, maxLive)
 //     stops the least recently used idle one for a newcomer, or lets it
 //     wait in line; a chat's running turn holds what it calls (hold.go).

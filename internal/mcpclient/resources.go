@@ -20,9 +20,10 @@ import (
 const (
 	ListResourcesTool = "list_mcp_resources"
 	ReadResourceTool  = "read_mcp_resource"
-	// ResourcesServer is the resource tools' Tool.Server: no configured
+	// ResourcesGroup is the resource tools' Group (their Server is "":
+	// they run on every server that offers resources). No configured
 	// server can have the name (it has a space).
-	ResourcesServer = "MCP resources"
+	ResourcesGroup = "MCP resources"
 )
 
 // maxResourceDescription caps one resource's or template's description
@@ -43,11 +44,11 @@ func resourceTools(servers []string) []Tool {
 		`"uri":{"type":"string","description":"The resource's URI: one list_mcp_resources gave, or a resource template's with its variables filled in"}},`+
 		`"required":["server","uri"],"additionalProperties":false}`, enum)
 	return []Tool{
-		{Server: ResourcesServer, MCPName: ListResourcesTool, Name: ListResourcesTool, InputSchema: json.RawMessage(list),
+		{kind: resourceKind{}, MCPName: ListResourcesTool, Name: ListResourcesTool, InputSchema: json.RawMessage(list),
 			Description: "List the resources (files, documents, data) that MCP servers offer, and their resource templates " +
 				"(URI patterns to fill in). A page that has more ends with the cursor of the next. Read one with " + ReadResourceTool + ".",
 			Annotations: chat.Annotations{ReadOnlyHint: new(true)}},
-		{Server: ResourcesServer, MCPName: ReadResourceTool, Name: ReadResourceTool, InputSchema: json.RawMessage(read),
+		{kind: resourceKind{}, MCPName: ReadResourceTool, Name: ReadResourceTool, InputSchema: json.RawMessage(read),
 			Description: "Read a resource of an MCP server by its URI (from " + ListResourcesTool + ", or a resource template with its " +
 				"variables filled in): its text, or its image.",
 			Annotations: chat.Annotations{ReadOnlyHint: new(true)}},
@@ -76,14 +77,14 @@ func (s *Session) resources(ctx context.Context, tool Tool, args json.RawMessage
 	}
 	if len(args) > 0 && string(args) != "null" {
 		if err := json.Unmarshal(args, &a); err != nil {
-			return ErrorResult(ResourcesServer, tool.Name, fmt.Sprintf("%s: invalid arguments: %v", tool.Name, err)), nil
+			return ErrorResult(ResourcesGroup, tool.Name, fmt.Sprintf("%s: invalid arguments: %v", tool.Name, err)), nil
 		}
 	}
 	var servers []*connection
 	if a.Server != "" {
 		conn, ok := s.conns[a.Server]
 		if !ok || !conn.offersResources() {
-			return ErrorResult(ResourcesServer, tool.Name, fmt.Sprintf("%s: no MCP server named %q offers resources; those that do: %s",
+			return ErrorResult(ResourcesGroup, tool.Name, fmt.Sprintf("%s: no MCP server named %q offers resources; those that do: %s",
 				tool.Name, a.Server, strings.Join(s.resourceServers(), ", "))), nil
 		}
 		servers = append(servers, conn)
@@ -95,10 +96,10 @@ func (s *Session) resources(ctx context.Context, tool Tool, args json.RawMessage
 	switch tool.MCPName {
 	case ListResourcesTool:
 		if len(servers) == 0 {
-			return ErrorResult(ResourcesServer, tool.Name, tool.Name+": no MCP server offers resources now"), nil
+			return ErrorResult(ResourcesGroup, tool.Name, tool.Name+": no MCP server offers resources now"), nil
 		}
 		if a.Server == "" && (a.Cursor != "" || a.TemplatesCursor != "") {
-			return ErrorResult(ResourcesServer, tool.Name, tool.Name+": a cursor belongs to one server: give its server too"), nil
+			return ErrorResult(ResourcesGroup, tool.Name, tool.Name+": a cursor belongs to one server: give its server too"), nil
 		}
 		var b strings.Builder
 		for i, conn := range servers {
@@ -109,16 +110,16 @@ func (s *Session) resources(ctx context.Context, tool Tool, args json.RawMessage
 				return Result{}, err
 			}
 		}
-		res := Result{Content: []Content{{Type: ContentText, Text: b.String()}}, Server: ResourcesServer, Tool: tool.Name}
+		res := Result{Content: []Content{{Type: ContentText, Text: b.String()}}, Server: ResourcesGroup, Tool: tool.Name}
 		servers[0].bound(&res, tool)
 		return res, nil
 	case ReadResourceTool:
 		if a.Server == "" || a.URI == "" {
-			return ErrorResult(ResourcesServer, tool.Name, tool.Name+": give the server and the resource's uri"), nil
+			return ErrorResult(ResourcesGroup, tool.Name, tool.Name+": give the server and the resource's uri"), nil
 		}
 		return servers[0].readResource(ctx, tool, a.URI)
 	}
-	return ErrorResult(ResourcesServer, tool.Name, fmt.Sprintf("unknown resource tool %q", tool.Name)), nil
+	return ErrorResult(ResourcesGroup, tool.Name, fmt.Sprintf("unknown resource tool %q", tool.Name)), nil
 }
 
 // resourceServers names the session's servers that offer resources, by
@@ -310,7 +311,7 @@ func (c *connection) readResource(ctx context.Context, tool Tool, uri string) (R
 	if err != nil {
 		return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: %v", tool.Name, err)), nil
 	}
-	out, err := mapValidResult(ResourcesServer, tool.Name, call)
+	out, err := mapValidResult(ResourcesGroup, tool.Name, call)
 	if err != nil {
 		return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: invalid result: %v", tool.Name, err)), nil
 	}

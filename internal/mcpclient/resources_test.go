@@ -34,7 +34,7 @@ func TestResources(t *testing.T) {
 			read = tl
 		}
 	}
-	if list.Server != ResourcesServer || read.Server != ResourcesServer {
+	if list.Group() != ResourcesGroup || read.Group() != ResourcesGroup || list.Server != "" || read.Server != "" {
 		t.Fatalf("the resource tools are missing: %+v %+v", list, read)
 	}
 	if !strings.Contains(string(read.InputSchema), `"enum":["docs"]`) {
@@ -132,7 +132,7 @@ func TestResourceToolNames(t *testing.T) {
 		t.Errorf("without resources: %v %v", tools, refused)
 	}
 	tools, refused = ResolveTools([]Catalog{{Server: "a", Tools: []Tool{own}}, {Server: "b", ServerInfo: ServerInfo{Resources: true}}}, nil, nil)
-	if len(tools) != 2 || tools[0].Server != ResourcesServer || len(refused) != 1 || refused[0].Reason != RefusedBuiltin {
+	if len(tools) != 2 || tools[0].Group() != ResourcesGroup || len(refused) != 1 || refused[0].Reason != RefusedBuiltin {
 		t.Errorf("with resources: %v %v", tools, refused)
 	}
 }

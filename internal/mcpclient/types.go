@@ -57,10 +57,19 @@ type Tool struct {
 	ParamHeaders []ParamHeader
 	// Annotations are the hints the server gave in tools/list.
 	Annotations chat.Annotations
-	// LoginOnly marks the one tool a server that needs a login it never
-	// had offers: calling it says how to log in (the server is not
-	// called).
-	LoginOnly bool `json:",omitempty"`
+	// kind is how the tool is called when it is not the server's own
+	// (nil): the resource tools, the login tool (see chattool.go).
+	kind toolKind
+}
+
+// Group names who offers the tool, as the model and the operator read it:
+// its server, or ResourcesGroup for the resource tools, which run on no
+// one server (Server is "" for them).
+func (t Tool) Group() string {
+	if t.kind != nil {
+		return t.kind.group(t)
+	}
+	return t.Server
 }
 
 // ContentType is the kind of one part of a tool result.

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -17,54 +17,55 @@ const (
 	stoppedResult   = "cancelled: the user stopped this turn"
 )
 
-// approve decides whether the MCP call of t with args may run under its
-// server's approval rule: at once, after an "always in this chat" given
-// before, or after asking the chat (user started the turn). When it may
-// not, the text is the call's result for the model.
-func (s *session) approve(ctx context.Context, t mcpclient.Tool, args json.RawMessage, user int64) (bool, string) {
+// approve decides whether the call (by the model's name for the tool,
+// name) of a tool guarded by g, with args, may run under g's server's
+// approval rule: at once, after an "always in this chat" given before, or
+// after asking the chat (user started the turn). When it may not, the text
+// is the call's result for the model.
+func (s *session) approve(ctx context.Context, g chat.Guard, name string, args json.RawMessage, user int64) (bool, string) {
 	m := s.m
-	cfg, ok := m.o.MCP.Server(t.Server)
-	if !ok || t.LoginOnly { // a login tool only says how to log in
+	cfg, ok := m.o.MCP.Server(g.Server)
+	if !ok {
 		return true, ""
 	}
-	rule := cfg.ApprovalFor(t.MCPName, t.Name, t.Annotations.ReadOnly())
+	rule := cfg.ApprovalFor(g.Tool, name, g.Annotations.ReadOnly())
 	switch {
 	case rule == mcpconfig.RunFreely:
 		return true, ""
-	case rule == mcpconfig.AskFirst && m.grants.has(m.grantsPath(s.id), t.Server, t.MCPName, m.logger):
+	case rule == mcpconfig.AskFirst && m.grants.has(m.grantsPath(s.id), g.Server, g.Tool, m.logger):
 		return true, ""
 	}
 	ap, ok := m.o.Chat.(Approver)
 	if !ok {
-		m.logger.Warn("a tool call needs approval, and the chat cannot ask", "chat", s.id, "server", t.Server, "tool", t.MCPName)
+		m.logger.Warn("a tool call needs approval, and the chat cannot ask", "chat", s.id, "server", g.Server, "tool", g.Tool)
 		return false, cannotAskResult
 	}
 	req := ApprovalRequest{
-		UserID: user, Server: t.Server, Tool: t.MCPName, Exposed: t.Name, Annotations: t.Annotations,
+		UserID: user, Server: g.Server, Tool: g.Tool, Exposed: name, Annotations: g.Annotations,
 		Arguments: json.RawMessage(m.o.Redactor.Redact(string(args))), OfferAlways: rule == mcpconfig.AskFirst,
 		Timeout: m.o.ApprovalTimeout,
 	}
 	decision, err := ap.Approve(ctx, s.id, req)
 	switch {
 	case err == nil && decision == ApprovedAlways:
-		if err := m.grants.add(m.grantsPath(s.id), t.Server, t.MCPName, user, m.o.Now()); err != nil {
+		if err := m.grants.add(m.grantsPath(s.id), g.Server, g.Tool, user, m.o.Now()); err != nil {
 			m.logger.Warn("\"always in this chat\" not saved: this call runs, the next one asks again", "chat", s.id, "err", err)
 		}
-		m.logger.Info("tool approved for this chat", "chat", s.id, "server", t.Server, "tool", t.MCPName, "user", user)
+		m.logger.Info("tool approved for this chat", "chat", s.id, "server", g.Server, "tool", g.Tool, "user", user)
 		return true, ""
 	case err == nil && decision == Approved:
-		m.logger.Info("tool call approved", "chat", s.id, "server", t.Server, "tool", t.MCPName)
+		m.logger.Info("tool call approved", "chat", s.id, "server", g.Server, "tool", g.Tool)
 		return true, ""
 	case err == nil:
-		m.logger.Info("tool call denied", "chat", s.id, "server", t.Server, "tool", t.MCPName)
+		m.logger.Info("tool call denied", "chat", s.id, "server", g.Server, "tool", g.Tool)
 		return false, deniedResult
 	case errors.Is(err, ErrNoApproval):
-		m.logger.Info("tool call denied: no answer in time", "chat", s.id, "server", t.Server, "tool", t.MCPName)
+		m.logger.Info("tool call denied: no answer in time", "chat", s.id, "server", g.Server, "tool", g.Tool)
 		return false, "The user denied this call: nobody approved it within " + DurationText(m.o.ApprovalTimeout) + "."
 	case ctx.Err() != nil:
 		return false, stoppedResult
 	}
-	m.logger.Warn("approval not asked", "chat", s.id, "server", t.Server, "tool", t.MCPName, "err", err)
+	m.logger.Warn("approval not asked", "chat", s.id, "server", g.Server, "tool", g.Tool, "err", err)
 	return false, cannotAskResult
 }
 

@@ -19,9 +19,12 @@
 //     repeats until the model answers or the step cap is reached.
 //   - Tools (tools.go) are the built-ins — send (send.go), read (read.go),
 //     both opening workspace files by one set of rules (workspacefile.go),
-//     and tool_search — and the MCP tools of the chat's mcpclient.Session;
-//     calls whose arguments are not a JSON object are refused before they
-//     reach a server.
+//     and tool_search — and the MCP tools of the chat's mcpclient.Session.
+//     Every one is a chat.Tool (builtins.go; mcpclient's Session.Tool): the
+//     turn's registry (registry.go) finds a call's tool by name and calls
+//     it, its arguments checked first (by the tool, or as one JSON object),
+//     approved when it is chat.Guarded, and on its lane when it is
+//     chat.Sequenced. A name no tool has gets the unknown tool's answer.
 //   - Tool search (toolsearch.go, bm25.go): when the whole tool list would
 //     cost too much, most MCP tools are deferred — named in the system
 //     prompt, found with tool_search, loaded after the stable part of the

@@ -394,7 +394,7 @@ func (m *Manager) planFor(tools []mcpclient.Tool) *toolCatalog {
 	var h maphash.Hash
 	h.SetSeed(m.seed)
 	for _, t := range tools {
-		for _, s := range []string{t.Server, t.MCPName, t.Name, t.Description, string(t.InputSchema)} {
+		for _, s := range []string{t.Group(), t.MCPName, t.Name, t.Description, string(t.InputSchema)} {
 			h.WriteString(s)
 			h.WriteByte(0)
 		}

@@ -40,7 +40,7 @@ func TestResourceToolsDeferredAndRun(t *testing.T) {
 	if offered(mcpclient.ReadResourceTool) || offered(mcpclient.ListResourcesTool) || !offered(ToolSearchName) {
 		t.Errorf("the resource tools are not deferred: %d tools", len(first.Tools))
 	}
-	if !strings.Contains(first.System, "- "+mcpclient.ResourcesServer+": "+mcpclient.ListResourcesTool+", "+mcpclient.ReadResourceTool) {
+	if !strings.Contains(first.System, "- "+mcpclient.ResourcesGroup+": "+mcpclient.ListResourcesTool+", "+mcpclient.ReadResourceTool) {
 		t.Errorf("the system prompt does not name the deferred resource tools:\n%s", first.System)
 	}
 	if got := resultText(result); result.IsError || !strings.HasPrefix(got, "Resource "+fakemcp.ResourceNotes+":\n") || strings.Contains(got, fakemcp.NotesText) {

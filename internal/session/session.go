@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/disk"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -96,7 +97,7 @@ func (s *session) toolsFor(ctx context.Context, wait time.Duration) *toolset {
 		}
 		for name, t := range s.tools.mcp {
 			if _, ok := ts.mcp[name]; !ok {
-				gone[name] = t.Server
+				gone[name] = t.Group()
 			}
 		}
 		s.gone = gone
@@ -561,9 +562,9 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 		mcpSess.Prewarm(name)
 	}
 	system := buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, tools.section, m.o.Now())
-	runner := &toolRunner{tools: tools, mcp: mcpSess, send: s.sendFile, read: s.readFile, redact: m.o.Redactor.Redact, activity: activity,
-		approve: func(ctx context.Context, t mcpclient.Tool, args json.RawMessage) (bool, string) {
-			return s.approve(ctx, t, args, in.from)
+	runner := &toolRunner{tools: newRegistry(tools, mcpSess, s.builtins()), redact: m.o.Redactor.Redact, activity: activity,
+		approve: func(ctx context.Context, t chat.Guarded, name string, args json.RawMessage) (bool, string) {
+			return s.approve(ctx, t.Guard(), name, args, in.from)
 		}}
 	streamer, _ := activity.(StreamingActivity)
 	if m.o.NoStream {
@@ -582,16 +583,16 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 				if next := s.toolsFor(ctx, 0); changed || next.key != tools.key {
 					tools = next
 					system = buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, tools.section, m.o.Now())
-					runner.tools = tools
+					runner.tools = newRegistry(tools, mcpSess, s.builtins())
 					m.logger.Info("MCP tools changed: the chat's next step offers the new list", "chat", s.id, "step", step, "tools", len(tools.mcp))
 				}
 			}
 		}
 		loaded := tools.loaded(s.history)
 		specs := tools.specs(loaded)
-		runner.loaded = make(map[string]bool, len(loaded))
+		runner.tools.loaded = make(map[string]bool, len(loaded))
 		for _, t := range loaded {
-			runner.loaded[t.Name] = true
+			runner.tools.loaded[t.Name] = true
 		}
 		fixed := estimateText(system) + estimateTools(specs)
 		msgs := supersedeSnapshots(s.history, tools.serverOf)

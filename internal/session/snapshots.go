@@ -144,5 +144,5 @@ func supersedeSnapshots(history []llm.Message, serverOf func(tool string) string
 	return out
 }
 
-// serverOf names the server of an MCP tool of ts ("" for others).
-func (ts *toolset) serverOf(tool string) string { return ts.mcp[tool].Server }
+// serverOf names who offers an MCP tool of ts (its Group; "" for others).
+func (ts *toolset) serverOf(tool string) string { return ts.mcp[tool].Group() }

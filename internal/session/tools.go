@@ -3,12 +3,11 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -134,31 +133,28 @@ func (ts *toolset) specs(loaded []mcpclient.Tool) []llm.Tool {
 
 // toolRunner executes one assistant message's tool calls.
 type toolRunner struct {
-	tools    *toolset
-	mcp      *mcpclient.Session
-	send     func(ctx context.Context, args sendArgs) (string, error)
-	read     func(args readArgs) (string, error)
+	tools    *registry
 	redact   func(string) string
 	activity Activity
-	// approve says whether an MCP call may run, asking the chat when its
-	// server wants that; when not, why (the call's result).
-	approve func(ctx context.Context, t mcpclient.Tool, args json.RawMessage) (bool, string)
-	// loaded are the deferred tools loaded when the calls were made.
-	loaded map[string]bool
+	// approve says whether a call of a Guarded tool (named name) may run,
+	// asking the chat when its server wants that; when not, why (the
+	// call's result).
+	approve func(ctx context.Context, t chat.Guarded, name string, args json.RawMessage) (bool, string)
 }
 
-// run executes calls and returns their results in call order. Calls to one
-// non-parallel server run one after another in order; calls to different
-// servers, and to parallel servers, run concurrently. send calls keep their
-// order. When ctx ends, the calls not yet answered get a "cancelled" result
-// so every call has its result in the transcript.
+// run executes calls and returns their results in call order. Calls on one
+// lane (chat.Sequenced: a non-parallel server's, send's) run one after
+// another in order; calls on different lanes, and calls of tools without
+// one, run concurrently. When ctx ends, the calls not yet answered get a
+// "cancelled" result so every call has its result in the transcript.
 //
 // A panic in a call is re-raised in the caller's goroutine once every call
 // has ended (the session's recover then ends the turn), with the stack
 // where it happened.
 func (r *toolRunner) run(ctx context.Context, calls []llm.ToolCall) []llm.ToolResult {
 	results := make([]llm.ToolResult, len(calls))
-	queues := map[string][]int{} // sequential group → call indexes
+	tools := make([]chat.Tool, len(calls))
+	queues := map[string][]int{} // lane → call indexes
 	var order []string
 	var wg sync.WaitGroup
 	var panicked atomic.Pointer[toolPanic]
@@ -168,21 +164,22 @@ func (r *toolRunner) run(ctx context.Context, calls []llm.ToolCall) []llm.ToolRe
 				panicked.CompareAndSwap(nil, &toolPanic{call: calls[i].Name, value: v, stack: debug.Stack()})
 			}
 		}()
-		results[i] = r.one(ctx, calls[i])
+		results[i] = r.one(ctx, calls[i], tools[i])
 	}
 	for i, c := range calls {
-		group := r.group(c.Name)
-		if group == "" { // parallel: its own goroutine
+		tools[i] = r.tools.lookup(c.Name)
+		l := lane(tools[i])
+		if l == "" { // concurrent: its own goroutine
 			wg.Go(func() { one(i) })
 			continue
 		}
-		if _, ok := queues[group]; !ok {
-			order = append(order, group)
+		if _, ok := queues[l]; !ok {
+			order = append(order, l)
 		}
-		queues[group] = append(queues[group], i)
+		queues[l] = append(queues[l], i)
 	}
-	for _, g := range order {
-		idx := queues[g]
+	for _, l := range order {
+		idx := queues[l]
 		wg.Go(func() {
 			for _, i := range idx {
 				one(i)
@@ -196,93 +193,34 @@ func (r *toolRunner) run(ctx context.Context, calls []llm.ToolCall) []llm.ToolRe
 	return results
 }
 
-// group names the sequential group of a call: "" for calls that may run
-// concurrently.
-func (r *toolRunner) group(name string) string {
-	switch name {
-	case SendToolName:
-		return "\x00send"
-	case ReadToolName, ToolSearchName:
-		return "" // no side effects
-	}
-	t, ok := r.tools.mcp[name]
-	if !ok {
-		return "\x00unknown"
-	}
-	if r.tools.parallel[t.Server] {
-		return ""
-	}
-	return t.Server
-}
-
-func (r *toolRunner) one(ctx context.Context, call llm.ToolCall) llm.ToolResult {
+// one makes call of t: its arguments are checked (by t when it is a
+// chat.Checker, else they must be one JSON object), then approved when t
+// is Guarded, then the chat is shown the call and t runs. What t answers
+// is redacted.
+func (r *toolRunner) one(ctx context.Context, call llm.ToolCall, t chat.Tool) llm.ToolResult {
 	res := llm.ToolResult{CallID: call.ID, Name: call.Name}
 	if err := ctx.Err(); err != nil {
 		return errorResult(res, "cancelled: the user stopped this turn before the call ran")
 	}
-	if call.Name == SendToolName {
-		args, problem := sendArguments(call.Arguments)
-		if problem != "" {
+	var args json.RawMessage
+	if c, ok := t.(chat.Checker); ok {
+		var err error
+		if args, err = c.Check(call.Arguments); err != nil {
+			return errorResult(res, err.Error())
+		}
+	} else {
+		var problem string
+		if args, problem = callArguments(call.Name, call.Arguments); problem != "" {
 			return errorResult(res, problem)
 		}
-		r.started(call)
-		text, err := r.send(ctx, args)
-		if err != nil {
-			return errorResult(res, r.redact(err.Error()))
-		}
-		res.Content = []llm.Part{{Kind: llm.PartText, Text: text}}
-		return res
 	}
-	switch call.Name {
-	case ReadToolName:
-		args, problem := readArguments(call.Arguments)
-		if problem != "" {
-			return errorResult(res, problem)
-		}
-		r.started(call)
-		text, err := r.read(args)
-		if err != nil {
-			return errorResult(res, r.redact(err.Error()))
-		}
-		res.Content = []llm.Part{{Kind: llm.PartText, Text: r.redact(text)}}
-		return res
-	case ToolSearchName:
-		if r.tools.index != nil {
-			obj, problem := callArguments(call.Name, call.Arguments)
-			if problem != "" {
-				obj = nil // an unreadable query is an empty one: the answer lists the tools
-			}
-			r.started(call)
-			res.Content = []llm.Part{{Kind: llm.PartText, Text: r.tools.index.searchResultText(searchQuery(obj), r.loaded)}}
-			return res
-		}
-	}
-	t, ok := r.tools.mcp[call.Name]
-	if !ok {
-		if server, gone := r.tools.gone[call.Name]; gone {
-			return errorResult(res, fmt.Sprintf("%s is no longer offered: the %s MCP server's tool list changed, and it is not in your tool list any more", call.Name, server))
-		}
-		msg := fmt.Sprintf("there is no tool named %q", call.Name)
-		if r.tools.index != nil {
-			msg += "; " + ToolSearchName + " finds the tools there are"
-		}
-		if len(r.tools.discovering) > 0 {
-			msg += fmt.Sprintf("; the tools of the MCP server %s are not known yet (it is still starting): "+
-				"they are offered from the next step once they are", strings.Join(r.tools.discovering, ", "))
-		}
-		return errorResult(res, msg)
-	}
-	args, problem := callArguments(call.Name, call.Arguments)
-	if problem != "" {
-		return errorResult(res, problem)
-	}
-	if r.approve != nil {
-		if ok, why := r.approve(ctx, t, args); !ok {
+	if g, ok := t.(chat.Guarded); ok && r.approve != nil {
+		if ok, why := r.approve(ctx, g, call.Name, args); !ok {
 			return errorResult(res, why)
 		}
 	}
 	r.started(call)
-	out, err := r.mcp.Call(ctx, t, args)
+	out, err := t.Call(ctx, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return errorResult(res, "cancelled: the user stopped this turn")
@@ -290,12 +228,12 @@ func (r *toolRunner) one(ctx context.Context, call llm.ToolCall) llm.ToolResult 
 		return errorResult(res, r.redact(err.Error()))
 	}
 	res.IsError = out.IsError
-	for _, c := range out.Content {
-		switch c.Type {
-		case mcpclient.ContentText:
-			res.Content = append(res.Content, llm.Part{Kind: llm.PartText, Text: r.redact(c.Text)})
-		case mcpclient.ContentImage:
-			res.Content = append(res.Content, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: c.MIMEType, Data: c.Data}})
+	for _, p := range out.Parts {
+		switch p.Kind {
+		case chat.TextPart:
+			res.Content = append(res.Content, llm.Part{Kind: llm.PartText, Text: r.redact(p.Text)})
+		case chat.ImagePart:
+			res.Content = append(res.Content, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: p.MIMEType, Data: p.Data}})
 		}
 	}
 	if len(res.Content) == 0 {

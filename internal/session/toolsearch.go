@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -203,15 +204,17 @@ func mcpToolTokens(count func(string) int, tools []mcpclient.Tool) int {
 	return n
 }
 
-// builtinSpecs are the built-in tools: send and read, and tool_search when
-// search is on.
+// builtinSpecs are the built-in tools' specs (builtins.go): send and
+// read, and tool_search when search is on.
 func builtinSpecs(search bool) []llm.Tool {
-	specs := []llm.Tool{
-		{Name: SendToolName, Description: sendDescription, Schema: sendSchema},
-		{Name: ReadToolName, Description: readDescription, Schema: readSchema},
-	}
+	tools := []chat.Tool{sendTool{}, readTool{}}
 	if search {
-		specs = append(specs, llm.Tool{Name: ToolSearchName, Description: toolSearchDescription, Schema: toolSearchSchema})
+		tools = append(tools, searchTool{})
+	}
+	specs := make([]llm.Tool, len(tools))
+	for i, t := range tools {
+		s := t.Spec()
+		specs[i] = llm.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema}
 	}
 	return specs
 }
@@ -227,11 +230,11 @@ func deferredSection(deferred []mcpclient.Tool) string {
 		" with what you need (or with their names) to load them with their parameters, or call one by its name.\n")
 	server := ""
 	for _, t := range deferred {
-		if t.Server != server {
+		if t.Group() != server {
 			if server != "" {
 				b.WriteByte('\n')
 			}
-			server = t.Server
+			server = t.Group()
 			b.WriteString("- " + server + ": ")
 		} else {
 			b.WriteString(", ")
@@ -261,7 +264,7 @@ func newToolIndex(tools []mcpclient.Tool) *toolIndex {
 		for range nameWeight {
 			words = append(words, name...)
 		}
-		words = append(words, searchWords(t.Server)...)
+		words = append(words, searchWords(t.Group())...)
 		words = append(words, searchWords(t.Description)...)
 		for _, p := range parameterNames(t.InputSchema) {
 			words = append(words, searchWords(p)...)
@@ -380,7 +383,7 @@ func (ix *toolIndex) searchResultText(query string, loaded map[string]bool) stri
 		if desc == "" {
 			desc = "(no description)"
 		}
-		fmt.Fprintf(&b, "- %s (%s): %s", t.Name, t.Server, truncateRunes(desc, matchDescription))
+		fmt.Fprintf(&b, "- %s (%s): %s", t.Name, t.Group(), truncateRunes(desc, matchDescription))
 		if loaded[t.Name] {
 			b.WriteString(" [already loaded]")
 		}

@@ -1,0 +1,117 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
+)
+
+// The catalogue's tools as the chat's tools: Session.Tool binds a Tool to
+// one chat's session, as a chat.Tool of the type its kind says.
+//
+//   - a server's own tool (serverTool): called on the server's process;
+//     Guarded by the server's approval rule; its calls queue on the
+//     server's lane unless the server is parallel;
+//   - the login tool (loginTool): says how to log in, never calls the
+//     server, never asks for approval; on its server's lane;
+//   - the resource tools (resourceTool): list or read the resources of
+//     the servers that offer them; never ask; on a lane of their own.
+
+// toolKind is how a Tool that is not a server's own is called and bound.
+type toolKind interface {
+	call(ctx context.Context, s *Session, t Tool, args json.RawMessage) (Result, error)
+	bind(s *Session, t Tool) chat.Tool
+	group(t Tool) string
+}
+
+// Tool returns t as the chat's tool: its calls run in this session.
+func (s *Session) Tool(t Tool) chat.Tool {
+	if t.kind != nil {
+		return t.kind.bind(s, t)
+	}
+	return serverTool{boundTool{s, t}}
+}
+
+// serverLane is the lane of the calls to server's tools: "" (concurrent)
+// when its entry says parallel.
+func (s *Session) serverLane(server string) string {
+	if conn, ok := s.conns[server]; ok && conn.cfg.Parallel {
+		return ""
+	}
+	return "mcp:" + server
+}
+
+// boundTool is a Tool bound to a session: its spec and its call.
+type boundTool struct {
+	s *Session
+	t Tool
+}
+
+func (b boundTool) Spec() chat.Spec {
+	return chat.Spec{Name: b.t.Name, Description: b.t.Description, Schema: ModelSchema(b.t.InputSchema)}
+}
+
+func (b boundTool) Call(ctx context.Context, args json.RawMessage) (chat.Result, error) {
+	res, err := b.s.Call(ctx, b.t, args)
+	if err != nil {
+		return chat.Result{}, err
+	}
+	return res.Chat(), nil
+}
+
+// serverTool is a server's own tool.
+type serverTool struct{ boundTool }
+
+func (t serverTool) Lane() string { return t.s.serverLane(t.t.Server) }
+
+func (t serverTool) Guard() chat.Guard {
+	return chat.Guard{Server: t.t.Server, Tool: t.t.MCPName, Annotations: t.t.Annotations}
+}
+
+// loginKind is the tool of a server that needs a login it never had
+// (loginCatalog): a call says how to log in.
+type loginKind struct{}
+
+func (loginKind) call(_ context.Context, s *Session, t Tool, _ json.RawMessage) (Result, error) {
+	return s.client.loginResult(t), nil
+}
+
+func (loginKind) bind(s *Session, t Tool) chat.Tool { return loginTool{boundTool{s, t}} }
+func (loginKind) group(t Tool) string               { return t.Server }
+
+// loginTool is the login tool of one chat: not Guarded, as it only says
+// how to log in.
+type loginTool struct{ boundTool }
+
+func (t loginTool) Lane() string { return t.s.serverLane(t.t.Server) }
+
+// resourceKind is the resource tools' (resources.go).
+type resourceKind struct{}
+
+func (resourceKind) call(ctx context.Context, s *Session, t Tool, args json.RawMessage) (Result, error) {
+	return s.resources(ctx, t, args)
+}
+
+func (resourceKind) bind(s *Session, t Tool) chat.Tool { return resourceTool{boundTool{s, t}} }
+func (resourceKind) group(Tool) string                 { return ResourcesGroup }
+
+// resourceTool is a resource tool of one chat: its calls queue on one lane
+// (they go to several servers at once); not Guarded, as they only read.
+type resourceTool struct{ boundTool }
+
+func (resourceTool) Lane() string { return "mcp:" + ResourcesGroup }
+
+// Chat is r as the chat's result.
+func (r Result) Chat() chat.Result {
+	out := chat.Result{Parts: make([]chat.Part, 0, len(r.Content)), IsError: r.IsError}
+	for _, c := range r.Content {
+		switch c.Type {
+		case ContentText:
+			out.Parts = append(out.Parts, chat.Part{Kind: chat.TextPart, Text: c.Text})
+		case ContentImage:
+			out.Parts = append(out.Parts, chat.Part{Kind: chat.ImagePart, Data: c.Data, MIMEType: c.MIMEType})
+		}
+	}
+	return out
+}

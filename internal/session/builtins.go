@@ -1,0 +1,129 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
+)
+
+// The session's built-in tools, as chat.Tools: send, read and
+// tool_search, and the answer to a name no tool has. A new built-in is one
+// more type here (or in its own file) and one more entry in builtins.
+
+// builtins are the chat's own tools; tool_search is the registry's (it
+// exists only while tools are deferred).
+func (s *session) builtins() []chat.Tool { return []chat.Tool{sendTool{s}, readTool{s}} }
+
+// sendTool is send (send.go): its calls keep their order.
+type sendTool struct{ s *session }
+
+func (sendTool) Spec() chat.Spec {
+	return chat.Spec{Name: SendToolName, Description: sendDescription, Schema: sendSchema}
+}
+
+func (sendTool) Lane() string { return SendToolName }
+
+func (sendTool) Check(args json.RawMessage) (json.RawMessage, error) {
+	if _, problem := sendArguments(args); problem != "" {
+		return nil, errors.New(problem)
+	}
+	return args, nil
+}
+
+func (t sendTool) Call(ctx context.Context, raw json.RawMessage) (chat.Result, error) {
+	args, problem := sendArguments(raw)
+	if problem != "" {
+		return chat.ErrorResult(problem), nil
+	}
+	text, err := t.s.sendFile(ctx, args)
+	if err != nil {
+		return chat.ErrorResult(err.Error()), nil
+	}
+	return chat.TextResult(text), nil
+}
+
+// readTool is read (read.go): it has no side effects, so its calls run
+// concurrently with any other.
+type readTool struct{ s *session }
+
+func (readTool) Spec() chat.Spec {
+	return chat.Spec{Name: ReadToolName, Description: readDescription, Schema: readSchema}
+}
+
+func (readTool) Check(args json.RawMessage) (json.RawMessage, error) {
+	if _, problem := readArguments(args); problem != "" {
+		return nil, errors.New(problem)
+	}
+	return args, nil
+}
+
+func (t readTool) Call(_ context.Context, raw json.RawMessage) (chat.Result, error) {
+	args, problem := readArguments(raw)
+	if problem != "" {
+		return chat.ErrorResult(problem), nil
+	}
+	text, err := t.s.readFile(args)
+	if err != nil {
+		return chat.ErrorResult(err.Error()), nil
+	}
+	return chat.TextResult(text), nil
+}
+
+// searchTool is tool_search (toolsearch.go) over the registry's deferred
+// tools. It never fails: an unreadable query is an empty one, whose answer
+// lists the tools.
+type searchTool struct{ r *registry }
+
+func (searchTool) Spec() chat.Spec {
+	return chat.Spec{Name: ToolSearchName, Description: toolSearchDescription, Schema: toolSearchSchema}
+}
+
+func (searchTool) Check(args json.RawMessage) (json.RawMessage, error) {
+	obj, problem := callArguments(ToolSearchName, args)
+	if problem != "" {
+		return nil, nil
+	}
+	return obj, nil
+}
+
+func (t searchTool) Call(_ context.Context, args json.RawMessage) (chat.Result, error) {
+	return chat.TextResult(t.r.tools.index.searchResultText(searchQuery(args), t.r.loaded)), nil
+}
+
+// unknownTool answers a call to a name no tool of the step has: an MCP
+// tool its server no longer offers, one not discovered yet, or a name the
+// model made up. The call is not made: its arguments are refused before
+// anything shows.
+type unknownTool struct {
+	name  string
+	tools *toolset
+}
+
+func (t unknownTool) Spec() chat.Spec { return chat.Spec{Name: t.name} }
+
+func (t unknownTool) Check(json.RawMessage) (json.RawMessage, error) {
+	return nil, errors.New(t.answer())
+}
+
+func (t unknownTool) Call(context.Context, json.RawMessage) (chat.Result, error) {
+	return chat.ErrorResult(t.answer()), nil
+}
+
+func (t unknownTool) answer() string {
+	if server, gone := t.tools.gone[t.name]; gone {
+		return fmt.Sprintf("%s is no longer offered: the %s MCP server's tool list changed, and it is not in your tool list any more", t.name, server)
+	}
+	msg := fmt.Sprintf("there is no tool named %q", t.name)
+	if t.tools.index != nil {
+		msg += "; " + ToolSearchName + " finds the tools there are"
+	}
+	if len(t.tools.discovering) > 0 {
+		msg += fmt.Sprintf("; the tools of the MCP server %s are not known yet (it is still starting): "+
+			"they are offered from the next step once they are", strings.Join(t.tools.discovering, ", "))
+	}
+	return msg
+}
