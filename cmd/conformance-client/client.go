@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
@@ -231,6 +232,6 @@ func login(ctx context.Context, client *mcpclient.Client, logger *slog.Logger) e
 // elicitation without typing anything, which leaves each field its default.
 type acceptDefaults struct{}
 
-func (acceptDefaults) Elicit(context.Context, mcpclient.Elicitation) (mcpclient.ElicitResult, error) {
-	return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
+func (acceptDefaults) Elicit(context.Context, chat.Elicitation) (chat.ElicitResult, error) {
+	return chat.ElicitResult{Action: chat.ElicitAccept}, nil
 }

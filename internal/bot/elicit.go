@@ -15,7 +15,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -71,8 +71,8 @@ const (
 // (the call's timeout, /stop, the turn's end) cancels; the buttons then
 // answer "expired". One form is open in a chat at a time: another waits
 // its turn.
-func (c *Chat) Elicit(ctx context.Context, chatID int64, req session.ElicitRequest) (mcpclient.ElicitResult, error) {
-	cancelled := mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}
+func (c *Chat) Elicit(ctx context.Context, chatID int64, req session.ElicitRequest) (chat.ElicitResult, error) {
+	cancelled := chat.ElicitResult{Action: chat.ElicitCancel}
 	release, err := c.forms.acquire(ctx, chatID)
 	if err != nil {
 		return cancelled, err
@@ -82,7 +82,7 @@ func (c *Chat) Elicit(ctx context.Context, chatID int64, req session.ElicitReque
 	if chatID < 0 { // a group: not everyone in it may answer
 		may = func(user int64) bool { return user == req.UserID || (c.isAdmin != nil && c.isAdmin(user)) }
 	}
-	if req.Mode == mcpclient.ElicitURL {
+	if req.Mode == chat.ElicitURL {
 		return c.elicitURL(ctx, chatID, req, may)
 	}
 	return c.elicitForm(ctx, chatID, req, may)
@@ -113,7 +113,7 @@ func elicitHead(icon, verb string, req session.ElicitRequest) string {
 	return head
 }
 
-func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRequest, may func(int64) bool) (mcpclient.ElicitResult, error) {
+func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRequest, may func(int64) bool) (chat.ElicitResult, error) {
 	host := req.URL
 	if u, err := url.Parse(req.URL); err == nil {
 		host = u.Host
@@ -146,16 +146,16 @@ func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRe
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
 		}
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
+		return chat.ElicitResult{Action: chat.ElicitCancel}, err
 	case a.Choice == ChoiceEnded, a.Choice == choiceDone:
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
+		return chat.ElicitResult{Action: chat.ElicitAccept}, nil
 	case a.Choice == choiceDecline:
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitDecline}, nil
+		return chat.ElicitResult{Action: chat.ElicitDecline}, nil
 	}
-	return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+	return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 }
 
-func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitRequest, may func(int64) bool) (mcpclient.ElicitResult, error) {
+func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitRequest, may func(int64) bool) (chat.ElicitResult, error) {
 	typed := c.forms.listen(chatID, may)
 	defer c.forms.unlisten(chatID, typed)
 	fields := req.Form.Fields
@@ -172,20 +172,20 @@ func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitR
 		a, err := c.Ask(ctx, chatID, q)
 		switch {
 		case err != nil:
-			return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
+			return chat.ElicitResult{Action: chat.ElicitCancel}, err
 		case a.Choice == choiceDone:
-			return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{}}, nil
+			return chat.ElicitResult{Action: chat.ElicitAccept, Content: map[string]any{}}, nil
 		case a.Choice == choiceDecline:
-			return mcpclient.ElicitResult{Action: mcpclient.ElicitDecline}, nil
+			return chat.ElicitResult{Action: chat.ElicitDecline}, nil
 		}
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+		return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 	}
 
 	intro := elicitHead("❓", "asks:", req) + "\n" + questionsLine(len(fields), chatID < 0) + privacy
 	m, err := c.sendMessage(ctx, chatID, intro, models.ParseModeHTML)
 	if err != nil {
 		c.log.Error("question not delivered", "chat", chatID, "err", err.Error())
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
+		return chat.ElicitResult{Action: chat.ElicitCancel}, err
 	}
 	head := &posed{chatID: chatID, msgID: m.ID, text: intro, mode: models.ParseModeHTML}
 	content := map[string]any{}
@@ -195,19 +195,19 @@ func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitR
 		switch {
 		case err != nil:
 			c.closeWith(ctx, head, endLine(ctx, err))
-			return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, err
+			return chat.ElicitResult{Action: chat.ElicitCancel}, err
 		case out.action != "":
 			c.closeWith(ctx, head, closingLine(out.action, out.by, req.Server))
 			if out.action == choiceDecline {
-				return mcpclient.ElicitResult{Action: mcpclient.ElicitDecline}, nil
+				return chat.ElicitResult{Action: chat.ElicitDecline}, nil
 			}
-			return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+			return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 		case out.set:
 			content[f.Name] = out.value
 		}
 	}
 	c.closeWith(ctx, head, "✅ Answered: sent to "+req.Server+".")
-	return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: content}, nil
+	return chat.ElicitResult{Action: chat.ElicitAccept, Content: content}, nil
 }
 
 func questionsLine(n int, group bool) string {
@@ -238,7 +238,7 @@ type fieldStep struct {
 	req    session.ElicitRequest
 	chatID int64
 	n, of  int // the field's place: n of of
-	field  mcpclient.ElicitField
+	field  chat.ElicitField
 	group  bool
 	may    func(int64) bool
 }
@@ -292,7 +292,7 @@ type settled struct {
 	label string // the answer in words ("" for a typed text)
 }
 
-func (s settled) line(f mcpclient.ElicitField) string {
+func (s settled) line(f chat.ElicitField) string {
 	switch {
 	case s.action == choiceDecline:
 		return "❌ Declined by " + s.by + "."
@@ -323,7 +323,7 @@ func (c *Chat) waitField(ctx context.Context, step fieldStep, ps *posed, typed *
 				return settled{}, sentence(err.Error()), nil
 			}
 			label := ""
-			if f.Kind == mcpclient.FieldBoolean || f.Kind == mcpclient.FieldChoice || f.Kind == mcpclient.FieldMultiChoice {
+			if f.Kind == chat.FieldBoolean || f.Kind == chat.FieldChoice || f.Kind == chat.FieldMultiChoice {
 				label = valueText(f, v) // a choice typed: as the buttons say it
 			}
 			return settled{fieldOutcome: fieldOutcome{value: v, set: true, by: t.name}, label: label}, "", nil
@@ -381,7 +381,7 @@ func toggle(picked []string, v string) []string {
 }
 
 // orderedPicks is picked in the order of f's options.
-func orderedPicks(f mcpclient.ElicitField, picked []string) []string {
+func orderedPicks(f chat.ElicitField, picked []string) []string {
 	var out []string
 	for _, o := range f.Options {
 		for _, p := range picked {
@@ -442,14 +442,14 @@ func (s fieldStep) hint() string {
 		typeIt = "Reply to this message with your answer."
 	}
 	switch f.Kind {
-	case mcpclient.FieldBoolean:
+	case chat.FieldBoolean:
 		return "Yes or no."
-	case mcpclient.FieldChoice:
+	case chat.FieldChoice:
 		if len(f.Options) > maxOptionButtons {
 			return "Type one of: " + optionList(f)
 		}
 		return "Choose one."
-	case mcpclient.FieldMultiChoice:
+	case chat.FieldMultiChoice:
 		h := "Tick any, then press Done."
 		if len(f.Options) > maxOptionButtons {
 			h = "Type them, separated by commas: " + optionList(f)
@@ -461,9 +461,9 @@ func (s fieldStep) hint() string {
 			h += fmt.Sprintf(" At most %d.", *f.MaxItems)
 		}
 		return h
-	case mcpclient.FieldNumber, mcpclient.FieldInteger:
+	case chat.FieldNumber, chat.FieldInteger:
 		what := "a number"
-		if f.Kind == mcpclient.FieldInteger {
+		if f.Kind == chat.FieldInteger {
 			what = "a whole number"
 		}
 		switch {
@@ -498,7 +498,7 @@ func (s fieldStep) hint() string {
 	return h
 }
 
-func optionList(f mcpclient.ElicitField) string {
+func optionList(f chat.ElicitField) string {
 	labels := make([]string, len(f.Options))
 	for i, o := range f.Options {
 		labels[i] = o.Label
@@ -519,16 +519,16 @@ func (s fieldStep) buttons(picked []string) [][]Button {
 	f := s.field
 	var rows [][]Button
 	switch f.Kind {
-	case mcpclient.FieldBoolean:
+	case chat.FieldBoolean:
 		rows = append(rows, []Button{{Label: yesLabel, Choice: choiceYes}, {Label: noLabel, Choice: choiceNo}})
-	case mcpclient.FieldChoice, mcpclient.FieldMultiChoice:
+	case chat.FieldChoice, chat.FieldMultiChoice:
 		if len(f.Options) > maxOptionButtons {
 			break // typed
 		}
 		var opts []Button
 		for i, o := range f.Options {
 			b := Button{Label: buttonLabel(o.Label), Choice: choiceValue + strconv.Itoa(i)}
-			if f.Kind == mcpclient.FieldMultiChoice {
+			if f.Kind == chat.FieldMultiChoice {
 				tick := "☐ "
 				if contains(picked, o.Value) {
 					tick = "☑ "
@@ -538,7 +538,7 @@ func (s fieldStep) buttons(picked []string) [][]Button {
 			opts = append(opts, b)
 		}
 		rows = append(rows, layout(opts)...)
-		if f.Kind == mcpclient.FieldMultiChoice {
+		if f.Kind == chat.FieldMultiChoice {
 			rows = append(rows, []Button{{Label: doneLabel, Choice: choiceDone}})
 		}
 	}
@@ -596,7 +596,7 @@ func contains(ss []string, s string) bool {
 
 // valueText is a value of f in words: a choice by its label, a boolean as
 // yes or no.
-func valueText(f mcpclient.ElicitField, v any) string {
+func valueText(f chat.ElicitField, v any) string {
 	label := func(val string) string {
 		for _, o := range f.Options {
 			if o.Value == val {
@@ -616,7 +616,7 @@ func valueText(f mcpclient.ElicitField, v any) string {
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case string:
-		if f.Kind == mcpclient.FieldChoice {
+		if f.Kind == chat.FieldChoice {
 			return label(x)
 		}
 		return x

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -20,23 +20,23 @@ func intp(n int) *int           { return &n }
 func floatp(n float64) *float64 { return &n }
 
 // signupForm is a server's form of every kind of field the bot renders.
-func signupForm() mcpclient.ElicitFormSpec {
-	return mcpclient.ElicitFormSpec{Fields: []mcpclient.ElicitField{
-		{Name: "name", Title: "Your name", Description: "As on your <passport>.", Kind: mcpclient.FieldString, Required: true, MinLength: intp(2)},
-		{Name: "age", Kind: mcpclient.FieldInteger, Minimum: floatp(0), Maximum: floatp(150), Default: int64(30)},
-		{Name: "subscribe", Title: "Subscribe?", Kind: mcpclient.FieldBoolean, Required: true},
-		{Name: "color", Kind: mcpclient.FieldChoice, Options: []mcpclient.ElicitOption{{Value: "red", Label: "Red"}, {Value: "green", Label: "Green"}}},
-		{Name: "tags", Kind: mcpclient.FieldMultiChoice, MinItems: intp(1), Options: []mcpclient.ElicitOption{{Value: "a", Label: "Alpha"}, {Value: "b", Label: "Beta"}, {Value: "c", Label: "Gamma"}}},
+func signupForm() chat.ElicitFormSpec {
+	return chat.ElicitFormSpec{Fields: []chat.ElicitField{
+		{Name: "name", Title: "Your name", Description: "As on your <passport>.", Kind: chat.FieldString, Required: true, MinLength: intp(2)},
+		{Name: "age", Kind: chat.FieldInteger, Minimum: floatp(0), Maximum: floatp(150), Default: int64(30)},
+		{Name: "subscribe", Title: "Subscribe?", Kind: chat.FieldBoolean, Required: true},
+		{Name: "color", Kind: chat.FieldChoice, Options: []chat.ElicitOption{{Value: "red", Label: "Red"}, {Value: "green", Label: "Green"}}},
+		{Name: "tags", Kind: chat.FieldMultiChoice, MinItems: intp(1), Options: []chat.ElicitOption{{Value: "a", Label: "Alpha"}, {Value: "b", Label: "Beta"}, {Value: "c", Label: "Gamma"}}},
 	}}
 }
 
 type elicitOutcome struct {
-	res mcpclient.ElicitResult
+	res chat.ElicitResult
 	err error
 }
 
 // elicitIn runs Chat.Elicit in chat for a turn alice started.
-func (h *harness) elicitIn(ctx context.Context, chat int64, e mcpclient.Elicitation) <-chan elicitOutcome {
+func (h *harness) elicitIn(ctx context.Context, chat int64, e chat.Elicitation) <-chan elicitOutcome {
 	done := make(chan elicitOutcome, 1)
 	go func() {
 		res, err := h.bot.Chat().Elicit(ctx, chat, session.ElicitRequest{UserID: alice, Elicitation: e})
@@ -86,7 +86,7 @@ func hasButton(q telegramtest.Message, label string) bool {
 func TestElicitForm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startBubbleBot(t, nil)
-		done := h.elicitIn(context.Background(), alice, mcpclient.Elicitation{Server: "shop", Mode: mcpclient.ElicitForm,
+		done := h.elicitIn(context.Background(), alice, chat.Elicitation{Server: "shop", Mode: chat.ElicitForm,
 			Message: "Sign up <now>", Form: signupForm()})
 
 		intro := h.nth(t, alice, 1)
@@ -140,7 +140,7 @@ func TestElicitForm(t *testing.T) {
 
 		r := <-done
 		want := map[string]any{"name": "Alice Liddell", "subscribe": true, "color": "green", "tags": []string{"a", "c"}}
-		if r.err != nil || r.res.Action != mcpclient.ElicitAccept || !reflect.DeepEqual(r.res.Content, want) {
+		if r.err != nil || r.res.Action != chat.ElicitAccept || !reflect.DeepEqual(r.res.Content, want) {
 			t.Errorf("Elicit = %+v, %v; want accept %v", r.res, r.err, want)
 		}
 		if calls := h.sess.callsWith("deliver"); len(calls) != 0 {
@@ -174,28 +174,28 @@ func TestElicitForm(t *testing.T) {
 }
 
 func TestElicitEnds(t *testing.T) {
-	form := mcpclient.ElicitFormSpec{Fields: []mcpclient.ElicitField{{Name: "city", Kind: mcpclient.FieldString, Required: true}}}
+	form := chat.ElicitFormSpec{Fields: []chat.ElicitField{{Name: "city", Kind: chat.FieldString, Required: true}}}
 	tests := []struct {
 		name    string
 		act     func(h *harness, q telegramtest.Message, cancel context.CancelFunc)
 		timeout time.Duration
-		action  mcpclient.ElicitAction
+		action  chat.ElicitAction
 		err     error
 		line    string // how the question ends
 		head    string // how the first message ends
 	}{
 		{name: "declined", act: func(h *harness, q telegramtest.Message, _ context.CancelFunc) {
 			h.tap(t, alice, alice, q, declineLabel, declineLabel, false)
-		}, action: mcpclient.ElicitDecline, line: "❌ Declined by User 1001.", head: "❌ Declined by User 1001."},
+		}, action: chat.ElicitDecline, line: "❌ Declined by User 1001.", head: "❌ Declined by User 1001."},
 		{name: "cancelled", act: func(h *harness, q telegramtest.Message, _ context.CancelFunc) {
 			h.tap(t, alice, alice, q, cancelLabel, cancelLabel, false)
-		}, action: mcpclient.ElicitCancel, line: "Cancelled by User 1001.", head: "Cancelled by User 1001."},
+		}, action: chat.ElicitCancel, line: "Cancelled by User 1001.", head: "Cancelled by User 1001."},
 		{name: "no answer in time", timeout: 2 * time.Minute, act: func(*harness, telegramtest.Message, context.CancelFunc) {},
-			action: mcpclient.ElicitCancel, err: context.DeadlineExceeded, line: "⌛ No answer in time: cancelled.", head: "⌛ No answer in time: cancelled."},
+			action: chat.ElicitCancel, err: context.DeadlineExceeded, line: "⌛ No answer in time: cancelled.", head: "⌛ No answer in time: cancelled."},
 		{name: "the turn is stopped", act: func(_ *harness, _ telegramtest.Message, cancel context.CancelFunc) {
 			synctest.Wait()
 			cancel()
-		}, action: mcpclient.ElicitCancel, err: context.Canceled, line: "⏹ Stopped: cancelled.", head: "⏹ Stopped: cancelled."},
+		}, action: chat.ElicitCancel, err: context.Canceled, line: "⏹ Stopped: cancelled.", head: "⏹ Stopped: cancelled."},
 		{name: "forged presses change nothing", act: func(h *harness, q telegramtest.Message, _ context.CancelFunc) {
 			for _, data := range []string{"decline", "q:AAAAAAAAAAAAAAAAAAAAAAAAAA:0", q.Keyboard[0][0].Data + "0"} {
 				if a, _ := h.fake.WaitAnswer(h.fake.Callback(alice, alice, q.ID, data), waitLong); a.Text != expiredPress {
@@ -206,7 +206,7 @@ func TestElicitEnds(t *testing.T) {
 				t.Errorf("a press from another chat answered %+v", a)
 			}
 			h.tap(t, alice, alice, q, cancelLabel, cancelLabel, false)
-		}, action: mcpclient.ElicitCancel, line: "Cancelled by User 1001.", head: "Cancelled by User 1001."},
+		}, action: chat.ElicitCancel, line: "Cancelled by User 1001.", head: "Cancelled by User 1001."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,7 +218,7 @@ func TestElicitEnds(t *testing.T) {
 					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
 					defer cancel()
 				}
-				done := h.elicitIn(ctx, alice, mcpclient.Elicitation{Server: "weather", Mode: mcpclient.ElicitForm, Message: "Where?", Form: form})
+				done := h.elicitIn(ctx, alice, chat.Elicitation{Server: "weather", Mode: chat.ElicitForm, Message: "Where?", Form: form})
 				q := h.nth(t, alice, 2)
 				tt.act(h, q, cancel)
 				r := <-done
@@ -251,11 +251,11 @@ func TestElicitEnds(t *testing.T) {
 func TestElicitGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startBubbleBot(t, func(o *Options) { o.Admins = []int64{admin}; o.AllowedUsers = append(o.AllowedUsers, admin) })
-		form := mcpclient.ElicitFormSpec{Fields: []mcpclient.ElicitField{
-			{Name: "city", Kind: mcpclient.FieldString, Required: true},
-			{Name: "ok", Kind: mcpclient.FieldBoolean, Required: true},
+		form := chat.ElicitFormSpec{Fields: []chat.ElicitField{
+			{Name: "city", Kind: chat.FieldString, Required: true},
+			{Name: "ok", Kind: chat.FieldBoolean, Required: true},
 		}}
-		done := h.elicitIn(context.Background(), group, mcpclient.Elicitation{Server: "weather", Mode: mcpclient.ElicitForm, Message: "Where?", Form: form})
+		done := h.elicitIn(context.Background(), group, chat.Elicitation{Server: "weather", Mode: chat.ElicitForm, Message: "Where?", Form: form})
 		if intro := h.nth(t, group, 1); !strings.Contains(intro.Text, "reply to a question with your answer") {
 			t.Errorf("intro %q", intro.Text)
 		}
@@ -270,7 +270,7 @@ func TestElicitGroup(t *testing.T) {
 		ok := h.nth(t, group, 3)
 		h.tap(t, group, admin, ok, noLabel, noLabel, false)
 		r := <-done
-		if want := map[string]any{"city": "Lyon", "ok": false}; r.err != nil || r.res.Action != mcpclient.ElicitAccept || !reflect.DeepEqual(r.res.Content, want) {
+		if want := map[string]any{"city": "Lyon", "ok": false}; r.err != nil || r.res.Action != chat.ElicitAccept || !reflect.DeepEqual(r.res.Content, want) {
 			t.Errorf("Elicit = %+v, %v; want accept %v", r.res, r.err, want)
 		}
 		if calls := h.sess.callsWith("deliver"); len(calls) != 1 || !strings.Contains(calls[0], "Paris, says bob") {
@@ -283,10 +283,10 @@ func TestElicitGroup(t *testing.T) {
 func TestElicitOneFormAtATime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startBubbleBot(t, nil)
-		form := mcpclient.ElicitFormSpec{Fields: []mcpclient.ElicitField{{Name: "x", Kind: mcpclient.FieldString, Required: true}}}
-		first := h.elicitIn(context.Background(), alice, mcpclient.Elicitation{Server: "one", Mode: mcpclient.ElicitForm, Form: form})
+		form := chat.ElicitFormSpec{Fields: []chat.ElicitField{{Name: "x", Kind: chat.FieldString, Required: true}}}
+		first := h.elicitIn(context.Background(), alice, chat.Elicitation{Server: "one", Mode: chat.ElicitForm, Form: form})
 		h.nth(t, alice, 2)
-		second := h.elicitIn(context.Background(), alice, mcpclient.Elicitation{Server: "two", Mode: mcpclient.ElicitForm, Form: form})
+		second := h.elicitIn(context.Background(), alice, chat.Elicitation{Server: "two", Mode: chat.ElicitForm, Form: form})
 		synctest.Wait()
 		time.Sleep(3 * DefaultLimits.ChatEvery)
 		synctest.Wait()
@@ -312,20 +312,20 @@ func TestElicitOneFormAtATime(t *testing.T) {
 func TestElicitNoFieldsAndURL(t *testing.T) {
 	tests := []struct {
 		name   string
-		e      mcpclient.Elicitation
+		e      chat.Elicitation
 		label  string
-		want   mcpclient.ElicitAction
+		want   chat.ElicitAction
 		text   []string
 		ending string
 	}{
-		{name: "no fields: OK", e: mcpclient.Elicitation{Server: "db", Mode: mcpclient.ElicitForm, Message: "Drop the cache?"},
-			label: okLabel, want: mcpclient.ElicitAccept, text: []string{"<b>db</b> asks:\nDrop the cache?"}, ending: "✅ Answered by User 1001: sent to db."},
-		{name: "url: done", e: mcpclient.Elicitation{Server: "pay", Mode: mcpclient.ElicitURL, Message: "Confirm the payment", URL: "https://pay.example.com/c?id=1&x=2", ID: "e-1"},
-			label: doneLabel, want: mcpclient.ElicitAccept,
+		{name: "no fields: OK", e: chat.Elicitation{Server: "db", Mode: chat.ElicitForm, Message: "Drop the cache?"},
+			label: okLabel, want: chat.ElicitAccept, text: []string{"<b>db</b> asks:\nDrop the cache?"}, ending: "✅ Answered by User 1001: sent to db."},
+		{name: "url: done", e: chat.Elicitation{Server: "pay", Mode: chat.ElicitURL, Message: "Confirm the payment", URL: "https://pay.example.com/c?id=1&x=2", ID: "e-1"},
+			label: doneLabel, want: chat.ElicitAccept,
 			text:   []string{"<b>pay</b> asks you to open a page:\nConfirm the payment", "The page is on <b>pay.example.com</b>", `<a href="https://pay.example.com/c?id=1&amp;x=2">`},
 			ending: "✅ User 1001 went to the page."},
-		{name: "url: declined", e: mcpclient.Elicitation{Server: "pay", Mode: mcpclient.ElicitURL, URL: "https://pay.example.com/"},
-			label: declineLabel, want: mcpclient.ElicitDecline, ending: "❌ Declined by User 1001."},
+		{name: "url: declined", e: chat.Elicitation{Server: "pay", Mode: chat.ElicitURL, URL: "https://pay.example.com/"},
+			label: declineLabel, want: chat.ElicitDecline, ending: "❌ Declined by User 1001."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -364,13 +364,13 @@ func TestElicitURLCompleted(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := startBubbleBot(t, nil)
 			completed := make(chan struct{})
-			done := h.elicitIn(context.Background(), alice, mcpclient.Elicitation{Server: "pay", Mode: mcpclient.ElicitURL,
+			done := h.elicitIn(context.Background(), alice, chat.Elicitation{Server: "pay", Mode: chat.ElicitURL,
 				Message: "Confirm the payment", URL: "https://pay.example.com/c", ID: "e-1", Completed: completed})
 			q := h.nth(t, alice, 1)
 			close(completed)
 			select {
 			case r := <-done:
-				if r.err != nil || r.res.Action != mcpclient.ElicitAccept {
+				if r.err != nil || r.res.Action != chat.ElicitAccept {
 					t.Errorf("Elicit = %+v, %v; want accept", r.res, r.err)
 				}
 			case <-time.After(time.Minute):
@@ -389,11 +389,11 @@ func TestElicitURLCompleted(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := startBubbleBot(t, nil)
 			completed := make(chan struct{})
-			done := h.elicitIn(context.Background(), alice, mcpclient.Elicitation{Server: "pay", Mode: mcpclient.ElicitURL,
+			done := h.elicitIn(context.Background(), alice, chat.Elicitation{Server: "pay", Mode: chat.ElicitURL,
 				URL: "https://pay.example.com/c", ID: "e-1", Completed: completed})
 			q := h.nth(t, alice, 1)
 			h.tap(t, alice, alice, q, doneLabel, doneLabel, false)
-			if r := <-done; r.res.Action != mcpclient.ElicitAccept {
+			if r := <-done; r.res.Action != chat.ElicitAccept {
 				t.Errorf("Elicit = %+v", r.res)
 			}
 			close(completed)

@@ -15,6 +15,10 @@
 //     redacts them and hands them to the model.
 //   - [Annotations] are a tool's behaviour hints, and what they mean to
 //     the person deciding whether it may run.
+//   - [Elicitation] is a server's question to the chat's user (a form of
+//     [ElicitField]s, or a page to open), and [ElicitResult] the answer,
+//     each field's answer parsed and checked here ([ElicitField.ParseAnswer],
+//     [ElicitFormSpec.Complete]).
 //
 // The package imports nothing from this module and does no I/O.
 package chat

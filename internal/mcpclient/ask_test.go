@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -17,22 +18,22 @@ import (
 // asked.
 type scriptedUser struct {
 	mu     sync.Mutex
-	asked  []Elicitation
-	answer func(Elicitation) ElicitResult
+	asked  []chat.Elicitation
+	answer func(chat.Elicitation) chat.ElicitResult
 }
 
-func (u *scriptedUser) Elicit(_ context.Context, e Elicitation) (ElicitResult, error) {
+func (u *scriptedUser) Elicit(_ context.Context, e chat.Elicitation) (chat.ElicitResult, error) {
 	u.mu.Lock()
 	u.asked = append(u.asked, e)
 	u.mu.Unlock()
 	return u.answer(e), nil
 }
 
-func (u *scriptedUser) last() Elicitation {
+func (u *scriptedUser) last() chat.Elicitation {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.asked) == 0 {
-		return Elicitation{}
+		return chat.Elicitation{}
 	}
 	return u.asked[len(u.asked)-1]
 }
@@ -79,14 +80,14 @@ func TestServersAsk(t *testing.T) {
 			sampling := cfg
 			sampling.Name, sampling.Sampling = "asks", true
 			h := newHarness(t, nil, cfg, sampling)
-			user := &scriptedUser{answer: func(e Elicitation) ElicitResult {
-				if e.Mode == ElicitURL {
-					return ElicitResult{Action: ElicitAccept}
+			user := &scriptedUser{answer: func(e chat.Elicitation) chat.ElicitResult {
+				if e.Mode == chat.ElicitURL {
+					return chat.ElicitResult{Action: chat.ElicitAccept}
 				}
 				if strings.Contains(e.Message, "decline") {
-					return ElicitResult{Action: ElicitDecline}
+					return chat.ElicitResult{Action: chat.ElicitDecline}
 				}
-				return ElicitResult{Action: ElicitAccept, Content: map[string]any{"name": "Ada", "subscribe": true}}
+				return chat.ElicitResult{Action: chat.ElicitAccept, Content: map[string]any{"name": "Ada", "subscribe": true}}
 			}}
 			model := &scriptedModel{}
 			s := h.session("")
@@ -99,18 +100,18 @@ func TestServersAsk(t *testing.T) {
 				t.Errorf("elicit: %q (error %v), want %q", res.Text(), res.IsError, want)
 			}
 			e := user.last()
-			if e.Server != "ask" || e.Mode != ElicitForm || e.Message != "Who are you?" || len(e.Form.Fields) != 4 {
+			if e.Server != "ask" || e.Mode != chat.ElicitForm || e.Message != "Who are you?" || len(e.Form.Fields) != 4 {
 				t.Fatalf("asked %+v", e)
 			}
 			// (mcp-go's server re-encodes the form of a server request: the
 			// order of its fields is not the fake's.)
-			fields := map[string]ElicitField{}
+			fields := map[string]chat.ElicitField{}
 			for _, f := range e.Form.Fields {
 				fields[f.Name] = f
 			}
 			if f := fields; !f["name"].Required || f["name"].Title != "Your name" || f["age"].Default != int64(30) ||
-				f["subscribe"].Kind != FieldBoolean || f["color"].Kind != FieldChoice ||
-				f["color"].Options[1] != (ElicitOption{Value: "green", Label: "Green"}) {
+				f["subscribe"].Kind != chat.FieldBoolean || f["color"].Kind != chat.FieldChoice ||
+				f["color"].Options[1] != (chat.ElicitOption{Value: "green", Label: "Green"}) {
 				t.Errorf("form fields %+v", f)
 			}
 
@@ -119,7 +120,7 @@ func TestServersAsk(t *testing.T) {
 			}
 			if res := h.call(s, h.tool("ask", fakemcp.ToolElicitURL), `{"url":"https://example.com/login"}`); res.Text() != "accept {}" && res.Text() != "accept null" {
 				t.Errorf("url mode: %q", res.Text())
-			} else if e := user.last(); e.Mode != ElicitURL || e.URL != "https://example.com/login" || e.ID != "e-1" {
+			} else if e := user.last(); e.Mode != chat.ElicitURL || e.URL != "https://example.com/login" || e.ID != "e-1" {
 				t.Errorf("url mode asked %+v", e)
 			}
 

@@ -5,31 +5,33 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 func TestParseElicitForm(t *testing.T) {
 	tests := []struct {
 		name   string
 		schema string
-		want   []ElicitField // compared by Name, Kind, Required, Options, Default
-		err    string        // in the error; the schema is refused
+		want   []chat.ElicitField // compared by Name, Kind, Required, Options, Default
+		err    string             // in the error; the schema is refused
 	}{
 		{"empty object", `{"type":"object"}`, nil, ""},
 		{"no properties", `{"type":"object","properties":{}}`, nil, ""},
 		{"kinds in order", `{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"},"m":{"type":"integer"},"b":{"type":"boolean"}},"required":["a"]}`,
-			[]ElicitField{{Name: "z", Kind: FieldString}, {Name: "a", Kind: FieldNumber, Required: true}, {Name: "m", Kind: FieldInteger}, {Name: "b", Kind: FieldBoolean}}, ""},
+			[]chat.ElicitField{{Name: "z", Kind: chat.FieldString}, {Name: "a", Kind: chat.FieldNumber, Required: true}, {Name: "m", Kind: chat.FieldInteger}, {Name: "b", Kind: chat.FieldBoolean}}, ""},
 		{"untitled enum", `{"type":"object","properties":{"c":{"type":"string","enum":["r","g"]}}}`,
-			[]ElicitField{{Name: "c", Kind: FieldChoice, Options: []ElicitOption{{"r", "r"}, {"g", "g"}}}}, ""},
+			[]chat.ElicitField{{Name: "c", Kind: chat.FieldChoice, Options: []chat.ElicitOption{{Value: "r", Label: "r"}, {Value: "g", Label: "g"}}}}, ""},
 		{"legacy enumNames", `{"type":"object","properties":{"c":{"type":"string","enum":["r","g"],"enumNames":["Red"]}}}`,
-			[]ElicitField{{Name: "c", Kind: FieldChoice, Options: []ElicitOption{{"r", "Red"}, {"g", "g"}}}}, ""},
+			[]chat.ElicitField{{Name: "c", Kind: chat.FieldChoice, Options: []chat.ElicitOption{{Value: "r", Label: "Red"}, {Value: "g", Label: "g"}}}}, ""},
 		{"titled oneOf", `{"type":"object","properties":{"c":{"type":"string","oneOf":[{"const":"r","title":"Red"},{"const":"g"}]}}}`,
-			[]ElicitField{{Name: "c", Kind: FieldChoice, Options: []ElicitOption{{"r", "Red"}, {"g", "g"}}}}, ""},
+			[]chat.ElicitField{{Name: "c", Kind: chat.FieldChoice, Options: []chat.ElicitOption{{Value: "r", Label: "Red"}, {Value: "g", Label: "g"}}}}, ""},
 		{"multi select", `{"type":"object","properties":{"c":{"type":"array","items":{"type":"string","enum":["a","b"]},"default":["b"]}}}`,
-			[]ElicitField{{Name: "c", Kind: FieldMultiChoice, Options: []ElicitOption{{"a", "a"}, {"b", "b"}}, Default: []string{"b"}}}, ""},
+			[]chat.ElicitField{{Name: "c", Kind: chat.FieldMultiChoice, Options: []chat.ElicitOption{{Value: "a", Label: "a"}, {Value: "b", Label: "b"}}, Default: []string{"b"}}}, ""},
 		{"titled multi select", `{"type":"object","properties":{"c":{"type":"array","items":{"anyOf":[{"const":"a","title":"A"}]}}}}`,
-			[]ElicitField{{Name: "c", Kind: FieldMultiChoice, Options: []ElicitOption{{"a", "A"}}}}, ""},
+			[]chat.ElicitField{{Name: "c", Kind: chat.FieldMultiChoice, Options: []chat.ElicitOption{{Value: "a", Label: "A"}}}}, ""},
 		{"defaults", `{"type":"object","properties":{"s":{"type":"string","default":"x"},"n":{"type":"number","default":1.5},"i":{"type":"integer","default":3},"b":{"type":"boolean","default":true}}}`,
-			[]ElicitField{{Name: "s", Default: "x"}, {Name: "n", Kind: FieldNumber, Default: 1.5}, {Name: "i", Kind: FieldInteger, Default: int64(3)}, {Name: "b", Kind: FieldBoolean, Default: true}}, ""},
+			[]chat.ElicitField{{Name: "s", Default: "x"}, {Name: "n", Kind: chat.FieldNumber, Default: 1.5}, {Name: "i", Kind: chat.FieldInteger, Default: int64(3)}, {Name: "b", Kind: chat.FieldBoolean, Default: true}}, ""},
 		{"nested object", `{"type":"object","properties":{"a":{"type":"object","properties":{}}}}`, nil, `property "a": a nested object`},
 		{"array of objects", `{"type":"object","properties":{"a":{"type":"array","items":{"type":"object"}}}}`, nil, "not a multiple choice"},
 		{"not an object", `{"type":"string"}`, nil, `type is "string"`},
@@ -52,9 +54,9 @@ func TestParseElicitForm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []ElicitField
+			var got []chat.ElicitField
 			for _, f := range form.Fields {
-				got = append(got, ElicitField{Name: f.Name, Kind: f.Kind, Required: f.Required, Options: f.Options, Default: f.Default})
+				got = append(got, chat.ElicitField{Name: f.Name, Kind: f.Kind, Required: f.Required, Options: f.Options, Default: f.Default})
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("fields\n got %+v\nwant %+v", got, tt.want)
@@ -65,30 +67,30 @@ func TestParseElicitForm(t *testing.T) {
 
 func TestElicitFieldParseAnswer(t *testing.T) {
 	five, two := 5.0, 2
-	choice := ElicitField{Name: "c", Kind: FieldChoice, Options: []ElicitOption{{"r", "Red"}, {"g", "Green"}}}
+	choice := chat.ElicitField{Name: "c", Kind: chat.FieldChoice, Options: []chat.ElicitOption{{Value: "r", Label: "Red"}, {Value: "g", Label: "Green"}}}
 	multi := choice
-	multi.Kind, multi.MaxItems = FieldMultiChoice, &two
+	multi.Kind, multi.MaxItems = chat.FieldMultiChoice, &two
 	tests := []struct {
-		field ElicitField
+		field chat.ElicitField
 		text  string
 		want  any
 		err   string
 	}{
-		{ElicitField{Kind: FieldString}, "  hello ", "hello", ""},
-		{ElicitField{Kind: FieldString, MinLength: &two}, "a", nil, "at least 2 characters"},
-		{ElicitField{Kind: FieldString, Format: "email"}, "ada@example.com", "ada@example.com", ""},
-		{ElicitField{Kind: FieldString, Format: "email"}, "ada", nil, "not an email"},
-		{ElicitField{Kind: FieldString, Format: "uri"}, "example.com", nil, "not a URL"},
-		{ElicitField{Kind: FieldString, Format: "date"}, "2026-05-01", "2026-05-01", ""},
-		{ElicitField{Kind: FieldString, Format: "date"}, "May 1st", nil, "not a date"},
-		{ElicitField{Kind: FieldNumber}, "2,5", 2.5, ""},
-		{ElicitField{Kind: FieldNumber, Maximum: &five}, "6", nil, "at most 5"},
-		{ElicitField{Kind: FieldNumber}, "many", nil, "not a number"},
-		{ElicitField{Kind: FieldInteger}, "42", int64(42), ""},
-		{ElicitField{Kind: FieldInteger}, "4.2", nil, "whole number"},
-		{ElicitField{Kind: FieldBoolean}, "Yes", true, ""},
-		{ElicitField{Kind: FieldBoolean}, "no", false, ""},
-		{ElicitField{Kind: FieldBoolean}, "maybe", nil, "yes or no"},
+		{chat.ElicitField{Kind: chat.FieldString}, "  hello ", "hello", ""},
+		{chat.ElicitField{Kind: chat.FieldString, MinLength: &two}, "a", nil, "at least 2 characters"},
+		{chat.ElicitField{Kind: chat.FieldString, Format: "email"}, "ada@example.com", "ada@example.com", ""},
+		{chat.ElicitField{Kind: chat.FieldString, Format: "email"}, "ada", nil, "not an email"},
+		{chat.ElicitField{Kind: chat.FieldString, Format: "uri"}, "example.com", nil, "not a URL"},
+		{chat.ElicitField{Kind: chat.FieldString, Format: "date"}, "2026-05-01", "2026-05-01", ""},
+		{chat.ElicitField{Kind: chat.FieldString, Format: "date"}, "May 1st", nil, "not a date"},
+		{chat.ElicitField{Kind: chat.FieldNumber}, "2,5", 2.5, ""},
+		{chat.ElicitField{Kind: chat.FieldNumber, Maximum: &five}, "6", nil, "at most 5"},
+		{chat.ElicitField{Kind: chat.FieldNumber}, "many", nil, "not a number"},
+		{chat.ElicitField{Kind: chat.FieldInteger}, "42", int64(42), ""},
+		{chat.ElicitField{Kind: chat.FieldInteger}, "4.2", nil, "whole number"},
+		{chat.ElicitField{Kind: chat.FieldBoolean}, "Yes", true, ""},
+		{chat.ElicitField{Kind: chat.FieldBoolean}, "no", false, ""},
+		{chat.ElicitField{Kind: chat.FieldBoolean}, "maybe", nil, "yes or no"},
 		{choice, "green", "g", ""},
 		{choice, "r", "r", ""},
 		{choice, "blue", nil, "choose one of: Red, Green"},
@@ -127,7 +129,7 @@ func TestElicitFormComplete(t *testing.T) {
 		{map[string]any{"name": "Ada", "shoe": 42}, nil, `"shoe" is not a field`},
 	}
 	for _, tt := range tests {
-		got, err := form.complete(tt.content)
+		got, err := form.Complete(tt.content)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("complete(%v) err = %v, want %q", tt.content, err, tt.err)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // peer answers what one live server asks the client, whichever way the
@@ -205,17 +207,17 @@ func (p *peer) elicit(ctx context.Context, params json.RawMessage) (json.RawMess
 	if err := json.Unmarshal(params, &req); err != nil {
 		return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "invalid elicitation params: " + err.Error()}
 	}
-	e := Elicitation{Server: p.server, Mode: ElicitMode(req.Mode), Message: req.Message}
+	e := chat.Elicitation{Server: p.server, Mode: chat.ElicitMode(req.Mode), Message: req.Message}
 	switch e.Mode {
-	case "", ElicitForm:
-		e.Mode = ElicitForm
+	case "", chat.ElicitForm:
+		e.Mode = chat.ElicitForm
 		form, err := parseElicitForm(req.RequestedSchema)
 		if err != nil {
 			p.logger.Warn("MCP elicitation refused: its form cannot be asked", "server", p.server, "err", err)
 			return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "this client cannot ask that form: " + err.Error()}
 		}
 		e.Form = form
-	case ElicitURL:
+	case chat.ElicitURL:
 		u, err := url.Parse(req.URL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "url mode needs an http or https url"}
@@ -232,19 +234,19 @@ func (p *peer) elicit(ctx context.Context, params json.RawMessage) (json.RawMess
 	res, err := p.elicitor.Elicit(ctx, e)
 	switch {
 	case err != nil && ctx.Err() != nil, err == nil && res.Action == "":
-		res = ElicitResult{Action: ElicitCancel}
+		res = chat.ElicitResult{Action: chat.ElicitCancel}
 	case err != nil:
 		p.logger.Warn("MCP elicitation failed", "server", p.server, "err", err)
-		res = ElicitResult{Action: ElicitCancel}
+		res = chat.ElicitResult{Action: chat.ElicitCancel}
 	}
 	out := map[string]any{"action": res.Action}
-	if res.Action == ElicitAccept && e.Mode == ElicitForm {
-		content, err := e.Form.complete(res.Content)
+	if res.Action == chat.ElicitAccept && e.Mode == chat.ElicitForm {
+		content, err := e.Form.Complete(res.Content)
 		if err != nil {
 			// The Elicitor checks each answer: this is a bug of ours, not
 			// something to send.
 			p.logger.Warn("MCP elicitation answer refused", "server", p.server, "err", err)
-			out = map[string]any{"action": ElicitCancel}
+			out = map[string]any{"action": chat.ElicitCancel}
 		} else {
 			out["content"] = content
 		}
@@ -408,7 +410,7 @@ func (p *peer) openPages(ctx context.Context, e *RPCError) error {
 			Mode string `json:"mode"`
 			URL  string `json:"url"`
 		}
-		if json.Unmarshal(raw, &el) != nil || el.Mode != string(ElicitURL) {
+		if json.Unmarshal(raw, &el) != nil || el.Mode != string(chat.ElicitURL) {
 			return &inputError{"the server asked for a page to be opened first, in a form this client does not know"}
 		}
 		host := el.URL
@@ -420,10 +422,10 @@ func (p *peer) openPages(ctx context.Context, e *RPCError) error {
 			return &inputError{fmt.Sprintf("the server needs the user to open a page on %s first: %s", host, s.err.Message)}
 		}
 		var r struct {
-			Action ElicitAction `json:"action"`
+			Action chat.ElicitAction `json:"action"`
 		}
 		_ = json.Unmarshal(s.result, &r)
-		if r.Action != ElicitAccept {
+		if r.Action != chat.ElicitAccept {
 			return &inputError{fmt.Sprintf("the server needs the user to open a page on %s first, and the user answered %s", host, r.Action)}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -189,7 +190,7 @@ func TestCallNeedingInputIsRetried(t *testing.T) {
 	h := newHarness(t, nil, cfg)
 	ws := t.TempDir()
 	s := h.session(ws)
-	s.SetElicitor(&scriptedUser{answer: func(Elicitation) ElicitResult { return ElicitResult{Action: ElicitAccept} }})
+	s.SetElicitor(&scriptedUser{answer: func(chat.Elicitation) chat.ElicitResult { return chat.ElicitResult{Action: chat.ElicitAccept} }})
 	for _, name := range []string{"with_state", "no_state"} {
 		if res := h.call(s, h.tool("script", name), `{"x":1}`); res.IsError || res.Text() != "done "+name {
 			t.Fatalf("%s: %+v", name, res)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
@@ -22,20 +23,20 @@ type visitingUser struct {
 	t         *testing.T
 	pressDone bool
 	mu        sync.Mutex
-	asked     []Elicitation
+	asked     []chat.Elicitation
 	completed int // questions the server's completion ended
 }
 
-func (u *visitingUser) Elicit(ctx context.Context, e Elicitation) (ElicitResult, error) {
+func (u *visitingUser) Elicit(ctx context.Context, e chat.Elicitation) (chat.ElicitResult, error) {
 	u.mu.Lock()
 	u.asked = append(u.asked, e)
 	u.mu.Unlock()
-	if e.Mode != ElicitURL || e.Completed == nil {
+	if e.Mode != chat.ElicitURL || e.Completed == nil {
 		u.t.Errorf("asked %+v: want a URL elicitation with a completion channel", e)
-		return ElicitResult{Action: ElicitCancel}, nil
+		return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 	}
 	if u.pressDone {
-		return ElicitResult{Action: ElicitAccept}, nil
+		return chat.ElicitResult{Action: chat.ElicitAccept}, nil
 	}
 	visit(u.t, e.URL)
 	select {
@@ -43,12 +44,12 @@ func (u *visitingUser) Elicit(ctx context.Context, e Elicitation) (ElicitResult,
 		u.mu.Lock()
 		u.completed++
 		u.mu.Unlock()
-		return ElicitResult{Action: ElicitAccept}, nil
+		return chat.ElicitResult{Action: chat.ElicitAccept}, nil
 	case <-ctx.Done():
 	case <-time.After(10 * time.Second):
 		u.t.Error("the server's completion never ended the question")
 	}
-	return ElicitResult{Action: ElicitCancel}, nil
+	return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 }
 
 func visit(t *testing.T, url string) {
@@ -162,7 +163,7 @@ func TestURLElicitationRequired(t *testing.T) {
 			}
 
 			decliner := h.session("")
-			decliner.SetElicitor(&scriptedUser{answer: func(Elicitation) ElicitResult { return ElicitResult{Action: ElicitDecline} }})
+			decliner.SetElicitor(&scriptedUser{answer: func(chat.Elicitation) chat.ElicitResult { return chat.ElicitResult{Action: chat.ElicitDecline} }})
 			if res := h.call(decliner, needs, `{}`); !res.IsError || !strings.Contains(res.Text(), "needs the user to open a page on 127.0.0.1") ||
 				!strings.Contains(res.Text(), "answered decline") {
 				t.Errorf("declined: %q (error %v)", res.Text(), res.IsError)

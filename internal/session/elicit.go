@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
@@ -19,12 +20,12 @@ type elicitor struct {
 
 var _ mcpclient.Elicitor = elicitor{}
 
-func (e elicitor) Elicit(ctx context.Context, el mcpclient.Elicitation) (mcpclient.ElicitResult, error) {
+func (e elicitor) Elicit(ctx context.Context, el chat.Elicitation) (chat.ElicitResult, error) {
 	s, m := e.s, e.s.m
 	turn, user, ok := s.currentTurn()
 	if !ok {
 		m.logger.Info("MCP elicitation cancelled: no turn is running to ask in", "chat", s.id, "server", el.Server)
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+		return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 	}
 	// The chat's question ends with the turn or with the request; its
 	// cause says which: context.Canceled when the turn was stopped (/stop,
@@ -53,10 +54,10 @@ func (e elicitor) Elicit(ctx context.Context, el mcpclient.Elicitation) (mcpclie
 			why = "no answer in time"
 		}
 		m.logger.Info("MCP elicitation cancelled: "+why, "chat", s.id, "server", el.Server)
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+		return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 	case err != nil:
 		m.logger.Warn("MCP elicitation not asked", "chat", s.id, "server", el.Server, "err", err)
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+		return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 	}
 	// The answers themselves are never logged.
 	m.logger.Info("MCP elicitation answered", "chat", s.id, "server", el.Server, "action", res.Action, "fields", len(res.Content))

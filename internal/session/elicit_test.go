@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -55,11 +55,11 @@ func TestElicitationAsksTheChat(t *testing.T) {
 		var got []ElicitRequest
 		var mu sync.Mutex
 		e := newEnv(t, model.answer, envOptions{modes: []string{fakemcp.ModeAsk},
-			elicit: func(_ context.Context, req ElicitRequest) (mcpclient.ElicitResult, error) {
+			elicit: func(_ context.Context, req ElicitRequest) (chat.ElicitResult, error) {
 				mu.Lock()
 				got = append(got, req)
 				mu.Unlock()
-				return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept,
+				return chat.ElicitResult{Action: chat.ElicitAccept,
 					Content: map[string]any{"name": "Ada", "subscribe": true}}, nil
 			}})
 		if err := e.manager.Deliver(41, Message{Text: "sign me up", From: 7}); err != nil {
@@ -92,11 +92,11 @@ func TestElicitationEndsWithTheTurn(t *testing.T) {
 	asked := make(chan struct{})
 	ended := make(chan error, 1)
 	e := newEnv(t, newElicitModel().answer, envOptions{modes: []string{fakemcp.ModeAsk},
-		elicit: func(ctx context.Context, _ ElicitRequest) (mcpclient.ElicitResult, error) {
+		elicit: func(ctx context.Context, _ ElicitRequest) (chat.ElicitResult, error) {
 			close(asked)
 			<-ctx.Done()
 			ended <- ctx.Err()
-			return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, ctx.Err()
+			return chat.ElicitResult{Action: chat.ElicitCancel}, ctx.Err()
 		}})
 	e.deliver(43, "sign me up")
 	select {
@@ -123,12 +123,12 @@ func TestElicitationEndsWithTheTurn(t *testing.T) {
 func TestElicitationOutsideATurnIsCancelled(t *testing.T) {
 	e := newEnv(t, newElicitModel().answer, envOptions{})
 	asked := false
-	el := elicitor{s: &session{id: 44, m: e.manager}, ask: elicitingChat{e.chat, func(context.Context, ElicitRequest) (mcpclient.ElicitResult, error) {
+	el := elicitor{s: &session{id: 44, m: e.manager}, ask: elicitingChat{e.chat, func(context.Context, ElicitRequest) (chat.ElicitResult, error) {
 		asked = true
-		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
+		return chat.ElicitResult{Action: chat.ElicitAccept}, nil
 	}}}
-	res, err := el.Elicit(context.Background(), mcpclient.Elicitation{Server: "fake", Mode: mcpclient.ElicitForm})
-	if err != nil || res.Action != mcpclient.ElicitCancel || asked {
+	res, err := el.Elicit(context.Background(), chat.Elicitation{Server: "fake", Mode: chat.ElicitForm})
+	if err != nil || res.Action != chat.ElicitCancel || asked {
 		t.Errorf("Elicit = %+v, %v (asked: %v); want cancel without asking", res, err, asked)
 	}
 }
@@ -141,10 +141,10 @@ func TestElicitationTimesOutWithTheCall(t *testing.T) {
 	model := newElicitModel()
 	e := newEnv(t, model.answer, envOptions{modes: []string{fakemcp.ModeAsk},
 		server: func(c *mcpconfig.ServerConfig) { c.CallTimeout = time.Second },
-		elicit: func(ctx context.Context, _ ElicitRequest) (mcpclient.ElicitResult, error) {
+		elicit: func(ctx context.Context, _ ElicitRequest) (chat.ElicitResult, error) {
 			<-ctx.Done()
 			ended <- context.Cause(ctx)
-			return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, ctx.Err()
+			return chat.ElicitResult{Action: chat.ElicitCancel}, ctx.Err()
 		}})
 	e.deliver(45, "sign me up")
 	select {

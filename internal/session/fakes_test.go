@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -155,10 +156,10 @@ func (c approvingChat) Approve(ctx context.Context, _ int64, req ApprovalRequest
 // elicit.
 type elicitingChat struct {
 	*fakeChat
-	elicit func(ctx context.Context, req ElicitRequest) (mcpclient.ElicitResult, error)
+	elicit func(ctx context.Context, req ElicitRequest) (chat.ElicitResult, error)
 }
 
-func (c elicitingChat) Elicit(ctx context.Context, _ int64, req ElicitRequest) (mcpclient.ElicitResult, error) {
+func (c elicitingChat) Elicit(ctx context.Context, _ int64, req ElicitRequest) (chat.ElicitResult, error) {
 	return c.elicit(ctx, req)
 }
 
@@ -257,7 +258,7 @@ type envOptions struct {
 	approve         func(ctx context.Context, req ApprovalRequest) (Approval, error)
 	approvalTimeout time.Duration
 	// elicit, when set, makes the chat an Elicitor that answers so.
-	elicit    func(ctx context.Context, req ElicitRequest) (mcpclient.ElicitResult, error)
+	elicit    func(ctx context.Context, req ElicitRequest) (chat.ElicitResult, error)
 	allowance Allowance
 	// streams makes the chat's activities StreamingActivities that record
 	// into it; noStream is Options.NoStream.

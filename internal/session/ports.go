@@ -8,7 +8,6 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // Chat is what a session needs from the chat it serves. The bot implements
@@ -92,7 +91,7 @@ type Elicitor interface {
 	// answered in time, context.Canceled when the turn ended (/stop, /new,
 	// a shutdown). What the user answers goes
 	// to the server only: never to the model, the transcript or the log.
-	Elicit(ctx context.Context, chatID int64, req ElicitRequest) (mcpclient.ElicitResult, error)
+	Elicit(ctx context.Context, chatID int64, req ElicitRequest) (chat.ElicitResult, error)
 }
 
 // ElicitRequest is a server's question to the chat, asked during a turn.
@@ -100,7 +99,7 @@ type ElicitRequest struct {
 	// UserID sent the message that started the turn (0: unknown): in a
 	// group, the one (with the admins) who may answer.
 	UserID int64
-	mcpclient.Elicitation
+	chat.Elicitation
 }
 
 // Allowance is the daily spend allowance (spend.Ledger implements it):
