@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -160,13 +159,13 @@ func (b *Bot) finishLogin(ctx context.Context, chatID, userID int64, text string
 }
 
 // loginFailed tells the chat that the login to name failed, on one line:
-// the reason (a *mcpclient.LoginError's, or the error's) and what to do;
+// the reason (the error's chat.UserMessage, or the error) and what to do;
 // it returns that line.
 func (b *Bot) loginFailed(ctx context.Context, chatID int64, name string, err error) string {
 	name = b.scrub(name)
 	reason := errText(b.scrub, err)
-	if le, ok := errors.AsType[*mcpclient.LoginError](err); ok {
-		reason = b.scrub(le.Reason)
+	if msg, ok := chat.UserMessage(err); ok {
+		reason = b.scrub(msg)
 	}
 	reason = strings.TrimSuffix(oneLine(reason), ".")
 	b.log.Info("MCP login failed", "chat", chatID, "server", name, "err", reason)

@@ -331,6 +331,9 @@ type LoginError struct {
 
 func (e *LoginError) Error() string { return e.Server + ": login: " + e.Reason }
 
+// UserMessage is the reason, for the chat (chat.UserMessage).
+func (e *LoginError) UserMessage() string { return e.Reason }
+
 // loginError is err as the admin reads it (a *LoginError). The oauth
 // package's errors quote what a server sent on one line, cut, with the
 // login's own secrets scrubbed; the redactor adds the bot's other known

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
@@ -52,5 +53,14 @@ func TestSessionTool(t *testing.T) {
 	got, err := s.Tool(echo).Call(t.Context(), json.RawMessage(`{"text":"one"}`))
 	if want := h.call(s, echo, `{"text":"one"}`); err != nil || got.IsError || got.Text() != want.Text() || want.Text() != "one" {
 		t.Errorf("through the chat's tool: %+v (%v), want %q", got, err, want.Text())
+	}
+}
+
+// A failed login tells the chat its reason alone (the server's name is
+// the chat's to say), however it was wrapped.
+func TestLoginErrorUserMessage(t *testing.T) {
+	err := fmt.Errorf("finish: %w", &LoginError{Server: "remote", Reason: "the code expired"})
+	if msg, ok := chat.UserMessage(err); !ok || msg != "the code expired" {
+		t.Errorf("chat.UserMessage: %q %v", msg, ok)
 	}
 }
