@@ -2,7 +2,8 @@ package chat
 
 import "strings"
 
-// PartKind is the kind of one part of a tool's result.
+// PartKind is the kind of one part of a tool's result (or of a message
+// a server has the model answer: MCP sampling).
 type PartKind string
 
 const (

@@ -417,7 +417,7 @@ func (c *Client) loginResult(tool Tool) Result {
 		}
 	}
 	if c.LoggedIn(tool.Server) {
-		return Result{Server: tool.Server, Tool: tool.Name, Content: []Content{{Type: ContentText,
+		return Result{Server: tool.Server, Tool: tool.Name, Content: []chat.Part{{Kind: chat.TextPart,
 			Text: tool.Server + " is logged in now: its tools are offered from the next message on."}}}
 	}
 	return ErrorResult(tool.Server, tool.Name, (&NeedsLoginError{Server: tool.Server}).Error())

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // DefaultMaxResultTokens caps what the model gets of one tool result, linked
@@ -34,7 +36,7 @@ func (c *connection) bound(res *Result, tool Tool) {
 	limit := c.deps.maxResultTokens
 	size := 0
 	for _, p := range res.Content {
-		if p.Type == ContentText {
+		if p.Kind == chat.TextPart {
 			size += len(p.Text) + 1
 		}
 	}
@@ -60,10 +62,10 @@ func (c *connection) bound(res *Result, tool Tool) {
 	}
 	note := fmt.Sprintf("[This result is %d tokens (%s), over the limit of %d tokens for one tool result: above are its first %d lines. %s]",
 		total, sizeText(len(text)), limit, countLines(head), where)
-	out := make([]Content, 0, len(res.Content)+2)
+	out := make([]chat.Part, 0, len(res.Content)+2)
 	out = append(out, textContent(head))
 	for _, p := range res.Content {
-		if p.Type != ContentText {
+		if p.Kind != chat.TextPart {
 			out = append(out, p)
 		}
 	}

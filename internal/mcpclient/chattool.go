@@ -102,16 +102,5 @@ type resourceTool struct{ boundTool }
 
 func (resourceTool) Lane() string { return "mcp:" + ResourcesGroup }
 
-// Chat is r as the chat's result.
-func (r Result) Chat() chat.Result {
-	out := chat.Result{Parts: make([]chat.Part, 0, len(r.Content)), IsError: r.IsError}
-	for _, c := range r.Content {
-		switch c.Type {
-		case ContentText:
-			out.Parts = append(out.Parts, chat.Part{Kind: chat.TextPart, Text: c.Text})
-		case ContentImage:
-			out.Parts = append(out.Parts, chat.Part{Kind: chat.ImagePart, Data: c.Data, MIMEType: c.MIMEType})
-		}
-	}
-	return out
-}
+// Chat is r as the chat's result (sharing its parts).
+func (r Result) Chat() chat.Result { return chat.Result{Parts: r.Content, IsError: r.IsError} }

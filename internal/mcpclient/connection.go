@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -209,7 +210,7 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 	if note := srv.note.Swap(nil); note != nil {
 		defer func() {
 			if err == nil {
-				res.Content = append(res.Content, Content{Type: ContentText, Text: *note})
+				res.Content = append(res.Content, chat.Part{Kind: chat.TextPart, Text: *note})
 			} else {
 				srv.note.CompareAndSwap(nil, note) // for the next call
 			}
@@ -225,7 +226,7 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 			return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: invalid result: %v", tool.Name, err)), nil
 		}
 		if fresh && !res.IsError {
-			res.Content = append(res.Content, Content{Type: ContentText, Text: "Note: the browser had stopped (it crashed, or was closed) " +
+			res.Content = append(res.Content, chat.Part{Kind: chat.TextPart, Text: "Note: the browser had stopped (it crashed, or was closed) " +
 				"and this call ran in a new one: the chat's other tabs are gone, and its cookies and storage were restored only after " +
 				"this call. If the page needed a login, repeat the step."})
 		}

@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
@@ -279,7 +280,7 @@ func TestResults(t *testing.T) {
 	s := h.session("")
 
 	img := h.call(s, h.tool("fake", fakemcp.ToolImage), `{}`)
-	if img.Images != 1 || img.Content[0].Type != ContentImage || img.Content[0].MIMEType != "image/png" ||
+	if img.Images != 1 || img.Content[0].Kind != chat.ImagePart || img.Content[0].MIMEType != "image/png" ||
 		string(img.Content[0].Data) != string(fakemcp.PNG1x1()) {
 		t.Errorf("image result = %+v", img)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
@@ -89,7 +90,7 @@ func TestEverything(t *testing.T) {
 			t.Fatalf("images = %d: %+v", res.Images, res)
 		}
 		for _, c := range res.Content {
-			if c.Type == ContentImage && (c.MIMEType != "image/png" || len(c.Data) < 8 || string(c.Data[1:4]) != "PNG") {
+			if c.Kind == chat.ImagePart && (c.MIMEType != "image/png" || len(c.Data) < 8 || string(c.Data[1:4]) != "PNG") {
 				t.Errorf("image part: %s, %d bytes", c.MIMEType, len(c.Data))
 			}
 		}

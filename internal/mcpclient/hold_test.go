@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
@@ -32,7 +33,7 @@ func callAsync(t *testing.T, s *Session, tool Tool, args string) <-chan Result {
 		defer cancel()
 		res, err := s.Call(ctx, tool, []byte(args))
 		if err != nil {
-			res = Result{IsError: true, Content: []Content{{Type: ContentText, Text: "call error: " + err.Error()}}}
+			res = Result{IsError: true, Content: []chat.Part{{Kind: chat.TextPart, Text: "call error: " + err.Error()}}}
 		}
 		out <- res
 	}()

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // Some servers answer with links to files they wrote instead of the content:
@@ -46,7 +48,7 @@ func inlineLinkedFiles(r *Result, base, workspace string, budget int) {
 	in := inliner{base: base, budget: budget}
 	for i := range r.Content {
 		c := &r.Content[i]
-		if c.Type != ContentText || !strings.Contains(c.Text, "](") {
+		if c.Kind != chat.TextPart || !strings.Contains(c.Text, "](") {
 			continue
 		}
 		if in.root == "" { // resolved on the first link: most results have none

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 )
 
@@ -51,7 +52,7 @@ func TestInlineLinkedFiles(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Result{Content: []Content{{Type: ContentText, Text: tc.in}}}
+			r := Result{Content: []chat.Part{{Kind: chat.TextPart, Text: tc.in}}}
 			inlineLinkedFiles(&r, ws, ws, 1<<20)
 			got := r.Content[0].Text
 			for _, w := range tc.want {

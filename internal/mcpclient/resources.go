@@ -110,7 +110,7 @@ func (s *Session) resources(ctx context.Context, tool Tool, args json.RawMessage
 				return Result{}, err
 			}
 		}
-		res := Result{Content: []Content{{Type: ContentText, Text: b.String()}}, Server: ResourcesGroup, Tool: tool.Name}
+		res := Result{Content: []chat.Part{{Kind: chat.TextPart, Text: b.String()}}, Server: ResourcesGroup, Tool: tool.Name}
 		servers[0].bound(&res, tool)
 		return res, nil
 	case ReadResourceTool:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 )
 
@@ -103,7 +104,7 @@ func TestResources(t *testing.T) {
 				t.Errorf("%s: %q (error %v), want an error naming it", tt.uri, r.Text(), r.IsError)
 			}
 		case tt.image:
-			if r.IsError || len(r.Content) != 1 || r.Content[0].Type != ContentImage || !bytes.Equal(r.Content[0].Data, fakemcp.PNG1x1()) {
+			if r.IsError || len(r.Content) != 1 || r.Content[0].Kind != chat.ImagePart || !bytes.Equal(r.Content[0].Data, fakemcp.PNG1x1()) {
 				t.Errorf("%s: %+v, want the PNG", tt.uri, r)
 			}
 		default:

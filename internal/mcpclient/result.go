@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/jsonscan"
 )
 
@@ -102,7 +103,7 @@ func mapResult(server, tool string, raw json.RawMessage, lim resultLimits, valid
 	}
 	if err == nil {
 		res.IsError = w.IsError
-		res.Content = make([]Content, 0, len(w.Content))
+		res.Content = make([]chat.Part, 0, len(w.Content))
 		for i := range w.Content {
 			res.Content = appendContent(res.Content, &w.Content[i], lim)
 		}
@@ -111,7 +112,7 @@ func mapResult(server, tool string, raw json.RawMessage, lim resultLimits, valid
 		return Result{Server: server, Tool: tool}, fmt.Errorf("%w: %v", ErrMalformedResult, err)
 	}
 	for _, c := range res.Content {
-		if c.Type == ContentImage {
+		if c.Kind == chat.ImagePart {
 			res.Images++
 		}
 	}
@@ -246,7 +247,7 @@ func mapLooseResult(res *Result, raw json.RawMessage, lim resultLimits) bool {
 	if json.Unmarshal(w.Content, &elems) != nil {
 		elems = []json.RawMessage{w.Content} // not an array: one element
 	}
-	res.Content = make([]Content, 0, len(elems))
+	res.Content = make([]chat.Part, 0, len(elems))
 	for _, e := range elems {
 		if e = bytes.TrimSpace(e); len(e) == 0 || bytes.Equal(e, []byte("null")) {
 			continue
@@ -266,7 +267,7 @@ func mapLooseResult(res *Result, raw json.RawMessage, lim resultLimits) bool {
 	return true
 }
 
-func appendContent(out []Content, c *contentWire, lim resultLimits) []Content {
+func appendContent(out []chat.Part, c *contentWire, lim resultLimits) []chat.Part {
 	switch c.Type {
 	case "text":
 		return append(out, textContent(c.Text))
@@ -300,7 +301,7 @@ func appendContent(out []Content, c *contentWire, lim resultLimits) []Content {
 	}
 }
 
-func imageContent(c *contentWire, lim resultLimits) Content {
+func imageContent(c *contentWire, lim resultLimits) chat.Part {
 	mime := c.MIMEType
 	p, ok := base64Payload(c.Data)
 	if !ok {
@@ -321,10 +322,10 @@ func imageContent(c *contentWire, lim resultLimits) Content {
 			return textContent("[image omitted: unknown type, " + strconv.Itoa(len(data)) + " bytes]")
 		}
 	}
-	return Content{Type: ContentImage, Data: data, MIMEType: mime}
+	return chat.Part{Kind: chat.ImagePart, Data: data, MIMEType: mime}
 }
 
-func textContent(s string) Content { return Content{Type: ContentText, Text: s} }
+func textContent(s string) chat.Part { return chat.Part{Kind: chat.TextPart, Text: s} }
 
 // mimeOrUnknown names a MIME type in a note.
 func mimeOrUnknown(mime string) string {
@@ -410,10 +411,10 @@ func validUTF8(b []byte) string {
 // head is kept, cut on a line boundary where that keeps at least half the
 // byte budget and always on a UTF-8 boundary; text parts past the cut are
 // dropped, images are kept, and a note saying what was cut is appended.
-func capResultText(parts []Content, lim resultLimits) ([]Content, bool) {
+func capResultText(parts []chat.Part, lim resultLimits) ([]chat.Part, bool) {
 	var size, newlines, texts int
 	for _, c := range parts {
-		if c.Type == ContentText {
+		if c.Kind == chat.TextPart {
 			size += len(c.Text)
 			newlines += strings.Count(c.Text, "\n")
 			texts++
@@ -430,7 +431,7 @@ func capResultText(parts []Content, lim resultLimits) ([]Content, bool) {
 	b.Grow(size)
 	first := true
 	for _, c := range parts {
-		if c.Type == ContentText {
+		if c.Kind == chat.TextPart {
 			if !first {
 				b.WriteByte('\n')
 			}
@@ -443,10 +444,10 @@ func capResultText(parts []Content, lim resultLimits) ([]Content, bool) {
 	if cut >= len(joined) {
 		return parts, false
 	}
-	out := make([]Content, 0, len(parts)+1)
+	out := make([]chat.Part, 0, len(parts)+1)
 	pos := 0
 	for _, c := range parts {
-		if c.Type != ContentText {
+		if c.Kind != chat.TextPart {
 			out = append(out, c)
 			continue
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // onePixelPNG is a 1×1 transparent PNG.
@@ -45,74 +47,74 @@ func mustMap(t *testing.T, raw json.RawMessage) Result {
 	return res
 }
 
-func text(s string) Content { return Content{Type: ContentText, Text: s} }
+func text(s string) chat.Part { return chat.Part{Kind: chat.TextPart, Text: s} }
 
 type obj = map[string]any
 
 func TestMapResultContent(t *testing.T) {
 	png := b64(onePixelPNG)
-	img := Content{Type: ContentImage, Data: onePixelPNG, MIMEType: "image/png"}
+	img := chat.Part{Kind: chat.ImagePart, Data: onePixelPNG, MIMEType: "image/png"}
 	tests := []struct {
 		name    string
 		raw     string
-		want    []Content
+		want    []chat.Part
 		isError bool
 		images  int
 	}{
-		{"text", `{"content":[{"type":"text","text":"hello"}]}`, []Content{text("hello")}, false, 0},
+		{"text", `{"content":[{"type":"text","text":"hello"}]}`, []chat.Part{text("hello")}, false, 0},
 		{"texts keep their parts", `{"content":[{"type":"text","text":"a"},{"type":"text","text":""},{"type":"text","text":"b\n"}]}`,
-			[]Content{text("a"), text(""), text("b\n")}, false, 0},
-		{"text escapes and unicode", `{"content":[{"type":"text","text":"\u00e9\"\\\n🌋\ud800"}]}`, []Content{text("é\"\\\n🌋\uFFFD")}, false, 0},
-		{"image", `{"content":[{"type":"image","data":"` + png + `","mimeType":"image/png"}]}`, []Content{img}, false, 1},
+			[]chat.Part{text("a"), text(""), text("b\n")}, false, 0},
+		{"text escapes and unicode", `{"content":[{"type":"text","text":"\u00e9\"\\\n🌋\ud800"}]}`, []chat.Part{text("é\"\\\n🌋\uFFFD")}, false, 0},
+		{"image", `{"content":[{"type":"image","data":"` + png + `","mimeType":"image/png"}]}`, []chat.Part{img}, false, 1},
 		{"image with escaped slash", `{"content":[{"type":"image","data":"` + strings.ReplaceAll(b64([]byte{0xfb, 0xff, 0xbf}), "/", `\/`) + `","mimeType":"image/x"}]}`,
-			[]Content{{Type: ContentImage, Data: []byte{0xfb, 0xff, 0xbf}, MIMEType: "image/x"}}, false, 1},
-		{"image unpadded", `{"content":[{"type":"image","data":"` + strings.TrimRight(png, "=") + `","mimeType":"image/png"}]}`, []Content{img}, false, 1},
-		{"image with line breaks", `{"content":[{"type":"image","data":"` + png[:20] + `\n` + png[20:] + `","mimeType":"image/png"}]}`, []Content{img}, false, 1},
-		{"image type sniffed", `{"content":[{"type":"image","data":"` + png + `"}]}`, []Content{img}, false, 1},
-		{"image unknown type", `{"content":[{"type":"image","data":"AAEC"}]}`, []Content{text("[image omitted: unknown type, 3 bytes]")}, false, 0},
+			[]chat.Part{{Kind: chat.ImagePart, Data: []byte{0xfb, 0xff, 0xbf}, MIMEType: "image/x"}}, false, 1},
+		{"image unpadded", `{"content":[{"type":"image","data":"` + strings.TrimRight(png, "=") + `","mimeType":"image/png"}]}`, []chat.Part{img}, false, 1},
+		{"image with line breaks", `{"content":[{"type":"image","data":"` + png[:20] + `\n` + png[20:] + `","mimeType":"image/png"}]}`, []chat.Part{img}, false, 1},
+		{"image type sniffed", `{"content":[{"type":"image","data":"` + png + `"}]}`, []chat.Part{img}, false, 1},
+		{"image unknown type", `{"content":[{"type":"image","data":"AAEC"}]}`, []chat.Part{text("[image omitted: unknown type, 3 bytes]")}, false, 0},
 		{"image invalid base64", `{"content":[{"type":"image","data":"not base64!","mimeType":"image/png"}]}`,
-			[]Content{text("[image omitted: image/png, invalid base64 data]")}, false, 0},
+			[]chat.Part{text("[image omitted: image/png, invalid base64 data]")}, false, 0},
 		{"image data not a string", `{"content":[{"type":"image","data":42,"mimeType":"image/png"}]}`,
-			[]Content{text("[image omitted: image/png, invalid base64 data]")}, false, 0},
-		{"image without data", `{"content":[{"type":"image","mimeType":"image/png"}]}`, []Content{text("[image omitted: image/png, no data]")}, false, 0},
-		{"audio", `{"content":[{"type":"audio","data":"AAECAw==","mimeType":"audio/wav"}]}`, []Content{text("[audio omitted: audio/wav, 4 bytes]")}, false, 0},
-		{"audio without type", `{"content":[{"type":"audio","data":"AAEC"}]}`, []Content{text("[audio omitted: unknown type, 3 bytes]")}, false, 0},
+			[]chat.Part{text("[image omitted: image/png, invalid base64 data]")}, false, 0},
+		{"image without data", `{"content":[{"type":"image","mimeType":"image/png"}]}`, []chat.Part{text("[image omitted: image/png, no data]")}, false, 0},
+		{"audio", `{"content":[{"type":"audio","data":"AAECAw==","mimeType":"audio/wav"}]}`, []chat.Part{text("[audio omitted: audio/wav, 4 bytes]")}, false, 0},
+		{"audio without type", `{"content":[{"type":"audio","data":"AAEC"}]}`, []chat.Part{text("[audio omitted: unknown type, 3 bytes]")}, false, 0},
 		{"resource text", `{"content":[{"type":"resource","resource":{"uri":"file:///a.txt","mimeType":"text/plain","text":"line 1\nline 2"}}]}`,
-			[]Content{text("Resource file:///a.txt:\nline 1\nline 2")}, false, 0},
-		{"resource empty text", `{"content":[{"type":"resource","resource":{"uri":"mem://x","text":""}}]}`, []Content{text("Resource mem://x:\n")}, false, 0},
+			[]chat.Part{text("Resource file:///a.txt:\nline 1\nline 2")}, false, 0},
+		{"resource empty text", `{"content":[{"type":"resource","resource":{"uri":"mem://x","text":""}}]}`, []chat.Part{text("Resource mem://x:\n")}, false, 0},
 		{"resource blob", `{"content":[{"type":"resource","resource":{"uri":"file:///a.pdf","mimeType":"application/pdf","blob":"JVBERi0="}}]}`,
-			[]Content{text("[resource file:///a.pdf: application/pdf, 5 bytes omitted]")}, false, 0},
-		{"resource with null blob", `{"content":[{"type":"resource","resource":{"uri":"mem://x","blob":null}}]}`, []Content{text("Resource mem://x:\n")}, false, 0},
-		{"resource without contents", `{"content":[{"type":"resource"}]}`, []Content{text("[resource omitted: no contents]")}, false, 0},
+			[]chat.Part{text("[resource file:///a.pdf: application/pdf, 5 bytes omitted]")}, false, 0},
+		{"resource with null blob", `{"content":[{"type":"resource","resource":{"uri":"mem://x","blob":null}}]}`, []chat.Part{text("Resource mem://x:\n")}, false, 0},
+		{"resource without contents", `{"content":[{"type":"resource"}]}`, []chat.Part{text("[resource omitted: no contents]")}, false, 0},
 		{"resource link", `{"content":[{"type":"resource_link","uri":"file:///snap.yml","name":"snapshot","mimeType":"text/yaml"}]}`,
-			[]Content{text("Resource link: file:///snap.yml (snapshot)")}, false, 0},
-		{"resource link without name", `{"content":[{"type":"resource_link","uri":"https://x.test/"}]}`, []Content{text("Resource link: https://x.test/")}, false, 0},
+			[]chat.Part{text("Resource link: file:///snap.yml (snapshot)")}, false, 0},
+		{"resource link without name", `{"content":[{"type":"resource_link","uri":"https://x.test/"}]}`, []chat.Part{text("Resource link: https://x.test/")}, false, 0},
 		{"unknown type", `{"content":[{"type":"video","data":"AAAA"},{"type":"text","text":"after"}]}`,
-			[]Content{text("[unsupported content type: video]"), text("after")}, false, 0},
-		{"missing type", `{"content":[{"text":"x"}]}`, []Content{text("[unsupported content type: (missing)]")}, false, 0},
-		{"structured content alone", `{"structuredContent":{"b":1, "a":[true,"é"]}}`, []Content{text(`{"b":1, "a":[true,"é"]}`)}, false, 0},
-		{"structured content with empty content", `{"content":[],"structuredContent":[1,2]}`, []Content{text(`[1,2]`)}, false, 0},
-		{"structured content ignored beside content", `{"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1}}`, []Content{text(`{"a":1}`)}, false, 0},
-		{"structured content made valid UTF-8", "{\"structuredContent\":\"a\xffb\"}", []Content{text("\"a\uFFFDb\"")}, false, 0},
-		{"structured null", `{"structuredContent":null}`, []Content{}, false, 0},
-		{"empty", `{}`, []Content{}, false, 0},
+			[]chat.Part{text("[unsupported content type: video]"), text("after")}, false, 0},
+		{"missing type", `{"content":[{"text":"x"}]}`, []chat.Part{text("[unsupported content type: (missing)]")}, false, 0},
+		{"structured content alone", `{"structuredContent":{"b":1, "a":[true,"é"]}}`, []chat.Part{text(`{"b":1, "a":[true,"é"]}`)}, false, 0},
+		{"structured content with empty content", `{"content":[],"structuredContent":[1,2]}`, []chat.Part{text(`[1,2]`)}, false, 0},
+		{"structured content ignored beside content", `{"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1}}`, []chat.Part{text(`{"a":1}`)}, false, 0},
+		{"structured content made valid UTF-8", "{\"structuredContent\":\"a\xffb\"}", []chat.Part{text("\"a\uFFFDb\"")}, false, 0},
+		{"structured null", `{"structuredContent":null}`, []chat.Part{}, false, 0},
+		{"empty", `{}`, []chat.Part{}, false, 0},
 		{"unknown fields ignored", `{"_meta":{"x":1},"content":[{"type":"text","text":"t","annotations":{"audience":["user"]}}],"future":[1]}`,
-			[]Content{text("t")}, false, 0},
+			[]chat.Part{text("t")}, false, 0},
 		{"error with content and image", `{"isError":true,"content":[{"type":"text","text":"boom"},{"type":"image","data":"` + png + `","mimeType":"image/png"}]}`,
-			[]Content{text("boom"), img}, true, 1},
-		{"error without content", `{"isError":true}`, []Content{}, true, 0},
+			[]chat.Part{text("boom"), img}, true, 1},
+		{"error without content", `{"isError":true}`, []chat.Part{}, true, 0},
 		{"ill-typed element does not fail the others", `{"content":[{"type":"resource","resource":"oops"},{"type":"text","text":"ok"},null,{"type":"text","text":7}],"isError":true}`,
-			[]Content{text("[invalid content: resource]"), text("ok"), text("[invalid content: text]")}, true, 0},
-		{"content not an array", `{"content":{"type":"text","text":"hi"}}`, []Content{text("hi")}, false, 0},
-		{"content a string", `{"content":"hi","structuredContent":{"x":1}}`, []Content{text("[invalid content: (missing)]"), text("Structured content:\n{\"x\":1}")}, false, 0},
-		{"isError not a bool", `{"isError":"true","content":[{"type":"text","text":"x"}]}`, []Content{text("x")}, false, 0},
-		{"structured content in the slow path", `{"isError":1,"structuredContent":{"x":1}}`, []Content{text(`{"x":1}`)}, false, 0},
+			[]chat.Part{text("[invalid content: resource]"), text("ok"), text("[invalid content: text]")}, true, 0},
+		{"content not an array", `{"content":{"type":"text","text":"hi"}}`, []chat.Part{text("hi")}, false, 0},
+		{"content a string", `{"content":"hi","structuredContent":{"x":1}}`, []chat.Part{text("[invalid content: (missing)]"), text("Structured content:\n{\"x\":1}")}, false, 0},
+		{"isError not a bool", `{"isError":"true","content":[{"type":"text","text":"x"}]}`, []chat.Part{text("x")}, false, 0},
+		{"structured content in the slow path", `{"isError":1,"structuredContent":{"x":1}}`, []chat.Part{text(`{"x":1}`)}, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := mustMap(t, json.RawMessage(tt.raw))
 			if res.Content == nil {
-				res.Content = []Content{}
+				res.Content = []chat.Part{}
 			}
 			if !reflect.DeepEqual(res.Content, tt.want) {
 				t.Errorf("content = %#v\n want %#v", res.Content, tt.want)
@@ -263,15 +265,15 @@ func TestMapResultTruncation(t *testing.T) {
 			res := mustMap(t, callResult(t, false, content...))
 			var got []string
 			for _, c := range res.Content {
-				if c.Type == ContentText {
+				if c.Kind == chat.TextPart {
 					got = append(got, c.Text)
 				}
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("text parts differ:\n got %s\nwant %s", summarize(got), summarize(tt.want))
 			}
-			if res.Truncated != tt.truncated || res.Images != 1 || res.Content[1].Type != ContentImage {
-				t.Errorf("truncated = %v, images = %d, part 1 = %s; want %v, 1, the image", res.Truncated, res.Images, res.Content[1].Type, tt.truncated)
+			if res.Truncated != tt.truncated || res.Images != 1 || res.Content[1].Kind != chat.ImagePart {
+				t.Errorf("truncated = %v, images = %d, part 1 = %s; want %v, 1, the image", res.Truncated, res.Images, res.Content[1].Kind, tt.truncated)
 			}
 			assertValidText(t, res)
 		})
@@ -304,7 +306,7 @@ func summarize(parts []string) string {
 func assertValidText(t *testing.T, res Result) {
 	t.Helper()
 	for i, c := range res.Content {
-		if c.Type == ContentText && !utf8.ValidString(c.Text) {
+		if c.Kind == chat.TextPart && !utf8.ValidString(c.Text) {
 			t.Fatalf("part %d is not valid UTF-8: %q", i, c.Text)
 		}
 	}
@@ -353,7 +355,7 @@ func FuzzMapResult(f *testing.F) {
 			}
 			images := 0
 			for _, c := range res.Content {
-				if c.Type == ContentImage {
+				if c.Kind == chat.ImagePart {
 					images++
 					if len(c.Data) == 0 || len(c.Data) > lim.image || c.MIMEType == "" {
 						t.Fatalf("bad image part: %d bytes, mime %q", len(c.Data), c.MIMEType)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // Sampler answers a server's sampling/createMessage with the bot's own
@@ -33,7 +35,7 @@ type SamplingRequest struct {
 // or assistant) and its text and images.
 type SamplingMessage struct {
 	Role    string
-	Content []Content
+	Content []chat.Part
 }
 
 // SamplingResult is the model's answer.
@@ -99,7 +101,7 @@ func parseSampling(server string, raw json.RawMessage) (SamplingRequest, error) 
 
 // samplingContent reads one content block or an array of them: text and
 // images; audio and tool blocks are refused.
-func samplingContent(raw json.RawMessage) ([]Content, error) {
+func samplingContent(raw json.RawMessage) ([]chat.Part, error) {
 	raw = json.RawMessage(strings.TrimSpace(string(raw)))
 	var blocks []json.RawMessage
 	if len(raw) > 0 && raw[0] == '[' {
@@ -109,7 +111,7 @@ func samplingContent(raw json.RawMessage) ([]Content, error) {
 	} else {
 		blocks = []json.RawMessage{raw}
 	}
-	var out []Content
+	var out []chat.Part
 	for _, b := range blocks {
 		var c struct {
 			Type     string `json:"type"`
@@ -122,13 +124,13 @@ func samplingContent(raw json.RawMessage) ([]Content, error) {
 		}
 		switch c.Type {
 		case "text":
-			out = append(out, Content{Type: ContentText, Text: c.Text})
+			out = append(out, chat.Part{Kind: chat.TextPart, Text: c.Text})
 		case "image":
 			data, err := base64.StdEncoding.DecodeString(c.Data)
 			if err != nil {
 				return nil, fmt.Errorf("image: %w", err)
 			}
-			out = append(out, Content{Type: ContentImage, Data: data, MIMEType: c.MIMEType})
+			out = append(out, chat.Part{Kind: chat.ImagePart, Data: data, MIMEType: c.MIMEType})
 		default:
 			return nil, fmt.Errorf("content of type %q is not supported in sampling", c.Type)
 		}

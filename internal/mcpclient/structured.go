@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // A result's structuredContent is for programs, its content for people and
@@ -32,7 +34,7 @@ const structuredHeading = "Structured content:\n"
 // when the result has no other content; compacted, after the content, when
 // no text part carries it (carriesStructured). The result's caps apply to
 // it as to any text.
-func appendStructured(out []Content, sc json.RawMessage) []Content {
+func appendStructured(out []chat.Part, sc json.RawMessage) []chat.Part {
 	s := bytes.TrimSpace(sc)
 	if len(s) == 0 || bytes.Equal(s, []byte("null")) {
 		return out
@@ -55,11 +57,11 @@ func appendStructured(out []Content, sc json.RawMessage) []Content {
 // content v: one of them is the same JSON (whatever its spacing and key
 // order), or the text holds every value of it (a string or a number;
 // a server that prints the data its own way), up to maxCarryLeaves of them.
-func carriesStructured(parts []Content, v any) bool {
+func carriesStructured(parts []chat.Part, v any) bool {
 	var texts []string
 	size := 0
 	for _, c := range parts {
-		if c.Type != ContentText {
+		if c.Kind != chat.TextPart {
 			continue
 		}
 		texts = append(texts, c.Text)

@@ -72,25 +72,10 @@ func (t Tool) Group() string {
 	return t.Server
 }
 
-// ContentType is the kind of one part of a tool result.
-type ContentType string
-
-const (
-	ContentText  ContentType = "text"
-	ContentImage ContentType = "image"
-)
-
-// Content is one part of a mapped tool result.
-type Content struct {
-	Type     ContentType
-	Text     string // ContentText
-	Data     []byte // ContentImage, decoded
-	MIMEType string // ContentImage
-}
-
-// Result is a tool result mapped for the agent (spec §7).
+// Result is a tool result mapped for the agent (spec §7): its parts are
+// the chat's (Chat).
 type Result struct {
-	Content   []Content
+	Content   []chat.Part
 	IsError   bool
 	Truncated bool
 	Images    int
@@ -102,13 +87,13 @@ type Result struct {
 func (r Result) Text() string {
 	var n int
 	for _, c := range r.Content {
-		if c.Type == ContentText {
+		if c.Kind == chat.TextPart {
 			n += len(c.Text) + 1
 		}
 	}
 	b := make([]byte, 0, n)
 	for _, c := range r.Content {
-		if c.Type != ContentText {
+		if c.Kind != chat.TextPart {
 			continue
 		}
 		if len(b) > 0 {
@@ -123,7 +108,7 @@ func (r Result) Text() string {
 // MaxErrorBytes (a server's error message, or the stderr of its exit, can
 // be of any size); redact it before, so no secret is cut in two.
 func ErrorResult(server, tool, text string) Result {
-	return Result{Content: []Content{{Type: ContentText, Text: capMessage(text, MaxErrorBytes)}}, IsError: true,
+	return Result{Content: []chat.Part{{Kind: chat.TextPart, Text: capMessage(text, MaxErrorBytes)}}, IsError: true,
 		Server: server, Tool: tool}
 }
 

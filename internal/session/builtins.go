@@ -28,22 +28,11 @@ func (sendTool) Spec() chat.Spec {
 func (sendTool) Lane() string { return SendToolName }
 
 func (sendTool) Check(args json.RawMessage) (json.RawMessage, error) {
-	if _, problem := sendArguments(args); problem != "" {
-		return nil, errors.New(problem)
-	}
-	return args, nil
+	return checkWith(args, sendArguments)
 }
 
-func (t sendTool) Call(ctx context.Context, raw json.RawMessage) (chat.Result, error) {
-	args, problem := sendArguments(raw)
-	if problem != "" {
-		return chat.ErrorResult(problem), nil
-	}
-	text, err := t.s.sendFile(ctx, args)
-	if err != nil {
-		return chat.ErrorResult(err.Error()), nil
-	}
-	return chat.TextResult(text), nil
+func (t sendTool) Call(ctx context.Context, args json.RawMessage) (chat.Result, error) {
+	return callWith(args, sendArguments, func(a sendArgs) (string, error) { return t.s.sendFile(ctx, a) }), nil
 }
 
 // readTool is read (read.go): it has no side effects, so its calls run
@@ -55,22 +44,34 @@ func (readTool) Spec() chat.Spec {
 }
 
 func (readTool) Check(args json.RawMessage) (json.RawMessage, error) {
-	if _, problem := readArguments(args); problem != "" {
+	return checkWith(args, readArguments)
+}
+
+func (t readTool) Call(_ context.Context, args json.RawMessage) (chat.Result, error) {
+	return callWith(args, readArguments, t.s.readFile), nil
+}
+
+// checkWith is the Check of a built-in whose arguments parse decodes
+// (returning the problem for the model, or "").
+func checkWith[A any](args json.RawMessage, parse func(json.RawMessage) (A, string)) (json.RawMessage, error) {
+	if _, problem := parse(args); problem != "" {
 		return nil, errors.New(problem)
 	}
 	return args, nil
 }
 
-func (t readTool) Call(_ context.Context, raw json.RawMessage) (chat.Result, error) {
-	args, problem := readArguments(raw)
+// callWith is the Call of such a built-in: run with the decoded
+// arguments, its text the result, its error an error result.
+func callWith[A any](args json.RawMessage, parse func(json.RawMessage) (A, string), run func(A) (string, error)) chat.Result {
+	a, problem := parse(args)
 	if problem != "" {
-		return chat.ErrorResult(problem), nil
+		return chat.ErrorResult(problem)
 	}
-	text, err := t.s.readFile(args)
+	text, err := run(a)
 	if err != nil {
-		return chat.ErrorResult(err.Error()), nil
+		return chat.ErrorResult(err.Error())
 	}
-	return chat.TextResult(text), nil
+	return chat.TextResult(text)
 }
 
 // searchTool is tool_search (toolsearch.go) over the registry's deferred

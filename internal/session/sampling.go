@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
@@ -39,10 +40,10 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 			out.Role = llm.RoleAssistant
 		}
 		for _, c := range msg.Content {
-			switch c.Type {
-			case mcpclient.ContentText:
+			switch c.Kind {
+			case chat.TextPart:
 				out.Parts = append(out.Parts, llm.Part{Kind: llm.PartText, Text: c.Text})
-			case mcpclient.ContentImage:
+			case chat.ImagePart:
 				out.Parts = append(out.Parts, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: c.MIMEType, Data: c.Data}})
 			}
 		}
