@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // slowAnswer is a reply the model writes in pieces, 500 ms apart, with

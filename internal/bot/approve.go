@@ -9,8 +9,8 @@ import (
 	"html"
 	"strings"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // The choices of an approval question.

@@ -14,7 +14,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // Question is what Ask puts to a chat: a message with inline buttons, of

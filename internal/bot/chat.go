@@ -13,8 +13,8 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // maxPhotoBytes is Telegram's limit for a photo upload.

@@ -14,9 +14,9 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // Labels and choices of a server's questions (elicitation).

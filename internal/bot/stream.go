@@ -12,7 +12,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // Streamed answers. The session gives the activity the answer's text as

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // streamedAnswer is an answer as a model writes it: every prefix is a

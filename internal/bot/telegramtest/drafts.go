@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // Draft is one sendMessageDraft call the fake took: a partial message

@@ -34,7 +34,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // Defaults for Options.

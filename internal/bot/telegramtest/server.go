@@ -20,7 +20,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/tgformat"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
 // Telegram's limits on uploads that the fake enforces (those on texts are

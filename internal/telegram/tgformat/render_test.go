@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// update rewrites testdata/render/*.golden: go test ./internal/bot/tgformat/ -run TestRenderGolden -update
+// update rewrites testdata/render/*.golden: go test ./internal/telegram/tgformat/ -run TestRenderGolden -update
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func TestRenderFormatting(t *testing.T) {
