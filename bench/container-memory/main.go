@@ -41,9 +41,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 func main() {

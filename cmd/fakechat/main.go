@@ -39,7 +39,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 const user = 1

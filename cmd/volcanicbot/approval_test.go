@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 // The approvals end to end: the fake server under "approval": "writes"

@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 

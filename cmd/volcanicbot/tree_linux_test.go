@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 func someGrants() []session.Grant {

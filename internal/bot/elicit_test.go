@@ -9,9 +9,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 var _ session.Elicitor = (*Chat)(nil)

@@ -14,9 +14,9 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 var (

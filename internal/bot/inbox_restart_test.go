@@ -11,7 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 // journaledBot is a bot against fake with the update journal in dir.

@@ -13,7 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 // testBotID is the bot of telegramtest's default token.

@@ -14,7 +14,7 @@ import (
 
 	tgbot "github.com/go-telegram/bot"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 // BenchmarkSenderBurst is issue 13's benchmark for the sender: a burst of

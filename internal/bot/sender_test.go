@@ -13,7 +13,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 // requestTimes are the times of chat's requests of the given methods,
