@@ -28,6 +28,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/spend"
 	"github.com/volcanicbot/volcanicbot/internal/store"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // builtinTools are the names of the bot's own tools; an MCP tool may not
@@ -79,9 +80,9 @@ type Main struct {
 	// value picks the best this system allows (tests force the others).
 	Tracking mcpclient.TrackMode
 	// TelegramLimits are the flood limits the bot keeps under; the zero
-	// value is Telegram's (bot.DefaultLimits). Tests against a fake that
+	// value is Telegram's (telegram.DefaultLimits). Tests against a fake that
 	// enforces none lift them.
-	TelegramLimits bot.Limits
+	TelegramLimits telegram.Limits
 	// UsageClock, when set, is the clock of the daily token allowance
 	// (tests move it to the next UTC day).
 	UsageClock func() time.Time

@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
@@ -83,7 +83,7 @@ func newTelegram(t testing.TB) *telegramtest.Fake {
 }
 
 // unpaced are flood limits that hold nothing back.
-var unpaced = bot.Limits{ChatEvery: time.Nanosecond, GroupPerMinute: 1 << 30, PerSecond: 1 << 30}
+var unpaced = telegram.Limits{ChatEvery: time.Nanosecond, GroupPerMinute: 1 << 30, PerSecond: 1 << 30}
 
 // modelReply decides the model's answer from what it was sent.
 type modelReply func(req llmtest.Request) llmtest.Reply

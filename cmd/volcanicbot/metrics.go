@@ -10,10 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/spend"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // metrics is what GET /metrics on HTTP_ADDR serves, in Prometheus's text
@@ -26,7 +26,7 @@ import (
 type metrics struct {
 	reg *prometheus.Registry
 	// sendStats reads the bot's sender, once the bot exists.
-	sendStats atomic.Pointer[func() bot.SendStats]
+	sendStats atomic.Pointer[func() telegram.SendStats]
 	// spend reads the usage ledger, once it exists.
 	spend atomic.Pointer[spendSource]
 

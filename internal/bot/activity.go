@@ -12,6 +12,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // maxProgressLines is how many tool calls the progress message lists (the
@@ -192,8 +193,8 @@ func (a *activity) loop() {
 			msgID, shown = m.ID, text
 			return
 		}
-		_, err := send(a.ctx, c.out, a.chatID, "editMessageText", paced, func(ctx context.Context) (*models.Message, error) {
-			return c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
+		_, err := telegram.Send(a.ctx, c.tg, a.chatID, "editMessageText", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+			return c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
 				ChatID: a.chatID, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview,
 			})
 		})
@@ -261,8 +262,8 @@ loop:
 	if msgID != 0 {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
 		defer cancel()
-		if _, err := send(ctx, c.out, a.chatID, "deleteMessage", unpaced, func(ctx context.Context) (bool, error) {
-			return c.tg.DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: a.chatID, MessageID: msgID})
+		if _, err := telegram.Send(ctx, c.tg, a.chatID, "deleteMessage", telegram.Unpaced, func(ctx context.Context) (bool, error) {
+			return c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: a.chatID, MessageID: msgID})
 		}); err != nil {
 			c.log.Warn("progress message not deleted", "chat", a.chatID, "err", err.Error())
 		}
@@ -271,8 +272,8 @@ loop:
 
 // typing sends the typing action once (no retry: the next tick renews it).
 func (a *activity) typing() {
-	err := a.c.out.doOnce(a.ctx, a.chatID, "sendChatAction", unpaced, func(ctx context.Context) error {
-		_, err := a.c.tg.SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: a.chatID, Action: models.ChatActionTyping})
+	err := a.c.tg.DoOnce(a.ctx, a.chatID, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
+		_, err := a.c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: a.chatID, Action: models.ChatActionTyping})
 		return err
 	})
 	if err != nil && a.ctx.Err() == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 const admin = 1003 // one of TELEGRAM_ADMINS in the approval tests
@@ -107,7 +108,7 @@ func TestApprove(t *testing.T) {
 					t.Errorf("Approve = %v, %v; want %v, %v", r.a, r.err, tt.want, tt.err)
 				}
 				// The closing edit is queued behind the chat's pace.
-				time.Sleep(DefaultLimits.ChatEvery)
+				time.Sleep(telegram.DefaultLimits.ChatEvery)
 				synctest.Wait()
 				final := h.fake.Sent(tt.chat)[0]
 				if final.Keyboard != nil || !strings.HasSuffix(final.Text, "\n\n<i>"+tt.outcome+"</i>") {

@@ -14,6 +14,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
@@ -172,10 +173,10 @@ func (c *Chat) pose(ctx context.Context, chatID int64, q Question, keep bool) (*
 	// could not be closed (a shutdown left its buttons live). Ask closes
 	// it at once if ctx has ended meanwhile.
 	var m *models.Message
-	err := <-c.out.submit(ctx, chatID, "sendMessage", paced, "", func(ctx context.Context) error {
+	err := <-c.tg.Submit(ctx, chatID, "sendMessage", telegram.Paced, "", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.doneTimeout)
 		defer cancel()
-		sent, err := c.tg.SendMessage(ctx, &tgbot.SendMessageParams{
+		sent, err := c.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{
 			ChatID: chatID, Text: q.Text, ParseMode: mode, LinkPreviewOptions: noPreview,
 			ReplyMarkup: p.keyboard(q.Buttons),
 		})
@@ -203,10 +204,10 @@ func (c *Chat) closeWith(ctx context.Context, ps *posed, line string) {
 	// anyway. The edit is queued on the chat's sender, not waited for: the
 	// chat's pace may hold it for a second, and what was decided goes on
 	// meanwhile (what the chat is sent next comes after it).
-	c.out.submit(context.WithoutCancel(ctx), chatID, "editMessageText", paced, "", func(ctx context.Context) error {
+	c.tg.Submit(context.WithoutCancel(ctx), chatID, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, c.doneTimeout)
 		defer cancel()
-		_, err := c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
+		_, err := c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
 			ChatID: chatID, MessageID: msgID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 		})
 		if err != nil {

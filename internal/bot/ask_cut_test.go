@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // lateAnswer is a Bot API whose answer to sendMessage comes back only after
@@ -49,7 +51,7 @@ func TestAskEndedWhileSentIsClosed(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Ask = %v, want context.Canceled", err)
 		}
-		time.Sleep(DefaultLimits.ChatEvery) // the closing edit is queued behind the chat's pace
+		time.Sleep(telegram.DefaultLimits.ChatEvery) // the closing edit is queued behind the chat's pace
 		synctest.Wait()
 		sent := h.fake.Sent(alice)
 		if len(sent) != 1 || sent[0].Keyboard != nil || sent[0].Text != "Go on?\n\n→ Cancelled." {

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
@@ -90,7 +91,7 @@ func TestAsk(t *testing.T) {
 					t.Errorf("Ask = %+v, %v; want %q, %v", r.a, r.err, tt.choice, tt.err)
 				}
 				// The closing edit is queued behind the chat's pace.
-				time.Sleep(DefaultLimits.ChatEvery)
+				time.Sleep(telegram.DefaultLimits.ChatEvery)
 				synctest.Wait()
 				final := h.fake.Sent(tt.chat)[0]
 				if final.Keyboard != nil || final.Text != "Go on?\n\n"+tt.outcome {

@@ -19,6 +19,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/volcanicbot/volcanicbot/internal/pairing"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // Defaults for Options.
@@ -94,7 +95,7 @@ type Options struct {
 	InboxDir string
 	// Limits are the flood limits every call to a chat keeps under;
 	// DefaultLimits for zero fields.
-	Limits Limits
+	Limits telegram.Limits
 	// NoDrafts streams answers by editing a message in every chat, never
 	// with sendMessageDraft (which private chats otherwise get while the
 	// Bot API takes it).
@@ -106,7 +107,7 @@ type Bot struct {
 	o      Options
 	log    *slog.Logger
 	scrub  func(string) string
-	tg     *tgbot.Bot
+	tg     *telegram.Client
 	chat   *Chat
 	access *access
 	disp   *dispatcher
@@ -155,9 +156,6 @@ func New(o Options) (*Bot, error) {
 			return nil, errors.New("bot: TELEGRAM_WEBHOOK_SECRET must be 1–256 characters of A–Z, a–z, 0–9, _ and -")
 		}
 	}
-	if o.Sleep == nil {
-		o.Sleep = sleepCtx
-	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -180,7 +178,7 @@ func New(o Options) (*Bot, error) {
 	b := &Bot{
 		o:        o,
 		log:      logger,
-		scrub:    newScrubber(o.Token, o.Redactor, o.WebhookSecret),
+		scrub:    telegram.NewScrubber(o.Token, o.Redactor, o.WebhookSecret),
 		access:   newAccess(o.AllowedUsers, o.Admins),
 		inbox:    newInbox(o.InboxDir, logger),
 		client:   client,
@@ -207,13 +205,12 @@ func New(o Options) (*Bot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot: %s", b.scrub(err.Error()))
 	}
-	b.tg = tg
+	b.tg = telegram.NewClient(tg, client, telegram.ClientOptions{Sleep: o.Sleep, Limits: o.Limits, Logger: logger, Scrub: b.scrub})
 	if o.AlbumWait <= 0 {
 		o.AlbumWait = DefaultAlbumWait
 	}
 	b.albums = newAlbums(o.AlbumWait, b.flushAlbum)
-	rt := &retrier{sleep: o.Sleep, tries: defaultTries, base: defaultBaseDelay, max: defaultMaxDelay, log: logger, scrub: b.scrub}
-	b.chat = newChat(tg, rt, newSender(rt, o.Limits, logger), logger, b.scrub)
+	b.chat = newChat(b.tg, logger, b.scrub)
 	b.chat.streamDrafts = !o.NoDrafts
 	b.chat.isAdmin = b.access.isAdmin
 	b.access.added, b.access.log, b.access.scrub = o.Pairing, logger, b.scrub
@@ -269,7 +266,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		b.accepting.Store(false) // Telegram retries what arrives from now on
 	} else {
 		b.log.Info("polling for updates", "bot", "@"+b.me.Username)
-		b.tg.Start(ctx) // returns when ctx ends
+		b.tg.API().Start(ctx) // returns when ctx ends
 	}
 	b.disp.wait()
 	b.log.Info("stopped receiving updates")
@@ -277,10 +274,9 @@ func (b *Bot) Run(ctx context.Context) error {
 }
 
 func (b *Bot) start(ctx context.Context) error {
-	rt := b.chat.rt
-	me, err := call(ctx, rt, 0, "getMe", b.tg.GetMe)
+	me, err := telegram.Call(ctx, b.tg, "getMe", b.tg.API().GetMe)
 	if err != nil {
-		if statusOf(err) == http.StatusUnauthorized || statusOf(err) == http.StatusNotFound {
+		if telegram.StatusOf(err) == http.StatusUnauthorized || telegram.StatusOf(err) == http.StatusNotFound {
 			return fmt.Errorf("telegram refused the bot token (check TELEGRAM_BOT_TOKEN): %w", err)
 		}
 		return fmt.Errorf("start: %w", err)
@@ -313,8 +309,8 @@ func (b *Bot) start(ctx context.Context) error {
 	if b.webhookPath != "" {
 		// Updates may arrive as soon as the webhook is set.
 		b.accepting.Store(true)
-		if _, err := call(ctx, rt, 0, "setWebhook", func(ctx context.Context) (bool, error) {
-			return b.tg.SetWebhook(ctx, &tgbot.SetWebhookParams{
+		if _, err := telegram.Call(ctx, b.tg, "setWebhook", func(ctx context.Context) (bool, error) {
+			return b.tg.API().SetWebhook(ctx, &tgbot.SetWebhookParams{
 				URL:            b.o.WebhookURL,
 				SecretToken:    b.secret,
 				AllowedUpdates: allowedUpdates,
@@ -323,13 +319,13 @@ func (b *Bot) start(ctx context.Context) error {
 			return fmt.Errorf("start: %w", err)
 		}
 		b.webhookSet.Store(true)
-	} else if _, err := call(ctx, rt, 0, "deleteWebhook", func(ctx context.Context) (bool, error) {
-		return b.tg.DeleteWebhook(ctx, &tgbot.DeleteWebhookParams{})
+	} else if _, err := telegram.Call(ctx, b.tg, "deleteWebhook", func(ctx context.Context) (bool, error) {
+		return b.tg.API().DeleteWebhook(ctx, &tgbot.DeleteWebhookParams{})
 	}); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
-	if _, err := call(ctx, rt, 0, "setMyCommands", func(ctx context.Context) (bool, error) {
-		return b.tg.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: botCommands()})
+	if _, err := telegram.Call(ctx, b.tg, "setMyCommands", func(ctx context.Context) (bool, error) {
+		return b.tg.API().SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: botCommands()})
 	}); err != nil {
 		b.log.Warn("could not publish the command list", "err", err.Error())
 	}
@@ -341,12 +337,12 @@ func (b *Bot) start(ctx context.Context) error {
 // returned and the sessions were closed: until then they report the
 // messages they take.
 func (b *Bot) Close() error {
-	b.chat.out.close()
+	b.tg.Close()
 	return b.inbox.close()
 }
 
 // SendStats counts the calls made to the chats so far.
-func (b *Bot) SendStats() SendStats { return b.chat.out.Stats() }
+func (b *Bot) SendStats() telegram.SendStats { return b.tg.Stats() }
 
 // onUpdate runs on the poller: it only queues the message on its chat's
 // worker. An update the inbox has handed out already (Telegram sent it

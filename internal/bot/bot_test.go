@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -178,18 +177,5 @@ func testTokenNeverLogged(t *testing.T) {
 		if !strings.Contains(logs.String(), "message not delivered") || !strings.Contains(logs.String(), "chat=1001") {
 			t.Errorf("%s: failure not logged:\n%s", apiURL, logs)
 		}
-	}
-}
-
-func TestScrubber(t *testing.T) {
-	const token = "555:AASecretPartOfTheTokenQQQ"
-	scrub := newScrubber(token, replacer{strings.NewReplacer("hunter2", "[redacted]")}, "")
-	in := `parse "http://x/bot555:AASecretPartOfTheTokenQQQ/getMe": bad; half AASecretPartOfTheTokenQQQ; hunter2`
-	if got := scrub(in); strings.Contains(got, "SecretPart") || strings.Contains(got, "hunter2") {
-		t.Errorf("scrub = %q", got)
-	}
-	err := &callError{method: "getMe", msg: scrub(in), err: errors.New(in)}
-	if strings.Contains(err.Error(), "SecretPart") {
-		t.Errorf("callError = %q", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
@@ -24,9 +25,7 @@ const maxPhotoBytes = 10 << 20
 // answers, uploads files, and shows typing and progress while a turn runs.
 // Its methods are safe for concurrent use.
 type Chat struct {
-	tg   *tgbot.Bot
-	rt   *retrier // calls to no chat
-	out  *sender  // every call to a chat
+	tg   *telegram.Client // every call to Telegram
 	asks *questions
 	// forms are the servers' questions open in the chats (Elicit).
 	forms *forms
@@ -47,9 +46,9 @@ type Chat struct {
 	streamSeq    atomic.Int64  // numbers the streams (their keys, draft ids)
 }
 
-func newChat(tg *tgbot.Bot, rt *retrier, out *sender, log *slog.Logger, scrub func(string) string) *Chat {
+func newChat(tg *telegram.Client, log *slog.Logger, scrub func(string) string) *Chat {
 	return &Chat{
-		tg: tg, rt: rt, out: out, log: log, scrub: scrub, asks: newQuestions(), forms: newForms(),
+		tg: tg, log: log, scrub: scrub, asks: newQuestions(), forms: newForms(),
 		typingEvery:   4 * time.Second,
 		progressEvery: time.Second,
 		doneTimeout:   10 * time.Second,
@@ -86,7 +85,7 @@ func (c *Chat) sendChunks(ctx context.Context, chatID int64, chunks []tgformat.C
 func (c *Chat) sendChunk(ctx context.Context, chatID int64, ch tgformat.Chunk) error {
 	if ch.HTML != "" {
 		_, err := c.sendMessage(ctx, chatID, ch.HTML, models.ParseModeHTML)
-		if err == nil || statusOf(err) != http.StatusBadRequest || ch.Text == "" {
+		if err == nil || telegram.StatusOf(err) != http.StatusBadRequest || ch.Text == "" {
 			return err
 		}
 		c.log.Warn("Telegram refused the HTML; sending plain text", "chat", chatID, "err", err.Error())
@@ -113,8 +112,8 @@ func (c *Chat) sendPre(ctx context.Context, chatID int64, text string) error {
 }
 
 func (c *Chat) sendMessage(ctx context.Context, chatID int64, text string, mode models.ParseMode) (*models.Message, error) {
-	return send(ctx, c.out, chatID, "sendMessage", paced, func(ctx context.Context) (*models.Message, error) {
-		return c.tg.SendMessage(ctx, &tgbot.SendMessageParams{
+	return telegram.Send(ctx, c.tg, chatID, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+		return c.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{
 			ChatID: chatID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 		})
 	})
@@ -148,8 +147,8 @@ func (c *Chat) sendFile(ctx context.Context, chatID int64, file session.Outgoing
 	}
 	sent := false
 	if isPhoto(head[:n]) && file.Size <= maxPhotoBytes {
-		err := c.out.do(ctx, chatID, "sendPhoto", paced, func(ctx context.Context) error {
-			_, err := c.tg.SendPhoto(ctx, &tgbot.SendPhotoParams{
+		err := c.tg.Do(ctx, chatID, "sendPhoto", telegram.Paced, func(ctx context.Context) error {
+			_, err := c.tg.API().SendPhoto(ctx, &tgbot.SendPhotoParams{
 				ChatID: chatID, Caption: short,
 				Photo: &models.InputFileUpload{Filename: file.Name, Data: content()},
 			})
@@ -165,8 +164,8 @@ func (c *Chat) sendFile(ctx context.Context, chatID int64, file session.Outgoing
 		}
 	}
 	if !sent {
-		if err := c.out.do(ctx, chatID, "sendDocument", paced, func(ctx context.Context) error {
-			_, err := c.tg.SendDocument(ctx, &tgbot.SendDocumentParams{
+		if err := c.tg.Do(ctx, chatID, "sendDocument", telegram.Paced, func(ctx context.Context) error {
+			_, err := c.tg.API().SendDocument(ctx, &tgbot.SendDocumentParams{
 				ChatID: chatID, Caption: short,
 				Document: &models.InputFileUpload{Filename: file.Name, Data: content()},
 			})
@@ -194,6 +193,6 @@ func isPhoto(data []byte) bool {
 // format, size) rather than for the chat or the network: then a document
 // may still go through.
 func photoRefused(err error) bool {
-	code := statusOf(err)
+	code := telegram.StatusOf(err)
 	return code == http.StatusBadRequest || code == http.StatusRequestEntityTooLarge
 }

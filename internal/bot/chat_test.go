@@ -3,8 +3,6 @@ package bot
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"image"
 	"image/png"
 	"net/http"
@@ -15,8 +13,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	tgbot "github.com/go-telegram/bot"
 
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
@@ -106,34 +102,6 @@ func TestRetry(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-func TestBackoffClassifiesWrappedErrors(t *testing.T) {
-	r := &retrier{base: 500 * time.Millisecond, max: 8 * time.Second}
-	tooMany := &tgbot.TooManyRequestsError{Message: "too many requests", RetryAfter: 3}
-	tests := []struct {
-		name  string
-		err   error
-		try   int
-		wait  time.Duration
-		retry bool
-	}{
-		{"429", tooMany, 1, 3 * time.Second, true},
-		{"wrapped 429", fmt.Errorf("send: %w", tooMany), 1, 3 * time.Second, true},
-		{"429 without retry_after", &tgbot.TooManyRequestsError{}, 1, time.Second, true},
-		{"400", fmt.Errorf("%w, Bad Request: x", tgbot.ErrorBadRequest), 1, 0, false},
-		{"403", fmt.Errorf("%w, Forbidden", tgbot.ErrorForbidden), 1, 0, false},
-		{"500", errors.New("error response from telegram for method sendMessage, 500 Internal Server Error"), 2, time.Second, true},
-		{"network", errors.New("error do request for method sendMessage, dial tcp: connection refused"), 3, 2 * time.Second, true},
-		{"capped", errors.New("eof"), 10, 8 * time.Second, true},
-		{"cancelled", fmt.Errorf("x: %w", context.Canceled), 1, 0, false},
-	}
-	for _, tt := range tests {
-		wait, retry := r.backoff(tt.err, tt.try)
-		if wait != tt.wait || retry != tt.retry {
-			t.Errorf("%s: backoff = %v, %v; want %v, %v", tt.name, wait, retry, tt.wait, tt.retry)
-		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // The data of /approvals' buttons: "rv:<key>" takes back the grant whose
@@ -50,8 +51,8 @@ func (b *Bot) cmdApprovals(ctx context.Context, chatID int64) {
 	}
 	text, kb := grantsMessage(list)
 	text = b.scrub(text)
-	if _, err := send(ctx, b.chat.out, chatID, "sendMessage", paced, func(ctx context.Context) (*models.Message, error) {
-		return b.tg.SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chatID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb})
+	if _, err := telegram.Send(ctx, b.tg, chatID, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+		return b.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chatID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb})
 	}); err != nil {
 		b.log.Error("message not delivered", "chat", chatID, "err", err.Error())
 	}
@@ -154,8 +155,8 @@ func (b *Bot) revokePressed(ctx context.Context, chatID int64, msgID int, cqID s
 	}
 	text, kb := grantsMessage(list)
 	text = b.scrub(text)
-	err = b.chat.out.wait(ctx, "editMessageText", b.chat.out.submit(ctx, chatID, "editMessageText", paced, "", func(ctx context.Context) error {
-		_, err := b.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
+	err = b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, chatID, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
+		_, err := b.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
 			ChatID: chatID, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
 		})
 		if notModified(err) { // the list was as it is now already
@@ -171,10 +172,10 @@ func (b *Bot) revokePressed(ctx context.Context, chatID int64, msgID int, cqID s
 // answerPress answers a button press (answerCallbackQuery), queued on the
 // chat's sender without waiting.
 func (b *Bot) answerPress(ctx context.Context, chatID int64, id, text string, alert bool) {
-	b.chat.out.submit(ctx, chatID, "answerCallbackQuery", unpaced, "", func(ctx context.Context) error {
+	b.tg.Submit(ctx, chatID, "answerCallbackQuery", telegram.Unpaced, "", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, b.chat.doneTimeout)
 		defer cancel()
-		_, err := b.tg.AnswerCallbackQuery(ctx, &tgbot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert})
+		_, err := b.tg.API().AnswerCallbackQuery(ctx, &tgbot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert})
 		return err
 	})
 }

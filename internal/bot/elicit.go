@@ -16,6 +16,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
@@ -360,10 +361,10 @@ func (c *Chat) waitField(ctx context.Context, step fieldStep, ps *posed, typed *
 func (c *Chat) updateButtons(ctx context.Context, ps *posed, rows [][]Button) {
 	kb := ps.p.keyboard(rows)
 	chatID, msgID := ps.chatID, ps.msgID
-	c.out.submit(context.WithoutCancel(ctx), chatID, "editMessageReplyMarkup", paced, "markup:"+strconv.Itoa(msgID), func(ctx context.Context) error {
+	c.tg.Submit(context.WithoutCancel(ctx), chatID, "editMessageReplyMarkup", telegram.Paced, "markup:"+strconv.Itoa(msgID), func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, c.doneTimeout)
 		defer cancel()
-		_, err := c.tg.EditMessageReplyMarkup(ctx, &tgbot.EditMessageReplyMarkupParams{ChatID: chatID, MessageID: msgID, ReplyMarkup: kb})
+		_, err := c.tg.API().EditMessageReplyMarkup(ctx, &tgbot.EditMessageReplyMarkupParams{ChatID: chatID, MessageID: msgID, ReplyMarkup: kb})
 		if err != nil {
 			c.log.Warn("question's buttons not updated", "chat", chatID, "err", c.scrub(err.Error()))
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
@@ -131,7 +132,7 @@ func TestElicitForm(t *testing.T) {
 		h.tap(t, alice, alice, tags, "☐ Gamma", "☐ Gamma", false)
 		h.tap(t, alice, alice, tags, "☐ Alpha", "☐ Alpha", false)
 		synctest.Wait()
-		time.Sleep(DefaultLimits.ChatEvery)
+		time.Sleep(telegram.DefaultLimits.ChatEvery)
 		synctest.Wait()
 		if cur := h.fake.Sent(alice)[7]; !hasButton(cur, "☑ Alpha") || !hasButton(cur, "☑ Gamma") || !hasButton(cur, "☐ Beta") {
 			t.Errorf("ticks not shown: %+v", cur.Keyboard)
@@ -146,7 +147,7 @@ func TestElicitForm(t *testing.T) {
 		if calls := h.sess.callsWith("deliver"); len(calls) != 0 {
 			t.Errorf("typed answers reached the session: %q", calls)
 		}
-		time.Sleep(DefaultLimits.ChatEvery * 10)
+		time.Sleep(telegram.DefaultLimits.ChatEvery * 10)
 		synctest.Wait()
 		sent := h.fake.Sent(alice)
 		for i, wantEnd := range map[int]string{0: "✅ Answered: sent to shop.", 1: "⚠️ Not taken: It must be at least 2 characters long.",
@@ -225,7 +226,7 @@ func TestElicitEnds(t *testing.T) {
 				if r.res.Action != tt.action || !errors.Is(r.err, tt.err) || (tt.err == nil) != (r.err == nil) || r.res.Content != nil {
 					t.Errorf("Elicit = %+v, %v; want %s, %v", r.res, r.err, tt.action, tt.err)
 				}
-				time.Sleep(3 * DefaultLimits.ChatEvery)
+				time.Sleep(3 * telegram.DefaultLimits.ChatEvery)
 				synctest.Wait()
 				sent := h.fake.Sent(alice)
 				if len(sent) != 2 {
@@ -288,7 +289,7 @@ func TestElicitOneFormAtATime(t *testing.T) {
 		h.nth(t, alice, 2)
 		second := h.elicitIn(context.Background(), alice, chat.Elicitation{Server: "two", Mode: chat.ElicitForm, Form: form})
 		synctest.Wait()
-		time.Sleep(3 * DefaultLimits.ChatEvery)
+		time.Sleep(3 * telegram.DefaultLimits.ChatEvery)
 		synctest.Wait()
 		if n := len(h.fake.Sent(alice)); n != 2 {
 			t.Fatalf("sent %d messages while the first form was open: %q", n, h.fake.Texts(alice))
@@ -345,7 +346,7 @@ func TestElicitNoFieldsAndURL(t *testing.T) {
 				if r := <-done; r.err != nil || r.res.Action != tt.want {
 					t.Errorf("Elicit = %+v, %v; want %s", r.res, r.err, tt.want)
 				}
-				time.Sleep(DefaultLimits.ChatEvery)
+				time.Sleep(telegram.DefaultLimits.ChatEvery)
 				synctest.Wait()
 				if m := h.fake.Sent(alice)[0]; !strings.HasSuffix(m.Text, "<i>"+tt.ending+"</i>") {
 					t.Errorf("ends %q, want %q", m.Text, tt.ending)
@@ -376,7 +377,7 @@ func TestElicitURLCompleted(t *testing.T) {
 			case <-time.After(time.Minute):
 				t.Fatal("the server's completion did not end the question")
 			}
-			time.Sleep(DefaultLimits.ChatEvery)
+			time.Sleep(telegram.DefaultLimits.ChatEvery)
 			synctest.Wait()
 			m := h.fake.Sent(alice)[0]
 			if !strings.HasSuffix(m.Text, "<i>✅ pay reports it finished.</i>") || m.Keyboard != nil {
@@ -397,7 +398,7 @@ func TestElicitURLCompleted(t *testing.T) {
 				t.Errorf("Elicit = %+v", r.res)
 			}
 			close(completed)
-			time.Sleep(3 * DefaultLimits.ChatEvery)
+			time.Sleep(3 * telegram.DefaultLimits.ChatEvery)
 			synctest.Wait()
 			if m := h.fake.Sent(alice)[0]; m.Edits() != 1 || !strings.HasSuffix(m.Text, "<i>✅ User 1001 went to the page.</i>") {
 				t.Errorf("the question ends %q after %d edits, want one", m.Text, m.Edits())

@@ -11,6 +11,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // User-facing texts of the update handling.
@@ -81,7 +82,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 	case routeFiles:
 		files, err := b.attachments(ctx, m)
 		switch {
-		case errors.Is(err, errTooBig):
+		case errors.Is(err, telegram.ErrTooBig):
 			b.reply(ctx, chatID, tooBigReply)
 		case err != nil:
 			b.log.Error("download a file", "chat", chatID, "err", errText(b.scrub, err))

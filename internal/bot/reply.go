@@ -40,3 +40,11 @@ func withReplyContext(m *models.Message, me models.User, text string) string {
 	}
 	return "[Replying to " + whose + ": \"" + quoted + "\"]\n" + text
 }
+
+// errText is err's text for a log line, scrubbed.
+func errText(scrub func(string) string, err error) string {
+	if err == nil {
+		return ""
+	}
+	return scrub(err.Error())
+}

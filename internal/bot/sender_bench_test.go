@@ -14,6 +14,7 @@ import (
 
 	tgbot "github.com/go-telegram/bot"
 
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
@@ -38,10 +39,10 @@ func BenchmarkSenderBurst(b *testing.B) {
 	answers := envInt("SENDER_ANSWERS", 5)
 	for _, mode := range []struct {
 		name   string
-		limits Limits
+		limits telegram.Limits
 	}{
-		{"paced", Limits{}},
-		{"unpaced", Limits{ChatEvery: time.Nanosecond, GroupPerMinute: 1 << 30, PerSecond: 1 << 30}},
+		{"paced", telegram.Limits{}},
+		{"unpaced", telegram.Limits{ChatEvery: time.Nanosecond, GroupPerMinute: 1 << 30, PerSecond: 1 << 30}},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			for range b.N {
@@ -85,7 +86,7 @@ const (
 	streamEvery = 200 * time.Millisecond
 )
 
-func senderBurst(b *testing.B, limits Limits, chats, answers int) burstResult {
+func senderBurst(b *testing.B, limits telegram.Limits, chats, answers int) burstResult {
 	fake := telegramtest.Start(telegramtest.Options{}) // Telegram's limits
 	defer fake.Close()
 	users := make([]int64, chats)
@@ -118,8 +119,8 @@ func senderBurst(b *testing.B, limits Limits, chats, answers int) burstResult {
 				}
 				key := "stream:" + strconv.Itoa(m.ID)
 				edit := func(text string) <-chan error {
-					return c.out.submit(ctx, chat, "editMessageText", paced, key, func(ctx context.Context) error {
-						_, err := c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{ChatID: chat, MessageID: m.ID, Text: text})
+					return c.tg.Submit(ctx, chat, "editMessageText", telegram.Paced, key, func(ctx context.Context) error {
+						_, err := c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{ChatID: chat, MessageID: m.ID, Text: text})
 						return err
 					})
 				}
@@ -172,7 +173,7 @@ func senderBurst(b *testing.B, limits Limits, chats, answers int) burstResult {
 		}
 	}
 	r.notFinal = wrong
-	if wrong > 0 && limits == (Limits{}) {
+	if wrong > 0 && limits == (telegram.Limits{}) {
 		b.Errorf("paced: %d messages do not show their final text", wrong)
 	}
 	return r

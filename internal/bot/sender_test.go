@@ -13,6 +13,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
@@ -50,8 +51,8 @@ func TestTooManyHoldsTheChat(t *testing.T) {
 			}
 		})
 		wg.Go(func() {
-			_ = c.out.doOnce(context.Background(), alice, "sendChatAction", unpaced, func(ctx context.Context) error {
-				_, err := c.tg.SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: alice, Action: models.ChatActionTyping})
+			_ = c.tg.DoOnce(context.Background(), alice, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
+				_, err := c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: alice, Action: models.ChatActionTyping})
 				return err
 			})
 		})
@@ -149,7 +150,7 @@ func TestPacedUnderTheLimits(t *testing.T) {
 func TestCoalescedUpdates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
-		out := h.bot.Chat().out
+		out := h.bot.Chat().tg
 		ctx := context.Background()
 		if err := h.bot.Chat().SendText(ctx, alice, "first"); err != nil { // the next paced call waits a second
 			t.Fatal(err)
@@ -157,7 +158,7 @@ func TestCoalescedUpdates(t *testing.T) {
 		var ran []string
 		var mu sync.Mutex
 		update := func(text string) <-chan error {
-			return out.submit(ctx, alice, "editMessageText", paced, "progress", func(context.Context) error {
+			return out.Submit(ctx, alice, "editMessageText", telegram.Paced, "progress", func(context.Context) error {
 				mu.Lock()
 				ran = append(ran, text)
 				mu.Unlock()
@@ -194,8 +195,8 @@ func TestUnpacedGoesAhead(t *testing.T) {
 		wg.Go(func() { _ = c.SendText(ctx, alice, "two") })
 		synctest.Wait()
 		wg.Go(func() {
-			_ = c.out.doOnce(ctx, alice, "sendChatAction", unpaced, func(ctx context.Context) error {
-				_, err := c.tg.SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: alice, Action: models.ChatActionTyping})
+			_ = c.tg.DoOnce(ctx, alice, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
+				_, err := c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: alice, Action: models.ChatActionTyping})
 				return err
 			})
 		})

@@ -12,6 +12,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
 
@@ -150,12 +151,12 @@ func (l *live) takeDown() {
 		return // a draft goes by itself when the next text or message comes
 	}
 	c, chat, msg := l.a.c, l.a.chatID, l.msg
-	_ = c.out.submit(context.WithoutCancel(l.a.parent), chat, "deleteMessage", unpaced, l.key(), func(ctx context.Context) error {
+	_ = c.tg.Submit(context.WithoutCancel(l.a.parent), chat, "deleteMessage", telegram.Unpaced, l.key(), func(ctx context.Context) error {
 		id := msg.Load()
 		if id == 0 {
 			return nil
 		}
-		_, err := c.tg.DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: chat, MessageID: int(id)})
+		_, err := c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: chat, MessageID: int(id)})
 		return err
 	})
 	l.gen++
@@ -179,13 +180,13 @@ func (l *live) show() {
 	if l.draftID != 0 {
 		draft := strconv.FormatInt(l.draftID, 10)
 		text, mode := body(ch)
-		l.result = c.out.submit(l.drafts, chat, "sendMessageDraft", paced, l.key(), func(ctx context.Context) error {
-			_, err := c.tg.SendMessageDraft(ctx, &tgbot.SendMessageDraftParams{ChatID: chat, DraftID: draft, Text: text, ParseMode: mode})
+		l.result = c.tg.Submit(l.drafts, chat, "sendMessageDraft", telegram.Paced, l.key(), func(ctx context.Context) error {
+			_, err := c.tg.API().SendMessageDraft(ctx, &tgbot.SendMessageDraftParams{ChatID: chat, DraftID: draft, Text: text, ParseMode: mode})
 			return err
 		})
 		return
 	}
-	l.result = c.out.submit(context.WithoutCancel(l.a.parent), chat, "editMessageText", paced, l.key(), c.upsert(chat, l.msg, ch))
+	l.result = c.tg.Submit(context.WithoutCancel(l.a.parent), chat, "editMessageText", telegram.Paced, l.key(), c.upsert(chat, l.msg, ch))
 }
 
 // body is what a message shows of ch: its HTML, or its text when it has
@@ -204,7 +205,7 @@ func body(ch tgformat.Chunk) (string, models.ParseMode) {
 func (c *Chat) upsert(chat int64, msg *atomic.Int64, ch tgformat.Chunk) func(context.Context) error {
 	try := func(ctx context.Context, text string, mode models.ParseMode) error {
 		if id := msg.Load(); id != 0 {
-			_, err := c.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{
+			_, err := c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
 				ChatID: chat, MessageID: int(id), Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 			})
 			if notModified(err) {
@@ -212,7 +213,7 @@ func (c *Chat) upsert(chat int64, msg *atomic.Int64, ch tgformat.Chunk) func(con
 			}
 			return err
 		}
-		m, err := c.tg.SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chat, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview})
+		m, err := c.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chat, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview})
 		if err == nil {
 			msg.Store(int64(m.ID))
 		}
@@ -221,11 +222,11 @@ func (c *Chat) upsert(chat int64, msg *atomic.Int64, ch tgformat.Chunk) func(con
 	return func(ctx context.Context) error {
 		text, mode := body(ch)
 		err := try(ctx, text, mode)
-		if err != nil && statusOf(err) == http.StatusBadRequest && msg.Load() != 0 && gone(err) {
+		if err != nil && telegram.StatusOf(err) == http.StatusBadRequest && msg.Load() != 0 && gone(err) {
 			msg.Store(0)
 			err = try(ctx, text, mode)
 		}
-		if err != nil && statusOf(err) == http.StatusBadRequest && mode != "" && ch.Text != "" {
+		if err != nil && telegram.StatusOf(err) == http.StatusBadRequest && mode != "" && ch.Text != "" {
 			c.log.Warn("Telegram refused the HTML; sending plain text", "chat", chat, "err", err.Error())
 			err = try(ctx, ch.Text, "")
 		}
@@ -240,7 +241,7 @@ func (l *live) outcome(err error) {
 		return
 	}
 	c, chat := l.a.c, l.a.chatID
-	status := statusOf(err)
+	status := telegram.StatusOf(err)
 	if l.draftID != 0 && (status == http.StatusBadRequest || status == http.StatusForbidden || status == http.StatusNotFound) {
 		// No drafts here: from now on, a message edited in place.
 		c.log.Info("Telegram refused a draft; streaming by editing a message instead", "chat", chat, "err", err.Error())
@@ -299,7 +300,7 @@ func (l *live) end(ctx context.Context, chunks []tgformat.Chunk) error {
 	if l.draftID != 0 {
 		msg = new(atomic.Int64) // the answer is a new message
 	}
-	err := c.out.wait(ctx, "sendMessage", c.out.submit(ctx, chat, "sendMessage", paced, l.key(), c.upsert(chat, msg, chunks[0])))
+	err := c.tg.Wait(ctx, "sendMessage", c.tg.Submit(ctx, chat, "sendMessage", telegram.Paced, l.key(), c.upsert(chat, msg, chunks[0])))
 	l.cancelDraft()
 	var errs []error
 	if err != nil {
@@ -314,7 +315,7 @@ func (l *live) end(ctx context.Context, chunks []tgformat.Chunk) error {
 
 // notModified is Telegram's answer to an edit that changes nothing.
 func notModified(err error) bool {
-	return err != nil && statusOf(err) == http.StatusBadRequest && strings.Contains(err.Error(), "message is not modified")
+	return err != nil && telegram.StatusOf(err) == http.StatusBadRequest && strings.Contains(err.Error(), "message is not modified")
 }
 
 // gone is Telegram's answer to an edit of a message that is no more.

@@ -61,7 +61,7 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	// Journaled (and synced) before the 200 tells Telegram it arrived; a
 	// failure is logged and the update handled anyway.
 	_, _ = b.inbox.journal([]json.RawMessage{raw})
-	b.onUpdate(r.Context(), b.tg, &u)
+	b.onUpdate(r.Context(), b.tg.API(), &u)
 	w.WriteHeader(http.StatusOK)
 	b.inbox.confirmID(u.ID)
 }

@@ -1,4 +1,4 @@
-package bot
+package telegram
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func (r *retrier) backoff(err error, try int) (time.Duration, bool) {
 	if errors.As(err, &tooMany) {
 		return time.Duration(max(tooMany.RetryAfter, 1)) * time.Second, true
 	}
-	switch code := statusOf(err); {
+	switch code := StatusOf(err); {
 	case code >= 500, code == 0: // server trouble, network, unreadable answer
 		d := r.base << (try - 1)
 		if d > r.max || d <= 0 {
@@ -96,9 +96,9 @@ func (r *retrier) backoff(err error, try int) (time.Duration, bool) {
 // Internal Server Error").
 var defaultStatus = regexp.MustCompile(`error response from telegram for method \w+, (\d{3})\b`)
 
-// statusOf is the Bot API error code of err, or 0 when err did not come
+// StatusOf is the Bot API error code of err, or 0 when err did not come
 // from an API answer (a network error, an unreadable body).
-func statusOf(err error) int {
+func StatusOf(err error) int {
 	var tooMany *tgbot.TooManyRequestsError
 	var migrate *tgbot.MigrateError
 	var status *statusError
@@ -150,10 +150,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// newScrubber returns a function that removes the webhook secret, the bot
+// NewScrubber returns a function that removes the webhook secret, the bot
 // token (go-telegram/bot puts it in URLs) and then every secret the
 // redactor knows.
-func newScrubber(token string, r interface{ Redact(string) string }, webhookSecret string) func(string) string {
+func NewScrubber(token string, r interface{ Redact(string) string }, webhookSecret string) func(string) string {
 	return func(s string) string {
 		if len(webhookSecret) >= 8 {
 			s = strings.ReplaceAll(s, webhookSecret, "<webhook-secret>")
@@ -170,12 +170,4 @@ func newScrubber(token string, r interface{ Redact(string) string }, webhookSecr
 		}
 		return s
 	}
-}
-
-// errText is err's text for a log line, scrubbed.
-func errText(scrub func(string) string, err error) string {
-	if err == nil {
-		return ""
-	}
-	return scrub(err.Error())
 }

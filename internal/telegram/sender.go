@@ -1,4 +1,4 @@
-package bot
+package telegram
 
 import (
 	"context"
@@ -44,17 +44,17 @@ func (l Limits) withDefaults() Limits {
 // maxHolds is how many 429s one call waits out before it fails.
 const maxHolds = 10
 
-// pace says whether a call counts against the flood limits.
-type pace uint8
+// Pace says whether a call counts against the flood limits.
+type Pace uint8
 
 const (
-	// paced calls send or change a message: sendMessage, edits, uploads,
+	// Paced calls send or change a message: sendMessage, edits, uploads,
 	// drafts. They keep their order.
-	paced pace = iota
-	// unpaced calls change no message (typing, answers to button presses,
+	Paced Pace = iota
+	// Unpaced calls change no message (typing, answers to button presses,
 	// deletions, file lookups). They wait out a 429 like every call, but
 	// may go ahead of a paced call that waits for its turn.
-	unpaced
+	Unpaced
 )
 
 // SendStats count what the sender did since the bot was made.
@@ -107,7 +107,7 @@ func newSender(rt *retrier, limits Limits, log *slog.Logger) *sender {
 type op struct {
 	ctx    context.Context
 	method string
-	pace   pace
+	pace   Pace
 	key    string // "": never replaced
 	fn     func(context.Context) error
 	done   []chan error // every caller waiting for it (replaced ones too)
@@ -132,18 +132,18 @@ type chatQueue struct {
 
 // do runs fn as chat's call and returns its outcome, or ctx's error when
 // ctx ends first (the call is then dropped if it has not started).
-func (s *sender) do(ctx context.Context, chatID int64, method string, p pace, fn func(context.Context) error) error {
+func (s *sender) do(ctx context.Context, chatID int64, method string, p Pace, fn func(context.Context) error) error {
 	return s.wait(ctx, method, s.submitTries(ctx, chatID, method, p, "", s.rt.tries, fn))
 }
 
 // doOnce is do without retries on 5xx and network errors (the typing
 // action: the next one renews it).
-func (s *sender) doOnce(ctx context.Context, chatID int64, method string, p pace, fn func(context.Context) error) error {
+func (s *sender) doOnce(ctx context.Context, chatID int64, method string, p Pace, fn func(context.Context) error) error {
 	return s.wait(ctx, method, s.submitTries(ctx, chatID, method, p, "", 1, fn))
 }
 
 // send is do for methods with a result.
-func send[T any](ctx context.Context, s *sender, chatID int64, method string, p pace, fn func(context.Context) (T, error)) (T, error) {
+func send[T any](ctx context.Context, s *sender, chatID int64, method string, p Pace, fn func(context.Context) (T, error)) (T, error) {
 	var out T
 	err := s.do(ctx, chatID, method, p, func(ctx context.Context) error {
 		v, err := fn(ctx)
@@ -172,11 +172,11 @@ func (s *sender) wait(ctx context.Context, method string, done <-chan error) err
 // submit queues fn as chat's call and returns a channel that gets its
 // outcome. A call with a key replaces a queued call of the same key (which
 // then reports this one's outcome).
-func (s *sender) submit(ctx context.Context, chatID int64, method string, p pace, key string, fn func(context.Context) error) <-chan error {
+func (s *sender) submit(ctx context.Context, chatID int64, method string, p Pace, key string, fn func(context.Context) error) <-chan error {
 	return s.submitTries(ctx, chatID, method, p, key, s.rt.tries, fn)
 }
 
-func (s *sender) submitTries(ctx context.Context, chatID int64, method string, p pace, key string, tries int, fn func(context.Context) error) <-chan error {
+func (s *sender) submitTries(ctx context.Context, chatID int64, method string, p Pace, key string, tries int, fn func(context.Context) error) <-chan error {
 	done := make(chan error, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -295,7 +295,7 @@ func (s *sender) work(q *chatQueue) {
 			}
 			continue
 		}
-		if o.pace == paced {
+		if o.pace == Paced {
 			s.stats.Paced++
 			q.chat.start()
 			if q.isGroup {
@@ -310,7 +310,7 @@ func (s *sender) work(q *chatQueue) {
 
 		s.mu.Lock()
 		end := time.Now()
-		if o.pace == paced {
+		if o.pace == Paced {
 			q.chat.finish(end)
 			if q.isGroup {
 				q.group.finish(end)
@@ -393,10 +393,10 @@ func (q *chatQueue) pick(now time.Time, g *gate, tk **ticket) (*op, time.Time) {
 	for i, o := range q.ops {
 		if now.Before(o.notBefore) {
 			later(o.notBefore)
-			pacedSeen = pacedSeen || o.pace == paced
+			pacedSeen = pacedSeen || o.pace == Paced
 			continue
 		}
-		if o.pace == unpaced {
+		if o.pace == Unpaced {
 			return take(i), time.Time{}
 		}
 		if pacedSeen {
@@ -424,7 +424,7 @@ func (q *chatQueue) pick(now time.Time, g *gate, tk **ticket) (*op, time.Time) {
 
 func (q *chatQueue) hasPaced() bool {
 	for _, o := range q.ops {
-		if o.pace == paced {
+		if o.pace == Paced {
 			return true
 		}
 	}
