@@ -352,27 +352,35 @@ func (m *Main) Run(ctx context.Context) error {
 		m.logger.Info("daily token allowance", "per_chat", m.cfg.LLM.DailyTokensPerChat, "per_user", m.cfg.LLM.DailyTokensPerUser)
 	}
 
-	b, err := bot.New(bot.Options{
-		Token:        m.cfg.Telegram.Token,
-		APIURL:       m.cfg.Telegram.APIURL,
-		AllowedUsers: m.cfg.Telegram.AllowedUsers,
-		Admins:       m.cfg.Telegram.Admins,
-		Logger:       m.logger,
-		Redactor:     m.secrets,
-		HTTPClient:   m.HTTPClient,
+	tg, err := telegram.New(telegram.Options{
+		Token:      m.cfg.Telegram.Token,
+		APIURL:     m.cfg.Telegram.APIURL,
+		Logger:     m.logger,
+		Redactor:   m.secrets,
+		HTTPClient: m.HTTPClient,
 
 		WebhookURL:    m.cfg.Telegram.WebhookURL,
 		WebhookSecret: m.cfg.Telegram.WebhookSecret,
-		LoginCallback: loginCallbackURL(m.cfg.Telegram.WebhookURL),
 		InboxDir:      filepath.Join(m.cfg.DataDir, inboxDir),
-		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
-		Usage:         ledger,
 		Limits:        m.TelegramLimits,
 	})
 	if err != nil {
 		return err
 	}
-	stats := b.SendStats
+	b, err := bot.New(bot.Options{
+		Telegram:     tg,
+		AllowedUsers: m.cfg.Telegram.AllowedUsers,
+		Admins:       m.cfg.Telegram.Admins,
+		Logger:       m.logger,
+
+		LoginCallback: loginCallbackURL(m.cfg.Telegram.WebhookURL),
+		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
+		Usage:         ledger,
+	})
+	if err != nil {
+		return err
+	}
+	stats := tg.Stats
 	m.metrics.sendStats.Store(&stats)
 	sessions := session.NewManager(session.Options{
 		DataDir:       m.cfg.DataDir,
@@ -424,7 +432,7 @@ func (m *Main) Run(ctx context.Context) error {
 		m.logger.Info("MCP catalogue ready", "tools", len(tools), "refused", len(refusals))
 		return nil
 	})
-	listeners, err := m.httpListeners(b)
+	listeners, err := m.httpListeners(tg, b)
 	if err != nil {
 		return err
 	}
@@ -440,7 +448,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := sessions.Close(sctx); err != nil {
 		m.logger.Warn("shutdown", "err", err)
 	}
-	if err := b.Close(); err != nil { // after the sessions: they report what they took
+	if err := tg.Close(); err != nil { // after the sessions: they report what they took
 		m.logger.Warn("shutdown: the update journal", "err", err)
 	}
 	if runErr != nil && ctx.Err() == nil {

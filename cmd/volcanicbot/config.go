@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // Config is the bot's configuration: the config file named by
@@ -368,7 +368,7 @@ func (c *Config) validateWebhook() []error {
 	if c.HTTPAddr == "" {
 		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) needs HTTP_ADDR (http_addr): the webhook is served on that listener"))
 	}
-	if s := t.WebhookSecret; s != "" && !bot.ValidWebhookSecret(s) {
+	if s := t.WebhookSecret; s != "" && !telegram.ValidWebhookSecret(s) {
 		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) must be 1–256 characters of A–Z, a–z, 0–9, _ and -"))
 	}
 	return errs

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // healthMaxAge is how old the last successful getUpdates may be while the
@@ -22,18 +23,18 @@ const healthMaxAge = 150 * time.Second
 // polling stalled; with a webhook, Telegram's posts at the webhook URL's
 // path; and the login callback. Not /metrics: HTTP_ADDR is what a
 // webhook's domain exposes to the internet (METRICS_ADDR serves those).
-func (m *Main) healthHandler(b *bot.Bot) http.Handler {
+func (m *Main) healthHandler(tg *telegram.Client, b *bot.Bot) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		ok, detail := b.Health(time.Now(), healthMaxAge)
+		ok, detail := tg.Health(time.Now(), healthMaxAge)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		fmt.Fprintln(w, detail)
 	})
-	if p := b.WebhookPath(); p != "" {
-		mux.Handle(p, b.WebhookHandler())
+	if p := tg.WebhookPath(); p != "" {
+		mux.Handle(p, tg.WebhookHandler())
 	}
 	if p := b.LoginCallbackPath(); p != "" {
 		mux.Handle("GET "+p, b.LoginCallbackHandler())

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // httpLimits bound what the clients of the bot's HTTP listeners may hold.
@@ -86,7 +87,7 @@ func (h *httpListener) serve(ctx context.Context, g *errgroup.Group) {
 // (/healthz, the webhook, the login callback) and METRICS_ADDR (/metrics),
 // apart, because HTTP_ADDR is the one a webhook's domain exposes. Nothing
 // is served yet; on an error none is left open.
-func (m *Main) httpListeners(b *bot.Bot) ([]*httpListener, error) {
+func (m *Main) httpListeners(tg *telegram.Client, b *bot.Bot) ([]*httpListener, error) {
 	limits := m.httpLimits
 	if limits == (httpLimits{}) {
 		limits = defaultHTTPLimits()
@@ -107,7 +108,7 @@ func (m *Main) httpListeners(b *bot.Bot) ([]*httpListener, error) {
 		out = append(out, l)
 		return nil
 	}
-	if err := add("health listener", "HTTP_ADDR", m.cfg.HTTPAddr, m.healthHandler(b)); err != nil {
+	if err := add("health listener", "HTTP_ADDR", m.cfg.HTTPAddr, m.healthHandler(tg, b)); err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()

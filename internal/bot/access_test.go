@@ -90,7 +90,7 @@ func TestStrangerInGroup(t *testing.T) {
 }
 
 func TestEmptyAllowlistIsLogged(t *testing.T) {
-	h := startBot(t, func(o *Options) { o.AllowedUsers = nil })
+	h := startBot(t, func(o *testOptions) { o.AllowedUsers = nil })
 	if !strings.Contains(h.logs.String(), "TELEGRAM_ALLOWED_USERS is empty") {
 		t.Errorf("log lacks the empty allowlist warning:\n%s", h.logs)
 	}

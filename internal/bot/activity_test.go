@@ -21,7 +21,7 @@ func TestChatDefaults(t *testing.T) {
 // with the real intervals.
 func TestProgressMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBubbleBot(t, func(o *Options) { o.Redactor = replacer{strings.NewReplacer("s3cret", "[redacted]")} })
+		h := newBubbleBot(t, func(o *testOptions) { o.Redactor = replacer{strings.NewReplacer("s3cret", "[redacted]")} })
 		c := h.bot.Chat()
 		every := c.progressEvery
 		a := c.StartActivity(context.Background(), alice)

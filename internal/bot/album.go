@@ -96,7 +96,7 @@ func (b *Bot) deliverAlbum(ctx context.Context, chatID int64, al *album) {
 		return
 	}
 	if len(al.files) == 0 || !b.deliver(ctx, chatID, al.from, al.text, al.files, al.keys) {
-		b.inbox.done(al.keys...)
+		b.tg.Done(al.keys...)
 	}
 }
 

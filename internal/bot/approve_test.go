@@ -72,7 +72,7 @@ func TestApprove(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := startBubbleBot(t, func(o *Options) { o.Admins = []int64{admin} })
+				h := startBubbleBot(t, func(o *testOptions) { o.Admins = []int64{admin} })
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				req := approvalRequest()

@@ -44,7 +44,7 @@ func TestAskEndedWhileSentIsClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		h := startBubbleBot(t, func(o *Options) {
+		h := startBubbleBot(t, func(o *testOptions) {
 			o.HTTPClient = &http.Client{Transport: lateAnswer{next: o.HTTPClient.Transport, cut: cancel}}
 		})
 		_, err := h.bot.Chat().Ask(ctx, alice, Question{Text: "Go on?", Buttons: [][]Button{{{Label: "Yes", Choice: "yes"}}}})

@@ -17,40 +17,8 @@ func TestNewDoesNoIO(t *testing.T) {
 	if reqs := h.fake.Requests(); len(reqs) != 0 {
 		t.Errorf("New made %d requests", len(reqs))
 	}
-	if !h.bot.LastPoll().IsZero() {
+	if !h.tg.LastPoll().IsZero() {
 		t.Error("LastPoll is set before any poll")
-	}
-	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "TELEGRAM_BOT_TOKEN") {
-		t.Errorf("New without a token: %v", err)
-	}
-	for _, u := range []string{"http://bad host", "api.telegram.org", "ftp://x"} {
-		if _, err := New(Options{Token: "1:x", APIURL: u}); err == nil || !strings.Contains(err.Error(), "TELEGRAM_API_URL") {
-			t.Errorf("New with API URL %q: %v", u, err)
-		}
-	}
-}
-
-func TestHTTPClientTimeout(t *testing.T) {
-	tests := []struct {
-		client *http.Client
-		want   time.Duration
-	}{
-		{nil, DefaultHTTPTimeout},
-		{&http.Client{}, DefaultHTTPTimeout},
-		{&http.Client{Timeout: 60 * time.Second}, DefaultHTTPTimeout}, // cut the 59 s poll
-		{&http.Client{Timeout: 120 * time.Second}, 120 * time.Second},
-	}
-	for _, tt := range tests {
-		b, err := New(Options{Token: "1:x", HTTPClient: tt.client})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := b.client.Timeout; got != tt.want {
-			t.Errorf("timeout %v, want %v", got, tt.want)
-		}
-		if tt.client != nil && tt.client.Timeout != 0 && tt.client.Timeout != 60*time.Second && tt.client.Timeout != 120*time.Second {
-			t.Error("the caller's client was modified")
-		}
 	}
 }
 
@@ -72,13 +40,13 @@ func TestRunStartsAndStops(t *testing.T) {
 	if gu := h.fake.RequestsFor("getUpdates")[0]; gu.Params["timeout"] != "59" || !strings.Contains(gu.Params["allowed_updates"], "message") {
 		t.Errorf("getUpdates params %v", gu.Params)
 	}
-	if h.bot.LastPoll().IsZero() {
+	if h.tg.LastPoll().IsZero() {
 		t.Error("LastPoll not set after the start-up calls succeeded")
 	}
 	before := time.Now()
 	h.fake.Message(alice, alice, "hi")
 	h.sess.waitCalls(t, "deliver", 1)
-	if lp := h.bot.LastPoll(); lp.Before(before) {
+	if lp := h.tg.LastPoll(); lp.Before(before) {
 		t.Errorf("LastPoll %v, want after %v", lp, before)
 	}
 	cancel()
@@ -120,12 +88,10 @@ func TestRunRefusedToken(t *testing.T) {
 	fake := telegramtest.New(t)
 	token := "987654321:AAThisIsTheWrongTokenXYZ"
 	logs := &logBuffer{}
-	b, err := New(Options{Token: token, APIURL: fake.URL(), Sessions: newFakeSessions(),
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Sleep: (&sleeps{}).sleep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = b.Run(context.Background())
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	_, b := newTestBot(t, testOptions{Options: Options{Sessions: newFakeSessions(), Logger: logger},
+		tgOptions: tgOptions{Token: token, APIURL: fake.URL(), Logger: logger, Sleep: (&sleeps{}).sleep}})
+	err := b.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "TELEGRAM_BOT_TOKEN") {
 		t.Fatalf("Run = %v, want the token refused", err)
 	}
@@ -138,11 +104,11 @@ func TestRunRefusedToken(t *testing.T) {
 }
 
 func TestRunWithoutSessions(t *testing.T) {
-	h := newBot(t, func(o *Options) { o.Sessions = nil })
+	h := newBot(t, func(o *testOptions) { o.Sessions = nil })
 	if err := h.bot.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "Sessions") {
 		t.Errorf("Run = %v", err)
 	}
-	h2 := newBot(t, func(o *Options) { o.Sessions = nil })
+	h2 := newBot(t, func(o *testOptions) { o.Sessions = nil })
 	h2.bot.SetSessions(h2.sess)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -163,11 +129,9 @@ func testTokenNeverLogged(t *testing.T) {
 	const token = "555:AASecretPartOfTheTokenQQQ"
 	for _, apiURL := range []string{"http://127.0.0.1:1"} {
 		logs := &logBuffer{}
-		b, err := New(Options{Token: token, APIURL: apiURL, Sessions: newFakeSessions(),
-			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Sleep: (&sleeps{}).sleep})
-		if err != nil {
-			t.Fatal(err)
-		}
+		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		_, b := newTestBot(t, testOptions{Options: Options{Sessions: newFakeSessions(), Logger: logger},
+			tgOptions: tgOptions{Token: token, APIURL: apiURL, Logger: logger, Sleep: (&sleeps{}).sleep}})
 		sendErr := b.Chat().SendText(context.Background(), alice, "hello")
 		runErr := b.Run(context.Background())
 		all := logs.String() + "\n" + sendErr.Error() + "\n" + runErr.Error()

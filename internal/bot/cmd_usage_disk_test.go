@@ -37,7 +37,7 @@ func TestUsageShowsTheChatsDisk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newBot(t, func(o *Options) {
+			h := newBot(t, func(o *testOptions) {
 				if tt.usage != nil {
 					o.Usage = tt.usage
 				}

@@ -47,7 +47,7 @@ func TestUsageCommands(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := &fakeUsage{}
-			h := startBot(t, func(o *Options) { o.Admins = []int64{admin}; o.Usage = u })
+			h := startBot(t, func(o *testOptions) { o.Admins = []int64{admin}; o.Usage = u })
 			h.fake.Message(tt.chat, tt.user, tt.text)
 			if got := h.texts(t, tt.chat, 1)[0]; got != tt.reply {
 				t.Errorf("reply %q, want %q", got, tt.reply)

@@ -84,7 +84,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestMCPTextIsRedactedAndEscaped(t *testing.T) {
-	h := startBot(t, func(o *Options) { o.Redactor = replacer{strings.NewReplacer("hunter2", "[redacted]")} })
+	h := startBot(t, func(o *testOptions) { o.Redactor = replacer{strings.NewReplacer("hunter2", "[redacted]")} })
 	h.sess.mcpText = func(_ context.Context, _ int64, name string) (string, error) {
 		if name == "" {
 			return "• fetch: failed: password hunter2", nil

@@ -251,7 +251,7 @@ func TestElicitEnds(t *testing.T) {
 // others' presses are refused and their messages go to the session.
 func TestElicitGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := startBubbleBot(t, func(o *Options) { o.Admins = []int64{admin}; o.AllowedUsers = append(o.AllowedUsers, admin) })
+		h := startBubbleBot(t, func(o *testOptions) { o.Admins = []int64{admin}; o.AllowedUsers = append(o.AllowedUsers, admin) })
 		form := chat.ElicitFormSpec{Fields: []chat.ElicitField{
 			{Name: "city", Kind: chat.FieldString, Required: true},
 			{Name: "ok", Kind: chat.FieldBoolean, Required: true},

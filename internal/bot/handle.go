@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
 	"github.com/volcanicbot/volcanicbot/internal/session"
@@ -104,11 +103,11 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 // needs them. When the sessions are closing the message stays in the inbox
 // for the next start, without a word to the chat.
 func (b *Bot) deliver(ctx context.Context, chatID, userID int64, text string, files []session.Attachment, keys []int64) bool {
-	err := b.sessions.Deliver(chatID, session.Message{Text: text, Files: files, From: userID, Taken: func() { b.inbox.done(keys...) }})
+	err := b.sessions.Deliver(chatID, session.Message{Text: text, Files: files, From: userID, Taken: func() { b.tg.Done(keys...) }})
 	switch {
 	case err == nil:
 		return true
-	case errors.Is(err, session.ErrClosed) && b.inbox.enabled():
+	case errors.Is(err, session.ErrClosed) && b.tg.Journaling():
 		b.log.Info("stopping: the message is kept for the next start", "chat", chatID)
 		return true
 	}
@@ -124,21 +123,6 @@ func (b *Bot) runJob(ctx context.Context, chatID int64, job func(context.Context
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replyTimeout)
 		defer cancel()
 		b.reply(rctx, chatID, panicReply)
-	}
-}
-
-// recoverMiddleware keeps the poller alive if handling an update panics
-// (go-telegram/bot would let the panic kill the process); the chat is
-// answered from its worker, so the poller does not wait.
-func (b *Bot) recoverMiddleware(next tgbot.HandlerFunc) tgbot.HandlerFunc {
-	return func(ctx context.Context, tb *tgbot.Bot, u *models.Update) {
-		var chatID int64
-		if u != nil && u.Message != nil {
-			chatID = u.Message.Chat.ID
-		}
-		if b.safely(chatID, func() { next(ctx, tb, u) }) && chatID != 0 && b.disp != nil {
-			b.disp.submit(chatID, func(ctx context.Context) { b.reply(ctx, chatID, panicReply) })
-		}
 	}
 }
 

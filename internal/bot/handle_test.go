@@ -11,7 +11,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 )
 
@@ -126,9 +125,8 @@ func TestPanicIsRecovered(t *testing.T) {
 		t.Errorf("panic not logged:\n%s", logs)
 	}
 
-	// The middleware around go-telegram/bot's handler recovers too.
-	mw := h.bot.recoverMiddleware(func(context.Context, *tgbot.Bot, *models.Update) { panic("in the poller") })
-	mw(context.Background(), nil, &models.Update{Message: &models.Message{Chat: models.Chat{ID: bob}}})
+	// The poller's handler recovers too.
+	h.bot.recovered(&models.Update{Message: &models.Message{Chat: models.Chat{ID: bob}}}, func() { panic("in the poller") })
 	if got := h.texts(t, bob, 1); got[0] != panicReply {
 		t.Errorf("bob got %q", got)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
@@ -242,8 +243,33 @@ const (
 	group    = int64(-1001234567890)
 )
 
+// tgOptions are the options of the bot's Telegram client.
+type tgOptions = telegram.Options
+
+// testOptions are a test's options for the bot and its Telegram client.
+type testOptions struct {
+	Options
+	tgOptions
+}
+
+// newTestBot builds o's Telegram client and the bot on it.
+func newTestBot(t testing.TB, o testOptions) (*telegram.Client, *Bot) {
+	t.Helper()
+	tg, err := telegram.New(o.tgOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Options.Telegram = tg
+	b, err := New(o.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg, b
+}
+
 type harness struct {
 	fake   *telegramtest.Fake
+	tg     *telegram.Client
 	bot    *Bot
 	sess   *fakeSessions
 	sleeps *sleeps
@@ -251,7 +277,7 @@ type harness struct {
 }
 
 // newBot builds a Bot against a fresh fake, without running it.
-func newBot(t *testing.T, edit func(*Options)) *harness {
+func newBot(t *testing.T, edit func(*testOptions)) *harness {
 	t.Helper()
 	return buildBot(t, telegramtest.New(t), edit)
 }
@@ -259,10 +285,10 @@ func newBot(t *testing.T, edit func(*Options)) *harness {
 // newBubbleBot is newBot for a test inside a testing/synctest bubble: the
 // fake answers in process, so nothing blocks on a socket and the bubble's
 // clock advances whenever every goroutine waits.
-func newBubbleBot(t *testing.T, edit func(*Options)) *harness {
+func newBubbleBot(t *testing.T, edit func(*testOptions)) *harness {
 	t.Helper()
 	fake := telegramtest.NewInProcess(t)
-	return buildBot(t, fake, func(o *Options) {
+	return buildBot(t, fake, func(o *testOptions) {
 		o.HTTPClient = fake.Client()
 		if edit != nil {
 			edit(o)
@@ -270,7 +296,7 @@ func newBubbleBot(t *testing.T, edit func(*Options)) *harness {
 	})
 }
 
-func buildBot(t *testing.T, fake *telegramtest.Fake, edit func(*Options)) *harness {
+func buildBot(t *testing.T, fake *telegramtest.Fake, edit func(*testOptions)) *harness {
 	t.Helper()
 	h := &harness{
 		fake:   fake,
@@ -278,28 +304,21 @@ func buildBot(t *testing.T, fake *telegramtest.Fake, edit func(*Options)) *harne
 		sleeps: &sleeps{},
 		logs:   &logBuffer{},
 	}
-	o := Options{
-		Token:        h.fake.Token(),
-		APIURL:       h.fake.URL(),
-		AllowedUsers: []int64{alice, bob},
-		Sessions:     h.sess,
-		Logger:       slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Sleep:        h.sleeps.sleep,
+	logger := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	o := testOptions{
+		Options:   Options{AllowedUsers: []int64{alice, bob}, Sessions: h.sess, Logger: logger},
+		tgOptions: tgOptions{Token: h.fake.Token(), APIURL: h.fake.URL(), Logger: logger, Sleep: h.sleeps.sleep},
 	}
 	if edit != nil {
 		edit(&o)
 	}
-	b, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.bot = b
+	h.tg, h.bot = newTestBot(t, o)
 	return h
 }
 
 // startBot runs a Bot against a fresh fake until the test ends, and
 // returns once it polls.
-func startBot(t *testing.T, edit func(*Options)) *harness {
+func startBot(t *testing.T, edit func(*testOptions)) *harness {
 	t.Helper()
 	h := newBot(t, edit)
 	h.startPolling(t)
@@ -307,7 +326,7 @@ func startBot(t *testing.T, edit func(*Options)) *harness {
 }
 
 // startBubbleBot is startBot inside a testing/synctest bubble.
-func startBubbleBot(t *testing.T, edit func(*Options)) *harness {
+func startBubbleBot(t *testing.T, edit func(*testOptions)) *harness {
 	t.Helper()
 	h := newBubbleBot(t, edit)
 	h.startPolling(t)
@@ -326,7 +345,7 @@ func (h *harness) startPolling(t *testing.T) {
 	if _, err := h.fake.WaitFor("getUpdates", 2, waitLong); err != nil {
 		t.Fatalf("bot is not polling: %v; log:\n%s", err, h.logs)
 	}
-	if h.bot.LastPoll().IsZero() {
+	if h.tg.LastPoll().IsZero() {
 		t.Fatal("polling, but LastPoll is not set")
 	}
 }
@@ -353,7 +372,7 @@ func (h *harness) run(t *testing.T) (stop func()) {
 		}
 		// The calls still queued for the chats (a question's closing
 		// edit) end before the test does.
-		if err := h.bot.Close(); err != nil {
+		if err := h.tg.Close(); err != nil {
 			t.Errorf("Close = %v", err)
 		}
 	}

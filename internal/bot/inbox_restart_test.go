@@ -1,15 +1,10 @@
 package bot
 
 import (
-	"encoding/json"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
@@ -17,7 +12,7 @@ import (
 // journaledBot is a bot against fake with the update journal in dir.
 func journaledBot(t *testing.T, fake *telegramtest.Fake, dir string) *harness {
 	t.Helper()
-	return buildBot(t, fake, func(o *Options) {
+	return buildBot(t, fake, func(o *testOptions) {
 		o.HTTPClient = fake.Client()
 		o.InboxDir = dir
 	})
@@ -107,96 +102,4 @@ func TestInboxKeysUpdatesByBot(t *testing.T) {
 			t.Errorf("the old bot's two messages were dropped without a warning:\n%s", second.logs)
 		}
 	})
-}
-
-// Only what Telegram can really send again is taken for a copy: the same
-// bot's update, not yet confirmed, within the day Telegram keeps it, and
-// the same update (whatever its spacing or key order). Anything else with
-// a journaled id is a new update.
-func TestInboxRecognisesWhatCanRepeat(t *testing.T) {
-	const first = `{"update_id":7,"message":{"message_id":1,"date":100,"chat":{"id":1,"type":"private"},"text":"hi"}}`
-	cases := []struct {
-		name    string
-		confirm bool          // Telegram confirmed the first one
-		later   time.Duration // the second arrives this much later
-		second  string
-		again   bool // taken for the first sent again
-	}{
-		{name: "sent again", second: first, again: true},
-		{name: "sent again, keys in another order", again: true,
-			second: `{"message":{"text":"hi","chat":{"type":"private","id":1},"date":100,"message_id":1}, "update_id":7}`},
-		{name: "another message, the same id", second: `{"update_id":7,"message":{"message_id":1,"date":200,"chat":{"id":1,"type":"private"},"text":"hello four"}}`},
-		{name: "after Telegram confirmed it", confirm: true, second: first},
-		{name: "after the day Telegram keeps it", later: telegramKeeps + time.Minute, second: first},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			now := time.Unix(1_700_000_000, 0)
-			var logs logBuffer
-			in := newInbox(t.TempDir(), slog.New(slog.NewTextHandler(&logs, nil)))
-			in.now = func() time.Time { return now }
-			if err := in.open(testBotID); err != nil {
-				t.Fatal(err)
-			}
-			defer in.close()
-			if n, err := in.journal([]json.RawMessage{json.RawMessage(first)}); n != 1 || err != nil {
-				t.Fatalf("journal = %d, %v", n, err)
-			}
-			key, _ := in.claim(7)
-			in.done(key)
-			if tc.confirm {
-				in.confirm(8)
-			}
-			now = now.Add(tc.later)
-			n, err := in.journal([]json.RawMessage{json.RawMessage(tc.second)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, claimed := in.claim(7)
-			if tc.again && (n != 0 || claimed) {
-				t.Errorf("a copy sent again was journaled (%d) or handed out again (%v)", n, claimed)
-			}
-			if !tc.again && (n != 1 || !claimed) {
-				t.Errorf("a new update was taken for a copy: journaled %d, claimed %v", n, claimed)
-			}
-		})
-	}
-}
-
-// A done update Telegram never confirmed (its ids restarted below it) is
-// forgotten once Telegram cannot send it any more, and the journal of an
-// older version (no keys, no bot, done marks by update id) is read.
-func TestInboxForgetsWhatCannotComeBackAndReadsOldJournals(t *testing.T) {
-	dir := t.TempDir()
-	old := `{"id":5,"update":{"update_id":5,"message":{"message_id":5,"date":1,"chat":{"id":1,"type":"private"},"text":"done"}}}
-{"id":6,"update":{"update_id":6,"message":{"message_id":6,"date":1,"chat":{"id":1,"type":"private"},"text":"waiting"}}}
-{"done":[5]}
-`
-	path := filepath.Join(dir, inboxFile)
-	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Unix(1_700_000_000, 0)
-	in := newInbox(dir, slog.New(slog.DiscardHandler))
-	in.now = func() time.Time { return now }
-	if err := in.open(testBotID); err != nil {
-		t.Fatal(err)
-	}
-	defer in.close()
-	kept := in.replay()
-	if len(kept) != 1 || kept[0].update.Message.Text != "waiting" {
-		t.Fatalf("replayed %+v, want the waiting one", kept)
-	}
-	in.done(kept[0].key) // done, never confirmed
-	now = now.Add(telegramKeeps)
-	raw := json.RawMessage(`{"update_id":1,"message":{"message_id":1,"date":2,"chat":{"id":1,"type":"private"},"text":"new"}}`)
-	if n, _ := in.journal([]json.RawMessage{raw}); n != 1 {
-		t.Fatal("a new update was not journaled")
-	}
-	key, _ := in.claim(1)
-	in.done(key)
-	in.confirm(2)
-	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
-		t.Errorf("journal after a day: %v, %d bytes; want it empty", err, fi.Size())
-	}
 }

@@ -3,7 +3,6 @@ package bot
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,8 +15,36 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
-// testBotID is the bot of telegramtest's default token.
-const testBotID = 123456789
+// inboxFile is the update journal in the inbox folder.
+const inboxFile = "updates.jsonl"
+
+// pollTimeout is the client's long poll (a getUpdates returns after it).
+const pollTimeout = 60 * time.Second
+
+// seedInbox writes updates to the journal in dir as a run that had not
+// handed them to their chats would have left them (in the lines of an
+// older version, which every version reads).
+func seedInbox(t *testing.T, dir string, raws []json.RawMessage) {
+	t.Helper()
+	var b strings.Builder
+	for _, raw := range raws {
+		var u struct {
+			ID int64 `json:"update_id"`
+		}
+		if err := json.Unmarshal(raw, &u); err != nil {
+			t.Fatal(err)
+		}
+		line, err := json.Marshal(map[string]any{"id": u.ID, "update": raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, inboxFile), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // A message Telegram was told the bot received, but that its chat had not
 // taken yet (a turn ran before it), is handed in again by the next run, in
@@ -27,7 +54,7 @@ func TestInboxHandsInWhatTheLastRunLeft(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		fake := telegramtest.NewInProcess(t)
-		withInbox := func(o *Options) {
+		withInbox := func(o *testOptions) {
 			o.HTTPClient = fake.Client()
 			o.InboxDir = dir
 		}
@@ -46,7 +73,7 @@ func TestInboxHandsInWhatTheLastRunLeft(t *testing.T) {
 			t.Fatalf("first run: %q", got)
 		}
 		stop() // killed, as far as the chat's turn is concerned: nothing was taken
-		if err := first.bot.Close(); err != nil {
+		if err := first.tg.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if n := fake.Unconfirmed(); n != 3 {
@@ -80,10 +107,6 @@ func TestInboxHandsInWhatTheLastRunLeft(t *testing.T) {
 func TestInboxDoesNotRunCommandsAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		in := newInbox(dir, slog.New(slog.DiscardHandler))
-		if err := in.open(testBotID); err != nil {
-			t.Fatal(err)
-		}
 		fake := telegramtest.NewInProcess(t)
 		var raws []json.RawMessage
 		for i, text := range []string{"before", "/new", "after"} {
@@ -92,12 +115,9 @@ func TestInboxDoesNotRunCommandsAgain(t *testing.T) {
 			raw, _ := json.Marshal(u)
 			raws = append(raws, raw)
 		}
-		if n, err := in.journal(raws); n != 3 || err != nil {
-			t.Fatalf("journal = %d, %v", n, err)
-		}
-		in.close()
+		seedInbox(t, dir, raws)
 
-		h := buildBot(t, fake, func(o *Options) { o.HTTPClient = fake.Client(); o.InboxDir = dir })
+		h := buildBot(t, fake, func(o *testOptions) { o.HTTPClient = fake.Client(); o.InboxDir = dir })
 		h.run(t)
 		synctest.Wait()
 		if got := h.sess.Calls(); !slices.Equal(got, []string{"deliver 1001 before", "deliver 1001 after"}) {
@@ -112,7 +132,7 @@ func TestInboxDoesNotRunCommandsAgain(t *testing.T) {
 // In webhook mode the update is journaled before the bot answers 200.
 func TestWebhookJournalsBeforeTheOK(t *testing.T) {
 	dir := t.TempDir()
-	h, _ := webhookBot(t, func(o *Options) { o.InboxDir = dir })
+	h, _ := webhookBot(t, func(o *testOptions) { o.InboxDir = dir })
 	h.sess.holdTaken = true
 	stop := h.run(t)
 	waitHealthy(t, h)
@@ -122,102 +142,11 @@ func TestWebhookJournalsBeforeTheOK(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
-	h.bot.Close()
-	in := newInbox(dir, slog.New(slog.DiscardHandler))
-	if err := in.open(testBotID); err != nil {
-		t.Fatal(err)
-	}
-	defer in.close()
-	kept := in.replay()
-	if len(kept) != 1 || kept[0].update.Message == nil || kept[0].update.Message.Text != "by webhook" {
-		t.Errorf("journal holds %+v", kept)
-	}
-}
-
-// The journal's mechanics: a torn last record is cut off, an update is
-// claimed once, done and confirmed updates are forgotten and the file is
-// emptied, and a large journal of mostly finished updates is rewritten
-// with the rest.
-func TestInboxJournal(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, inboxFile)
-	raw := func(id int64) json.RawMessage {
-		return json.RawMessage(fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"date":1,"chat":{"id":1,"type":"private"},"text":"m%d"}}`, id, id, id))
-	}
-	in := newInbox(dir, slog.New(slog.DiscardHandler))
-	if err := in.open(testBotID); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := in.journal([]json.RawMessage{raw(1), raw(2), raw(2), raw(3)}); n != 3 || err != nil {
-		t.Fatalf("journal = %d, %v", n, err)
-	}
-	if n, _ := in.journal([]json.RawMessage{raw(1)}); n != 0 {
-		t.Error("an update sent again was journaled again")
-	}
-	k1, ok1 := in.claim(1)
-	if _, again := in.claim(1); !ok1 || again {
-		t.Error("claim: want the first true, the second false")
-	}
-	in.done(k1)
-	in.close()
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"id":4,"upd`) // torn
-	f.Close()
-
-	in = newInbox(dir, slog.New(slog.DiscardHandler))
-	if err := in.open(testBotID); err != nil {
-		t.Fatal(err)
-	}
-	var ids, keys []int64
-	for _, u := range in.replay() {
-		ids, keys = append(ids, u.update.ID), append(keys, u.key)
-	}
-	if !slices.Equal(ids, []int64{2, 3}) {
-		t.Errorf("replayed %v, want [2 3]", ids)
-	}
-	if b, _ := os.ReadFile(path); strings.Contains(string(b), `"upd`+"\n") || !strings.HasSuffix(string(b), "\n") {
-		t.Errorf("the torn record is still there:\n%s", b)
-	}
-	_, again2 := in.claim(2)
-	_, again1 := in.claim(1)
-	if again2 || again1 {
-		t.Error("a replayed or done update was claimed again")
-	}
-	in.done(keys...)
-	if fi, _ := os.Stat(path); fi.Size() == 0 {
-		t.Error("emptied before Telegram confirmed the updates")
-	}
-	in.confirm(4)
-	if fi, _ := os.Stat(path); fi.Size() != 0 {
-		t.Errorf("journal of %d bytes once all is done and confirmed", fi.Size())
-	}
-
-	// Many finished updates and one still waiting: rewritten, the waiting
-	// one kept.
-	var batch []json.RawMessage
-	for id := int64(10); id < 10+inboxCompactAt/100; id++ {
-		batch = append(batch, raw(id))
-	}
-	if _, err := in.journal(batch); err != nil {
-		t.Fatal(err)
-	}
-	for id := int64(11); id < 10+inboxCompactAt/100; id++ {
-		key, _ := in.claim(id)
-		in.done(key)
-	}
-	in.confirm(1 << 40)
-	fi, _ := os.Stat(path)
-	if fi.Size() > 4096 {
-		t.Errorf("journal of %d bytes for one waiting update", fi.Size())
-	}
-	in.close()
-	in = newInbox(dir, slog.New(slog.DiscardHandler))
-	if err := in.open(testBotID); err != nil {
-		t.Fatal(err)
-	}
-	defer in.close()
-	if kept := in.replay(); len(kept) != 1 || kept[0].update.ID != 10 {
-		t.Errorf("after the rewrite: %+v", kept)
+	// The next run hands it in again: it was journaled.
+	next, _ := webhookBot(t, func(o *testOptions) { o.InboxDir = dir })
+	next.run(t)
+	if got := next.sess.waitCalls(t, "deliver", 1); got[0] != "deliver 1001 by webhook" {
+		t.Errorf("the next run delivered %q", got)
 	}
 }
 
@@ -226,10 +155,6 @@ func TestInboxJournal(t *testing.T) {
 func TestInboxHandsInABacklogLongerThanTheQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		in := newInbox(dir, slog.New(slog.DiscardHandler))
-		if err := in.open(testBotID); err != nil {
-			t.Fatal(err)
-		}
 		fake := telegramtest.NewInProcess(t)
 		var raws []json.RawMessage
 		n := maxChatQueue + 44
@@ -239,11 +164,8 @@ func TestInboxHandsInABacklogLongerThanTheQueue(t *testing.T) {
 			raw, _ := json.Marshal(u)
 			raws = append(raws, raw)
 		}
-		if _, err := in.journal(raws); err != nil {
-			t.Fatal(err)
-		}
-		in.close()
-		h := buildBot(t, fake, func(o *Options) { o.HTTPClient = fake.Client(); o.InboxDir = dir })
+		seedInbox(t, dir, raws)
+		h := buildBot(t, fake, func(o *testOptions) { o.HTTPClient = fake.Client(); o.InboxDir = dir })
 		h.run(t)
 		synctest.Wait()
 		got := h.sess.callsWith("deliver")

@@ -25,7 +25,7 @@ import (
 // model); a failed answer says why; another user's message is theirs;
 // a non-admin is refused.
 func TestMCPLoginFromTheChat(t *testing.T) {
-	h := startBot(t, func(o *Options) { o.Admins = []int64{alice} })
+	h := startBot(t, func(o *testOptions) { o.Admins = []int64{alice} })
 	h.fake.Message(alice, alice, "/mcp login remote")
 	link := h.texts(t, alice, 1)[0]
 	if !strings.Contains(link, "https://auth.example/authorize?state=s1") || !strings.Contains(link, "send it here as your next message") {
@@ -64,7 +64,7 @@ func TestMCPLoginFromTheChat(t *testing.T) {
 // chat; a replayed or unknown state is refused.
 func TestMCPLoginCallback(t *testing.T) {
 	const callback = "https://bot.example/mcp/oauth/callback"
-	h := startBot(t, func(o *Options) { o.Admins = []int64{alice}; o.LoginCallback = callback })
+	h := startBot(t, func(o *testOptions) { o.Admins = []int64{alice}; o.LoginCallback = callback })
 	if p := h.bot.LoginCallbackPath(); p != "/mcp/oauth/callback" {
 		t.Fatalf("path %q", p)
 	}
@@ -136,7 +136,7 @@ func TestMCPLoginFailuresInTheChat(t *testing.T) {
 			client := mcpclient.New(mcpclient.Options{Servers: []mcpconfig.ServerConfig{cfg}, Env: redact.NewEnvFilter(os.Environ()),
 				Redactor: secrets, AuthDir: dir})
 			t.Cleanup(client.Close)
-			h := startBot(t, func(opt *Options) { opt.Admins = []int64{alice}; opt.Redactor = secrets })
+			h := startBot(t, func(opt *testOptions) { opt.Admins = []int64{alice}; opt.Redactor = secrets })
 			h.sess.mu.Lock()
 			h.sess.mcpLogin = func(ctx context.Context, name, redirect string) (*session.MCPLogin, error) {
 				if redirect == "" {

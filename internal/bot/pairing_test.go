@@ -18,7 +18,7 @@ var codeRe = regexp.MustCompile(`this code: ([A-Z0-9]{8})`)
 // whose added users live in dir.
 func pairingBot(t *testing.T, dir string) *harness {
 	t.Helper()
-	return startBubbleBot(t, func(o *Options) {
+	return startBubbleBot(t, func(o *testOptions) {
 		o.Admins = []int64{admin}
 		o.Pairing = pairing.New(dir, nil, nil)
 	})
@@ -166,7 +166,7 @@ func TestAllowRefusals(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		h := startBubbleBot(t, func(o *Options) { o.Pairing = pairing.New(filepath.Join(t.TempDir(), "access"), nil, nil) })
+		h := startBubbleBot(t, func(o *testOptions) { o.Pairing = pairing.New(filepath.Join(t.TempDir(), "access"), nil, nil) })
 		h.fake.Message(alice, alice, "/users")
 		settle()
 		if got := lastText(h, alice); !strings.Contains(got, "none is set (TELEGRAM_ADMINS)") || !strings.Contains(got, "volcanicbot allow <code>") {

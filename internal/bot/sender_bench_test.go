@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -93,12 +92,9 @@ func senderBurst(b *testing.B, limits telegram.Limits, chats, answers int) burst
 	for i := range users {
 		users[i] = int64(i + 1)
 	}
-	bot, err := New(Options{Token: fake.Token(), APIURL: fake.URL(), AllowedUsers: users, Sessions: newFakeSessions(),
-		Limits: limits, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer bot.Close()
+	tg, bot := newTestBot(b, testOptions{Options: Options{AllowedUsers: users, Sessions: newFakeSessions()},
+		tgOptions: tgOptions{Token: fake.Token(), APIURL: fake.URL(), Limits: limits}})
+	defer tg.Close()
 	c := bot.Chat()
 	ctx := context.Background()
 
@@ -158,7 +154,7 @@ func senderBurst(b *testing.B, limits telegram.Limits, chats, answers int) burst
 			r.tooMany++
 		}
 	}
-	r.coalesced = bot.SendStats().Coalesced
+	r.coalesced = tg.Stats().Coalesced
 	if len(finals) > 0 {
 		slices.Sort(finals)
 		r.p50, r.p99 = finals[len(finals)/2], finals[len(finals)*99/100]

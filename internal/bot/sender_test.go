@@ -76,7 +76,7 @@ func TestTooManyHoldsTheChat(t *testing.T) {
 		if texts := h.fake.Texts(alice); !slices.Equal(texts, []string{"the answer", "the next message"}) {
 			t.Errorf("texts %q", texts)
 		}
-		if s := h.bot.SendStats(); s.TooMany != 1 {
+		if s := h.tg.Stats(); s.TooMany != 1 {
 			t.Errorf("stats %+v", s)
 		}
 	})

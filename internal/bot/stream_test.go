@@ -22,12 +22,12 @@ var streamedAnswer = []string{
 }
 
 // newStreamBot is newBubbleBot against a fake with opts.
-func newStreamBot(t *testing.T, opts telegramtest.Options, edit func(*Options)) *harness {
+func newStreamBot(t *testing.T, opts telegramtest.Options, edit func(*testOptions)) *harness {
 	t.Helper()
 	opts.InProcess = true
 	fake := telegramtest.Start(opts)
 	t.Cleanup(fake.Close)
-	return buildBot(t, fake, func(o *Options) {
+	return buildBot(t, fake, func(o *testOptions) {
 		o.HTTPClient = fake.Client()
 		if edit != nil {
 			edit(o)
@@ -309,7 +309,7 @@ func TestStreamThrough429(t *testing.T) {
 		if n := h.fake.TooMany(group); n != 0 {
 			t.Errorf("%d 429s for breaking the limits after the first", n)
 		}
-		st := h.bot.SendStats()
+		st := h.tg.Stats()
 		if st.TooMany != 1 || st.Coalesced == 0 {
 			t.Errorf("stats %+v, want one 429 and coalesced edits", st)
 		}

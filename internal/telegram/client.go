@@ -9,9 +9,9 @@ import (
 	tgbot "github.com/go-telegram/bot"
 )
 
-// ClientOptions configure the calls a Client makes. Zero values take the
+// clientOptions configure the calls a Client makes. Zero values take the
 // defaults.
-type ClientOptions struct {
+type clientOptions struct {
 	// Sleep waits between retries; a timer honouring ctx when nil. Tests
 	// make it instant.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -35,11 +35,12 @@ type Client struct {
 	out   *sender
 	log   *slog.Logger
 	scrub func(string) string
+	receiver
 }
 
-// NewClient returns a Client calling api; files are downloaded with
-// httpClient. It does no I/O.
-func NewClient(api *tgbot.Bot, httpClient *http.Client, o ClientOptions) *Client {
+// newClient returns a Client whose calls go through httpClient; New sets
+// its api and receiving side. It does no I/O.
+func newClient(httpClient *http.Client, o clientOptions) *Client {
 	if o.Sleep == nil {
 		o.Sleep = sleepCtx
 	}
@@ -50,7 +51,7 @@ func NewClient(api *tgbot.Bot, httpClient *http.Client, o ClientOptions) *Client
 		o.Scrub = func(s string) string { return s }
 	}
 	rt := &retrier{sleep: o.Sleep, tries: defaultTries, base: defaultBaseDelay, max: defaultMaxDelay, log: o.Logger, scrub: o.Scrub}
-	return &Client{api: api, http: httpClient, rt: rt, out: newSender(rt, o.Limits, o.Logger), log: o.Logger, scrub: o.Scrub}
+	return &Client{http: httpClient, rt: rt, out: newSender(rt, o.Limits, o.Logger), log: o.Logger, scrub: o.Scrub}
 }
 
 // API is the go-telegram/bot client the calls are made with: a screen
@@ -103,5 +104,10 @@ func Call[T any](ctx context.Context, c *Client, method string, fn func(context.
 func (c *Client) Stats() SendStats { return c.out.Stats() }
 
 // Close waits for the calls still queued for the chats (each ends with
-// its context).
-func (c *Client) Close() { c.out.close() }
+// its context) and releases the update journal. Call it after receiving
+// ended and the chats were closed: until then they report the updates
+// they take.
+func (c *Client) Close() error {
+	c.out.close()
+	return c.inbox.close()
+}

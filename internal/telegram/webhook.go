@@ -1,4 +1,4 @@
-package bot
+package telegram
 
 import (
 	"crypto/subtle"
@@ -18,28 +18,28 @@ const maxWebhookBody = 1 << 20
 const secretHeader = "X-Telegram-Bot-Api-Secret-Token"
 
 // WebhookPath is the path of Options.WebhookURL, where WebhookHandler must
-// be served; empty when the bot polls.
-func (b *Bot) WebhookPath() string { return b.webhookPath }
+// be served; empty when the client polls.
+func (c *Client) WebhookPath() string { return c.webhookPath }
 
 // WebhookHandler receives Telegram's posts: it checks the secret token,
 // decodes the update, journals it in the inbox and queues it on its
 // chat's worker, answering at once. A missing or wrong secret gets 401, a body that is not an update
 // 400 (413 above 1 MiB), and a post before Run registered the webhook or
 // after it ended 503, which Telegram delivers again later.
-func (b *Bot) WebhookHandler() http.Handler { return http.HandlerFunc(b.serveWebhook) }
+func (c *Client) WebhookHandler() http.Handler { return http.HandlerFunc(c.serveWebhook) }
 
-func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
+func (c *Client) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if b.webhookPath == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get(secretHeader)), []byte(b.secret)) != 1 {
-		b.log.Warn("webhook post refused: missing or wrong secret token", "remote", r.RemoteAddr)
+	if c.webhookPath == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get(secretHeader)), []byte(c.secret)) != 1 {
+		c.log.Warn("webhook post refused: missing or wrong secret token", "remote", r.RemoteAddr)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	if !b.accepting.Load() {
+	if !c.accepting.Load() {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)
 		return
 	}
@@ -53,38 +53,38 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, new(*http.MaxBytesError)) {
 			status = http.StatusRequestEntityTooLarge
 		}
-		b.log.Warn("webhook post refused: not an update", "err", errText(b.scrub, err))
+		c.log.Warn("webhook post refused: not an update", "err", c.scrub(err.Error()))
 		http.Error(w, "not an update", status)
 		return
 	}
-	b.lastUpdate.Store(time.Now().UnixNano())
+	c.lastUpdate.Store(time.Now().UnixNano())
 	// Journaled (and synced) before the 200 tells Telegram it arrived; a
 	// failure is logged and the update handled anyway.
-	_, _ = b.inbox.journal([]json.RawMessage{raw})
-	b.onUpdate(r.Context(), b.tg.API(), &u)
+	_, _ = c.inbox.journal([]json.RawMessage{raw})
+	c.take(&u)
 	w.WriteHeader(http.StatusOK)
-	b.inbox.confirmID(u.ID)
+	c.inbox.confirmID(u.ID)
 }
 
 // Health tells whether updates are coming in, for /healthz. Polling: a
 // successful getUpdates within maxAge (an idle long poll returns every
 // 59 s). Webhook: the webhook registered and the handler accepting — an
 // idle webhook receives nothing, so silence is no sign of trouble.
-func (b *Bot) Health(now time.Time, maxAge time.Duration) (ok bool, detail string) {
-	if b.webhookPath != "" {
+func (c *Client) Health(now time.Time, maxAge time.Duration) (ok bool, detail string) {
+	if c.webhookPath != "" {
 		switch {
-		case !b.webhookSet.Load():
+		case !c.webhookSet.Load():
 			return false, "starting: webhook not registered yet"
-		case !b.accepting.Load():
+		case !c.accepting.Load():
 			return false, "stopped: not accepting webhook posts"
 		}
-		last := b.lastUpdate.Load()
+		last := c.lastUpdate.Load()
 		if last == 0 {
 			return true, "ok: webhook registered, no update received yet"
 		}
 		return true, "ok: webhook registered, last update " + now.Sub(time.Unix(0, last)).Round(time.Second).String() + " ago"
 	}
-	last := b.LastPoll()
+	last := c.LastPoll()
 	switch {
 	case last.IsZero():
 		return false, "starting: no successful getUpdates yet"
