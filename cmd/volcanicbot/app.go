@@ -367,27 +367,17 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := bot.New(bot.Options{
-		Telegram:     tg,
-		AllowedUsers: m.cfg.Telegram.AllowedUsers,
-		Admins:       m.cfg.Telegram.Admins,
-		Logger:       m.logger,
-
-		LoginCallback: loginCallbackURL(m.cfg.Telegram.WebhookURL),
-		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
-		Usage:         ledger,
-	})
-	if err != nil {
-		return err
-	}
 	stats := tg.Stats
 	m.metrics.sendStats.Store(&stats)
+	// The chat port first: the sessions talk to the chats through it, and
+	// the bot hands the sessions what the chats send.
+	chat := bot.NewChat(bot.ChatOptions{Telegram: tg, Admins: m.cfg.Telegram.Admins, Logger: m.logger})
 	sessions := session.NewManager(session.Options{
 		DataDir:       m.cfg.DataDir,
 		Model:         model,
 		ModelName:     m.cfg.LLM.Model,
 		MCP:           m.mcp,
-		Chat:          b.Chat(),
+		Chat:          chat,
 		Redactor:      m.secrets,
 		Logger:        m.logger,
 		SystemPrompt:  m.cfg.Agent.SystemPrompt,
@@ -402,7 +392,21 @@ func (m *Main) Run(ctx context.Context) error {
 		DiscoveryWait:   m.DiscoveryWait,
 		DiskBudget:      int64(m.cfg.ChatDiskBudgetMB) << 20,
 	})
-	b.SetSessions(sessions)
+	b, err := bot.New(bot.Options{
+		Telegram:     tg,
+		Chat:         chat,
+		Sessions:     sessions,
+		AllowedUsers: m.cfg.Telegram.AllowedUsers,
+		Admins:       m.cfg.Telegram.Admins,
+		Logger:       m.logger,
+
+		LoginCallback: loginCallbackURL(m.cfg.Telegram.WebhookURL),
+		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
+		Usage:         ledger,
+	})
+	if err != nil {
+		return err
+	}
 	// Before the bot hands in again what the last run left in its inbox:
 	// a chat whose turn the restart cut off is told so first.
 	if n, err := sessions.Resume(); err != nil {

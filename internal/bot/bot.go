@@ -34,8 +34,10 @@ type Options struct {
 	// Telegram is the Bot API client the bot receives updates from and
 	// makes every call with (internal/telegram); required.
 	Telegram *telegram.Client
-	// Sessions receives messages and commands; it may instead be set with
-	// SetSessions before Run.
+	// Chat is the sessions' chat port on Telegram, built before them
+	// (NewChat); nil: New builds one, with Admins and NoDrafts.
+	Chat *Chat
+	// Sessions receives messages and commands; required.
 	Sessions Sessions
 	// Usage answers /usage and /allow_more; nil: usage is not recorded.
 	Usage  Usage
@@ -43,9 +45,7 @@ type Options struct {
 	// AlbumWait is how long the parts of an album (photos sent together)
 	// are collected after the last one arrived; DefaultAlbumWait when 0.
 	AlbumWait time.Duration
-	// NoDrafts streams answers by editing a message in every chat, never
-	// with sendMessageDraft (which private chats otherwise get while the
-	// Bot API takes it).
+	// NoDrafts is ChatOptions.NoDrafts of the Chat New builds.
 	NoDrafts bool
 }
 
@@ -71,6 +71,9 @@ func New(o Options) (*Bot, error) {
 	if o.Telegram == nil {
 		return nil, errors.New("bot: no Telegram client")
 	}
+	if o.Sessions == nil {
+		return nil, errors.New("bot: no Sessions")
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -88,19 +91,16 @@ func New(o Options) (*Bot, error) {
 		o.AlbumWait = DefaultAlbumWait
 	}
 	b.albums = newAlbums(o.AlbumWait, b.flushAlbum)
-	b.chat = newChat(b.tg, logger, b.scrub)
-	b.chat.streamDrafts = !o.NoDrafts
-	b.chat.isAdmin = b.access.isAdmin
+	b.chat = o.Chat
+	if b.chat == nil {
+		b.chat = NewChat(ChatOptions{Telegram: o.Telegram, Admins: o.Admins, NoDrafts: o.NoDrafts, Logger: o.Logger})
+	}
 	b.access.added, b.access.log, b.access.scrub = o.Pairing, logger, b.scrub
 	return b, nil
 }
 
 // Chat is the session's chat port, usable before Run.
 func (b *Bot) Chat() *Chat { return b.chat }
-
-// SetSessions sets the session manager when it could not be given to New
-// (it needs Chat first). Call it before Run.
-func (b *Bot) SetSessions(s Sessions) { b.sessions = s }
 
 // Run learns the bot's name (getMe), publishes the commands and receives
 // updates until ctx ends — by long polling (after removing any webhook) or,
@@ -110,9 +110,6 @@ func (b *Bot) SetSessions(s Sessions) { b.sessions = s }
 func (b *Bot) Run(ctx context.Context) error {
 	if !b.started.CompareAndSwap(false, true) {
 		return errors.New("bot: Run called twice")
-	}
-	if b.sessions == nil {
-		return errors.New("bot: no Sessions (set Options.Sessions or call SetSessions)")
 	}
 	b.disp = newDispatcher(ctx, b.runJob)
 	defer b.disp.wait()

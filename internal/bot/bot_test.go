@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
@@ -103,21 +104,13 @@ func TestRunRefusedToken(t *testing.T) {
 	}
 }
 
-func TestRunWithoutSessions(t *testing.T) {
-	h := newBot(t, func(o *testOptions) { o.Sessions = nil })
-	if err := h.bot.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "Sessions") {
-		t.Errorf("Run = %v", err)
+func TestNewWithoutSessions(t *testing.T) {
+	tg, err := telegram.New(telegram.Options{Token: "1:x"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	h2 := newBot(t, func(o *testOptions) { o.Sessions = nil })
-	h2.bot.SetSessions(h2.sess)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h2.bot.Run(ctx) }()
-	h2.fake.Message(alice, alice, "hi")
-	h2.sess.waitCalls(t, "deliver", 1)
-	cancel()
-	if err := <-done; err != nil {
-		t.Error(err)
+	if _, err := New(Options{Telegram: tg}); err == nil || !strings.Contains(err.Error(), "Sessions") {
+		t.Errorf("New = %v", err)
 	}
 }
 

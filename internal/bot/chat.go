@@ -46,15 +46,37 @@ type Chat struct {
 	streamSeq    atomic.Int64  // numbers the streams (their keys, draft ids)
 }
 
-func newChat(tg *telegram.Client, log *slog.Logger, scrub func(string) string) *Chat {
+// ChatOptions configure a Chat.
+type ChatOptions struct {
+	// Telegram is the client every call is made with; required.
+	Telegram *telegram.Client
+	// Admins are the bot's admins (Options.Admins): only they may answer
+	// what only admins may (approvals in groups).
+	Admins []int64
+	// NoDrafts streams answers by editing a message in every chat, never
+	// with sendMessageDraft (which private chats otherwise get while the
+	// Bot API takes it).
+	NoDrafts bool
+	Logger   *slog.Logger
+}
+
+// NewChat returns the chat port on o.Telegram, to hand to the sessions
+// and then to New (Options.Chat). It does no I/O.
+func NewChat(o ChatOptions) *Chat {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	admins := newAccess(nil, o.Admins)
 	return &Chat{
-		tg: tg, log: log, scrub: scrub, asks: newQuestions(), forms: newForms(),
+		tg: o.Telegram, log: log.With("component", "bot"), scrub: o.Telegram.Scrub,
+		isAdmin: admins.isAdmin, asks: newQuestions(), forms: newForms(),
 		typingEvery:   4 * time.Second,
 		progressEvery: time.Second,
 		doneTimeout:   10 * time.Second,
 		streamFirst:   time.Second,
 		streamEvery:   time.Second,
-		streamDrafts:  true,
+		streamDrafts:  !o.NoDrafts,
 	}
 }
 

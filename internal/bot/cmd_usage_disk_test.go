@@ -41,8 +41,8 @@ func TestUsageShowsTheChatsDisk(t *testing.T) {
 				if tt.usage != nil {
 					o.Usage = tt.usage
 				}
+				o.Sessions = diskSessions{fakeSessions: o.Sessions.(*fakeSessions), err: tt.err}
 			})
-			h.bot.SetSessions(diskSessions{fakeSessions: h.sess, err: tt.err})
 			h.startPolling(t)
 			h.fake.Message(alice, alice, "/usage")
 			if got := h.texts(t, alice, 1)[0]; got != tt.reply {
