@@ -127,9 +127,7 @@ func (a *activity) Answer(ctx context.Context, markdown string) error {
 // is deleted. It returns when that is done (bounded by doneTimeout).
 func (a *activity) Done() {
 	a.once.Do(func() {
-		a.mu.Lock()
-		a.ended = true
-		a.mu.Unlock()
+		a.end()
 		close(a.done)
 	})
 	<-a.finished
@@ -162,10 +160,8 @@ func (a *activity) loop() {
 	defer typing.Stop()
 	a.typing()
 
+	p := &progressMsg{a: a}
 	var (
-		msgID    int
-		shown    string
-		last     time.Time // of the last send or edit
 		pending  *time.Timer
 		flushDue <-chan time.Time
 	)
@@ -174,36 +170,6 @@ func (a *activity) loop() {
 			pending.Stop()
 		}
 	}()
-	flush := func() {
-		text := a.text()
-		if text == "" || text == shown || a.isEnded() {
-			return
-		}
-		last = time.Now()
-		if msgID == 0 {
-			// Neither /stop nor Done may cut the send short: a message
-			// sent but not seen to be sent could not be deleted.
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
-			m, err := c.sendMessage(ctx, a.chatID, text, "")
-			cancel()
-			if err != nil {
-				c.log.Debug("progress message not sent", "chat", a.chatID, "err", err.Error())
-				return
-			}
-			msgID, shown = m.ID, text
-			return
-		}
-		_, err := telegram.Send(a.ctx, c.tg, a.chatID, "editMessageText", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
-			return c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-				ChatID: a.chatID, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview,
-			})
-		})
-		if err != nil {
-			c.log.Debug("progress message not edited", "chat", a.chatID, "err", err.Error())
-			return
-		}
-		shown = text
-	}
 
 	answer := newLive(a)
 	defer answer.stop()
@@ -224,9 +190,7 @@ loop:
 			// The answer ends the progress message's life: it is only
 			// deleted now. An edit scheduled for it would come after the
 			// answer (a wasted paced call, and Done held back by it).
-			a.mu.Lock()
-			a.ended = true
-			a.mu.Unlock()
+			a.end()
 			if pending != nil {
 				pending.Stop()
 			}
@@ -237,36 +201,93 @@ loop:
 			// goes when Done is called.
 			typing.Stop()
 			turnDone, flushDue = nil, nil
-			a.mu.Lock()
-			a.ended = true
-			a.mu.Unlock()
+			a.end()
 		case <-typing.C:
 			a.typing()
 		case <-a.wake:
 			if a.ctx.Err() != nil || flushDue != nil {
 				continue // an edit is already scheduled: it takes this line too
 			}
-			if wait := c.progressEvery - time.Since(last); msgID != 0 && wait > 0 {
+			if wait := c.progressEvery - time.Since(p.last); p.msgID != 0 && wait > 0 {
 				pending = time.NewTimer(wait)
 				flushDue = pending.C
 				continue
 			}
-			flush()
+			p.flush()
 		case <-flushDue:
 			flushDue = nil
-			flush()
+			p.flush()
 		}
 	}
 	a.cancel()
 	answer.finish()
-	if msgID != 0 {
+	p.remove()
+}
+
+// end marks the progress message's life over: no more sends or edits.
+func (a *activity) end() {
+	a.mu.Lock()
+	a.ended = true
+	a.mu.Unlock()
+}
+
+// progressMsg is a turn's progress message: sent with the first line,
+// edited with newer ones, deleted when the turn ends. Only the activity's
+// loop uses it.
+type progressMsg struct {
+	a     *activity
+	msgID int
+	shown string
+	last  time.Time // of the last send or edit
+}
+
+// flush shows the lines as they are now, unless they are shown already
+// or the message's life is over.
+func (p *progressMsg) flush() {
+	a, c := p.a, p.a.c
+	text := a.text()
+	if text == "" || text == p.shown || a.isEnded() {
+		return
+	}
+	p.last = time.Now()
+	if p.msgID == 0 {
+		// Neither /stop nor Done may cut the send short: a message
+		// sent but not seen to be sent could not be deleted.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
-		defer cancel()
-		if _, err := telegram.Send(ctx, c.tg, a.chatID, "deleteMessage", telegram.Unpaced, func(ctx context.Context) (bool, error) {
-			return c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: a.chatID, MessageID: msgID})
-		}); err != nil {
-			c.log.Warn("progress message not deleted", "chat", a.chatID, "err", err.Error())
+		m, err := c.sendMessage(ctx, a.chatID, text, "")
+		cancel()
+		if err != nil {
+			c.log.Debug("progress message not sent", "chat", a.chatID, "err", err.Error())
+			return
 		}
+		p.msgID, p.shown = m.ID, text
+		return
+	}
+	_, err := telegram.Send(a.ctx, c.tg, a.chatID, "editMessageText", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+		return c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
+			ChatID: a.chatID, MessageID: p.msgID, Text: text, LinkPreviewOptions: noPreview,
+		})
+	})
+	if err != nil {
+		c.log.Debug("progress message not edited", "chat", a.chatID, "err", err.Error())
+		return
+	}
+	p.shown = text
+}
+
+// remove deletes the message, if one was sent; the turn's end may not cut
+// that short.
+func (p *progressMsg) remove() {
+	a, c := p.a, p.a.c
+	if p.msgID == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
+	defer cancel()
+	if _, err := telegram.Send(ctx, c.tg, a.chatID, "deleteMessage", telegram.Unpaced, func(ctx context.Context) (bool, error) {
+		return c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: a.chatID, MessageID: p.msgID})
+	}); err != nil {
+		c.log.Warn("progress message not deleted", "chat", a.chatID, "err", err.Error())
 	}
 }
 
