@@ -1,37 +1,38 @@
-// Package bot is volcanicbot's Telegram side: it receives updates, decides
-// which messages are for the bot and who may use it, runs the chat
-// commands, and hands everything else to the sessions; and it is the
-// session's chat port, which renders answers, uploads files and shows
-// typing and progress while a turn runs.
+// Package bot is the chat's screens on top of internal/telegram: it
+// decides which messages are for the bot and who may use it, runs the
+// chat commands, and hands everything else to the sessions; and it is the
+// session's chat port, which renders answers, uploads files, asks with
+// buttons and shows typing, progress and streamed answers while a turn
+// runs. Every Bot API call goes through the telegram.Client (its paced
+// sender, its retries); receiving, the update inbox and the webhook are
+// the client's too.
 //
 // # Wiring
 //
-// The Manager needs the Chat and the Bot needs the Manager:
+// The Telegram client first, then the chat port, the sessions that talk
+// to it, and the bot that hands them what the chats send:
 //
-//	b, err := bot.New(bot.Options{Token: token, AllowedUsers: ids, Logger: log, Redactor: reg})
-//	mgr := session.NewManager(session.Options{Chat: b.Chat(), ...})
-//	b.SetSessions(mgr)
+//	tg, err := telegram.New(telegram.Options{Token: token, Logger: log, Redactor: reg})
+//	chat := bot.NewChat(bot.ChatOptions{Telegram: tg, Admins: admins, Logger: log})
+//	mgr := session.NewManager(session.Options{Chat: chat, ...})
+//	b, err := bot.New(bot.Options{Telegram: tg, Chat: chat, Sessions: mgr, AllowedUsers: ids, Logger: log})
 //	err = b.Run(ctx) // until ctx ends
+//	tg.Close()       // after the sessions were closed
 //
-// New does no network I/O; Run calls getMe, publishes the commands and
-// receives updates until ctx ends, then waits for every chat's worker.
+// New does no network I/O; Run connects the client (getMe, the inbox),
+// hands in what the last run left, publishes the commands and receives
+// updates until ctx ends, then waits for every chat's worker.
 //
 // # The way of one message
 //
-//  1. Poller. One goroutine long-polls getUpdates (go-telegram/bot, with
-//     handlers run one at a time and a recover middleware), or, with
-//     Options.WebhookURL, WebhookHandler takes Telegram's posts. Either
-//     way the update only gets queued: the poller never waits on a chat.
-//     go-telegram/bot hands each batch to its handler goroutine through a
-//     buffered channel and asks for the next batch — confirming this one
-//     to Telegram — without waiting for the handlers; so with
-//     Options.InboxDir every update is journaled and synced (inbox.go) in
-//     the poller's HTTP client, as the getUpdates answer arrives, before
-//     the library sees it (by the webhook, before its 200), and marked done
-//     once its chat has taken the message (session.Message.Taken) or it
-//     needed no session. Run hands in again, in order and before any new
-//     update, what the last run left not done; commands among them are not
-//     run again.
+//  1. Poller. The telegram.Client long-polls getUpdates or takes the
+//     webhook's posts, journals each update in its inbox, and hands it to
+//     the bot's handler once (internal/telegram). The handler only queues
+//     it, and recovers a panic: the poller never waits on a chat. An
+//     update is marked done (Client.Done) once its chat has taken the
+//     message (session.Message.Taken) or it needed no session. Run hands
+//     in again, in order and before any new update, what the last run
+//     left not done (Client.Kept); commands among them are not run again.
 //  2. Dispatcher. Each chat has a queue and, while it holds work, a worker
 //     goroutine of its own (dispatch.go): a chat's updates are handled one
 //     at a time, in order, and a slow chat never delays another. A panic
@@ -96,21 +97,10 @@
 //
 // # One sender for each chat
 //
-// Every Bot API call addressed to a chat goes through the sender
-// (sender.go): one queue per chat, run in order by a worker of its own.
-// Calls that send or change a message are paced under Telegram's limits
-// (Limits: one a second in a chat, twenty a minute in a group, thirty a
-// second in all, the last handed out in the order the chats asked), each
-// holding its slot from its start until a period after its answer, so
-// they never reach Telegram closer together than that. A 429 holds every
-// call of that chat until its retry_after has passed, and only that
-// chat; a 5xx or a network error backs off exponentially (0.5 s doubling
-// up to 8 s), five tries in all; any other 4xx is final at once. Typing,
-// deletions and answers to button presses are not paced, and may go ahead
-// of a message waiting for its second. A queued update of a live message
-// is replaced by a newer one (the newest text wins). Calls to no chat
-// (getMe, setWebhook, …) use the same retry policy without the queue. A
-// final failure is logged with the chat id and returned. Error texts are
-// scrubbed of the bot token, the webhook secret and the redactor's
-// secrets before they reach a log line or a reply.
+// Every Bot API call addressed to a chat goes through the client's paced
+// sender (telegram.Client.Do, Submit, Send): one queue per chat, in order,
+// under Telegram's flood limits, a 429 holding only that chat. A screen
+// builds its call with Client.API and says whether it is paced (it sends
+// or changes a message) and, for a live message, its key (a queued update
+// of the same key is replaced by the newer one).
 package bot
