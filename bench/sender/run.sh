@@ -9,10 +9,10 @@
 #
 #   bench/sender/run.sh [chats] [answers]
 #
-# See BenchmarkSenderBurst in internal/bot/sender_bench_test.go and
+# See BenchmarkSenderBurst in internal/telegram/sender_bench_test.go and
 # docs/performance.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export SENDER_CHATS="${1:-200}" SENDER_ANSWERS="${2:-5}"
-go test -run '^$' -bench SenderBurst -benchtime 1x -timeout 30m ./internal/bot |
+go test -run '^$' -bench SenderBurst -benchtime 1x -timeout 30m ./internal/telegram |
 	grep -E 'sender_bench_test.go|^ok|FAIL' | sed 's/^ *sender_bench_test.go:[0-9]*: //'

@@ -1,4 +1,4 @@
-package bot
+package telegram
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
@@ -32,16 +32,16 @@ import (
 // "unpaced" lifts the bot's limits (every call goes at once, a 429 holds
 // the chat until retry_after): what a bot without pacing gets.
 //
-//	go test -run '^$' -bench SenderBurst -benchtime 1x ./internal/bot
+//	go test -run '^$' -bench SenderBurst -benchtime 1x ./internal/telegram
 func BenchmarkSenderBurst(b *testing.B) {
 	chats := envInt("SENDER_CHATS", 200)
 	answers := envInt("SENDER_ANSWERS", 5)
 	for _, mode := range []struct {
 		name   string
-		limits telegram.Limits
+		limits Limits
 	}{
-		{"paced", telegram.Limits{}},
-		{"unpaced", telegram.Limits{ChatEvery: time.Nanosecond, GroupPerMinute: 1 << 30, PerSecond: 1 << 30}},
+		{"paced", Limits{}},
+		{"unpaced", Limits{ChatEvery: time.Nanosecond, GroupPerMinute: 1 << 30, PerSecond: 1 << 30}},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			for range b.N {
@@ -85,17 +85,18 @@ const (
 	streamEvery = 200 * time.Millisecond
 )
 
-func senderBurst(b *testing.B, limits telegram.Limits, chats, answers int) burstResult {
+func senderBurst(b *testing.B, limits Limits, chats, answers int) burstResult {
 	fake := telegramtest.Start(telegramtest.Options{}) // Telegram's limits
 	defer fake.Close()
 	users := make([]int64, chats)
 	for i := range users {
 		users[i] = int64(i + 1)
 	}
-	tg, bot := newTestBot(b, testOptions{Options: Options{AllowedUsers: users, Sessions: newFakeSessions()},
-		tgOptions: tgOptions{Token: fake.Token(), APIURL: fake.URL(), Limits: limits}})
-	defer tg.Close()
-	c := bot.Chat()
+	c, err := New(Options{Token: fake.Token(), APIURL: fake.URL(), Limits: limits})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
 	ctx := context.Background()
 
 	var mu sync.Mutex
@@ -106,7 +107,9 @@ func senderBurst(b *testing.B, limits telegram.Limits, chats, answers int) burst
 	for _, chat := range users {
 		wg.Go(func() {
 			for a := range answers {
-				m, err := c.sendMessage(ctx, chat, fmt.Sprintf("answer %d: …", a), "")
+				m, err := Send(ctx, c, chat, "sendMessage", Paced, func(ctx context.Context) (*models.Message, error) {
+					return c.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chat, Text: fmt.Sprintf("answer %d: …", a)})
+				})
 				if err != nil {
 					mu.Lock()
 					lost++
@@ -115,8 +118,8 @@ func senderBurst(b *testing.B, limits telegram.Limits, chats, answers int) burst
 				}
 				key := "stream:" + strconv.Itoa(m.ID)
 				edit := func(text string) <-chan error {
-					return c.tg.Submit(ctx, chat, "editMessageText", telegram.Paced, key, func(ctx context.Context) error {
-						_, err := c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{ChatID: chat, MessageID: m.ID, Text: text})
+					return c.Submit(ctx, chat, "editMessageText", Paced, key, func(ctx context.Context) error {
+						_, err := c.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{ChatID: chat, MessageID: m.ID, Text: text})
 						return err
 					})
 				}
@@ -154,7 +157,7 @@ func senderBurst(b *testing.B, limits telegram.Limits, chats, answers int) burst
 			r.tooMany++
 		}
 	}
-	r.coalesced = tg.Stats().Coalesced
+	r.coalesced = c.Stats().Coalesced
 	if len(finals) > 0 {
 		slices.Sort(finals)
 		r.p50, r.p99 = finals[len(finals)/2], finals[len(finals)*99/100]
@@ -169,7 +172,7 @@ func senderBurst(b *testing.B, limits telegram.Limits, chats, answers int) burst
 		}
 	}
 	r.notFinal = wrong
-	if wrong > 0 && limits == (telegram.Limits{}) {
+	if wrong > 0 && limits == (Limits{}) {
 		b.Errorf("paced: %d messages do not show their final text", wrong)
 	}
 	return r

@@ -1,4 +1,4 @@
-package bot
+package telegram
 
 import (
 	"context"
@@ -13,9 +13,36 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
+
+const (
+	alice = 1001
+	bob   = 1002
+	group = int64(-1001234567890)
+)
+
+// newBubbleClient is a Client against an in-process fake Bot API, for a
+// test inside a testing/synctest bubble; retries do not wait.
+func newBubbleClient(t *testing.T) (*Client, *telegramtest.Fake) {
+	t.Helper()
+	fake := telegramtest.NewInProcess(t)
+	c, err := New(Options{Token: fake.Token(), APIURL: fake.URL(), HTTPClient: fake.Client(),
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, fake
+}
+
+// sendText sends text to chat as one paced sendMessage.
+func sendText(ctx context.Context, c *Client, chatID int64, text string) error {
+	_, err := Send(ctx, c, chatID, "sendMessage", Paced, func(ctx context.Context) (*models.Message, error) {
+		return c.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chatID, Text: text})
+	})
+	return err
+}
 
 // requestTimes are the times of chat's requests of the given methods,
 // relative to t0.
@@ -34,49 +61,48 @@ func requestTimes(f *telegramtest.Fake, chat int64, t0 time.Time, methods ...str
 // every call of the chat, and no other chat.
 func TestTooManyHoldsTheChat(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBubbleBot(t, nil)
-		c := h.bot.Chat()
+		c, fake := newBubbleClient(t)
 		t0 := time.Now()
-		h.fake.FailNext("sendMessage", http.StatusTooManyRequests, "", 2)
+		fake.FailNext("sendMessage", http.StatusTooManyRequests, "", 2)
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			if err := c.SendText(context.Background(), alice, "the answer"); err != nil {
+			if err := sendText(context.Background(), c, alice, "the answer"); err != nil {
 				t.Error(err)
 			}
 		})
 		synctest.Wait() // refused: the chat is held
 		wg.Go(func() {
-			if err := c.SendText(context.Background(), alice, "the next message"); err != nil {
+			if err := sendText(context.Background(), c, alice, "the next message"); err != nil {
 				t.Error(err)
 			}
 		})
 		wg.Go(func() {
-			_ = c.tg.DoOnce(context.Background(), alice, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
-				_, err := c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: alice, Action: models.ChatActionTyping})
+			_ = c.DoOnce(context.Background(), alice, "sendChatAction", Unpaced, func(ctx context.Context) error {
+				_, err := c.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: alice, Action: models.ChatActionTyping})
 				return err
 			})
 		})
 		synctest.Wait()
-		if err := c.SendText(context.Background(), bob, "another chat"); err != nil {
+		if err := sendText(context.Background(), c, bob, "another chat"); err != nil {
 			t.Fatal(err)
 		}
-		if got := requestTimes(h.fake, bob, t0, "sendMessage"); !slices.Equal(got, []time.Duration{0}) {
+		if got := requestTimes(fake, bob, t0, "sendMessage"); !slices.Equal(got, []time.Duration{0}) {
 			t.Errorf("another chat's message at %v, want at once", got)
 		}
-		if got := requestTimes(h.fake, alice, t0, "sendMessage", "sendChatAction"); len(got) != 1 {
+		if got := requestTimes(fake, alice, t0, "sendMessage", "sendChatAction"); len(got) != 1 {
 			t.Fatalf("requests to the held chat at %v, want only the refused one", got)
 		}
 		wg.Wait()
-		if got, want := requestTimes(h.fake, alice, t0, "sendMessage"), []time.Duration{0, 2 * time.Second, 3 * time.Second}; !slices.Equal(got, want) {
+		if got, want := requestTimes(fake, alice, t0, "sendMessage"), []time.Duration{0, 2 * time.Second, 3 * time.Second}; !slices.Equal(got, want) {
 			t.Errorf("messages at %v, want %v (the retry after retry_after, the next a second later)", got, want)
 		}
-		if got := requestTimes(h.fake, alice, t0, "sendChatAction"); !slices.Equal(got, []time.Duration{2 * time.Second}) {
+		if got := requestTimes(fake, alice, t0, "sendChatAction"); !slices.Equal(got, []time.Duration{2 * time.Second}) {
 			t.Errorf("typing at %v, want when the hold ended", got)
 		}
-		if texts := h.fake.Texts(alice); !slices.Equal(texts, []string{"the answer", "the next message"}) {
+		if texts := fake.Texts(alice); !slices.Equal(texts, []string{"the answer", "the next message"}) {
 			t.Errorf("texts %q", texts)
 		}
-		if s := h.tg.Stats(); s.TooMany != 1 {
+		if s := c.Stats(); s.TooMany != 1 {
 			t.Errorf("stats %+v", s)
 		}
 	})
@@ -123,23 +149,23 @@ func TestPacedUnderTheLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newBubbleBot(t, nil)
+				c, fake := newBubbleClient(t)
 				t0 := time.Now()
 				var wg sync.WaitGroup
 				for _, chat := range tt.chats {
 					wg.Go(func() {
 						for range tt.each {
-							if err := h.bot.Chat().SendText(context.Background(), chat, "hello"); err != nil {
+							if err := sendText(context.Background(), c, chat, "hello"); err != nil {
 								t.Error(err)
 							}
 						}
 					})
 				}
 				wg.Wait()
-				if n := h.fake.TooMany(0); n != 0 {
+				if n := fake.TooMany(0); n != 0 {
 					t.Errorf("%d 429s from the fake", n)
 				}
-				tt.check(t, h.fake, t0)
+				tt.check(t, fake, t0)
 			})
 		})
 	}
@@ -149,16 +175,16 @@ func TestPacedUnderTheLimits(t *testing.T) {
 // newest runs, once, and every caller gets its outcome.
 func TestCoalescedUpdates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBubbleBot(t, nil)
-		out := h.bot.Chat().tg
+		c, _ := newBubbleClient(t)
+		out := c
 		ctx := context.Background()
-		if err := h.bot.Chat().SendText(ctx, alice, "first"); err != nil { // the next paced call waits a second
+		if err := sendText(ctx, c, alice, "first"); err != nil { // the next paced call waits a second
 			t.Fatal(err)
 		}
 		var ran []string
 		var mu sync.Mutex
 		update := func(text string) <-chan error {
-			return out.Submit(ctx, alice, "editMessageText", telegram.Paced, "progress", func(context.Context) error {
+			return out.Submit(ctx, alice, "editMessageText", Paced, "progress", func(context.Context) error {
 				mu.Lock()
 				ran = append(ran, text)
 				mu.Unlock()
@@ -184,27 +210,26 @@ func TestCoalescedUpdates(t *testing.T) {
 // paced one waiting for its second; paced calls keep their order.
 func TestUnpacedGoesAhead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBubbleBot(t, nil)
-		c := h.bot.Chat()
+		c, fake := newBubbleClient(t)
 		t0 := time.Now()
 		ctx := context.Background()
-		if err := c.SendText(ctx, alice, "one"); err != nil {
+		if err := sendText(ctx, c, alice, "one"); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
-		wg.Go(func() { _ = c.SendText(ctx, alice, "two") })
+		wg.Go(func() { _ = sendText(ctx, c, alice, "two") })
 		synctest.Wait()
 		wg.Go(func() {
-			_ = c.tg.DoOnce(ctx, alice, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
-				_, err := c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: alice, Action: models.ChatActionTyping})
+			_ = c.DoOnce(ctx, alice, "sendChatAction", Unpaced, func(ctx context.Context) error {
+				_, err := c.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: alice, Action: models.ChatActionTyping})
 				return err
 			})
 		})
 		wg.Wait()
-		if got := requestTimes(h.fake, alice, t0, "sendChatAction"); !slices.Equal(got, []time.Duration{0}) {
+		if got := requestTimes(fake, alice, t0, "sendChatAction"); !slices.Equal(got, []time.Duration{0}) {
 			t.Errorf("typing at %v, want at once", got)
 		}
-		if got := requestTimes(h.fake, alice, t0, "sendMessage"); !slices.Equal(got, []time.Duration{0, time.Second}) {
+		if got := requestTimes(fake, alice, t0, "sendMessage"); !slices.Equal(got, []time.Duration{0, time.Second}) {
 			t.Errorf("messages at %v", got)
 		}
 	})
@@ -213,14 +238,13 @@ func TestUnpacedGoesAhead(t *testing.T) {
 // A call whose context ends while it waits is dropped, not made later.
 func TestQueuedCallDroppedWhenItsContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newBubbleBot(t, nil)
-		c := h.bot.Chat()
-		h.fake.FailNext("sendMessage", http.StatusTooManyRequests, "", 5)
-		go func() { _ = c.SendText(context.Background(), alice, "held") }()
+		c, fake := newBubbleClient(t)
+		fake.FailNext("sendMessage", http.StatusTooManyRequests, "", 5)
+		go func() { _ = sendText(context.Background(), c, alice, "held") }()
 		synctest.Wait()
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
-		go func() { errc <- c.SendText(ctx, alice, "given up") }()
+		go func() { errc <- sendText(ctx, c, alice, "given up") }()
 		synctest.Wait()
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -228,7 +252,7 @@ func TestQueuedCallDroppedWhenItsContextEnds(t *testing.T) {
 		}
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
-		if texts := h.fake.Texts(alice); !slices.Equal(texts, []string{"held"}) {
+		if texts := fake.Texts(alice); !slices.Equal(texts, []string{"held"}) {
 			t.Errorf("texts %q", texts)
 		}
 	})
