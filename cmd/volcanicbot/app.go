@@ -17,12 +17,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
-	"github.com/volcanicbot/volcanicbot/internal/pairing"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 	"github.com/volcanicbot/volcanicbot/internal/session"
@@ -301,6 +299,25 @@ func ownerMark(dataDir string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// logStart says what the bot starts with: the warnings about its
+// configuration, the browser, the memory plan and the version.
+func (m *Main) logStart(model llm.Model) {
+	if len(m.cfg.Telegram.AllowedUsers) == 0 {
+		m.logger.Warn("TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody")
+	}
+	for _, w := range m.serverWarnings() {
+		m.logger.Warn("MCP configuration: " + w)
+	}
+	m.logger.Info(m.preset.StartupLine())
+	if m.preset.IsEnabled() {
+		m.logger.Info("browser mode", "mode", browserModeName(m.preset), "why", m.browserWhy)
+	}
+	m.logger.Info(m.memPlan.String())
+	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,
+		"provider", providerName(unwrapModel(model)), "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
+		"allowed_users", len(m.cfg.Telegram.AllowedUsers))
+}
+
 // Run runs the bot until ctx ends, then shuts down gracefully: polling
 // stops, running turns are cancelled, every MCP process is stopped and the
 // transcripts are closed.
@@ -322,20 +339,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.migrateChats(); err != nil {
 		return err
 	}
-	if len(m.cfg.Telegram.AllowedUsers) == 0 {
-		m.logger.Warn("TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody")
-	}
-	for _, w := range m.serverWarnings() {
-		m.logger.Warn("MCP configuration: " + w)
-	}
-	m.logger.Info(m.preset.StartupLine())
-	if m.preset.IsEnabled() {
-		m.logger.Info("browser mode", "mode", browserModeName(m.preset), "why", m.browserWhy)
-	}
-	m.logger.Info(m.memPlan.String())
-	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,
-		"provider", providerName(unwrapModel(model)), "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
-		"allowed_users", len(m.cfg.Telegram.AllowedUsers))
+	m.logStart(model)
 
 	ledger := spend.New(spend.Options{
 		Dir:     filepath.Join(m.cfg.DataDir, usageDir),
@@ -352,58 +356,7 @@ func (m *Main) Run(ctx context.Context) error {
 		m.logger.Info("daily token allowance", "per_chat", m.cfg.LLM.DailyTokensPerChat, "per_user", m.cfg.LLM.DailyTokensPerUser)
 	}
 
-	tg, err := telegram.New(telegram.Options{
-		Token:      m.cfg.Telegram.Token,
-		APIURL:     m.cfg.Telegram.APIURL,
-		Logger:     m.logger,
-		Redactor:   m.secrets,
-		HTTPClient: m.HTTPClient,
-
-		WebhookURL:    m.cfg.Telegram.WebhookURL,
-		WebhookSecret: m.cfg.Telegram.WebhookSecret,
-		InboxDir:      filepath.Join(m.cfg.DataDir, inboxDir),
-		Limits:        m.TelegramLimits,
-	})
-	if err != nil {
-		return err
-	}
-	stats := tg.Stats
-	m.metrics.sendStats.Store(&stats)
-	// The chat port first: the sessions talk to the chats through it, and
-	// the bot hands the sessions what the chats send.
-	chat := bot.NewChat(bot.ChatOptions{Telegram: tg, Admins: m.cfg.Telegram.Admins, Logger: m.logger})
-	sessions := session.NewManager(session.Options{
-		DataDir:       m.cfg.DataDir,
-		Model:         model,
-		ModelName:     m.cfg.LLM.Model,
-		MCP:           m.mcp,
-		Chat:          chat,
-		Redactor:      m.secrets,
-		Logger:        m.logger,
-		SystemPrompt:  m.cfg.Agent.SystemPrompt,
-		MaxSteps:      m.cfg.Agent.MaxSteps,
-		NoStream:      m.cfg.Agent.NoStream,
-		ContextTokens: m.cfg.LLM.ContextTokens,
-		ToolSearch:    m.cfg.LLM.ToolSearch,
-		CountTokens:   m.tokens.Count,
-
-		ApprovalTimeout: m.cfg.Agent.ApprovalTimeout,
-		Allowance:       ledger,
-		DiscoveryWait:   m.DiscoveryWait,
-		DiskBudget:      int64(m.cfg.ChatDiskBudgetMB) << 20,
-	})
-	b, err := bot.New(bot.Options{
-		Telegram:     tg,
-		Chat:         chat,
-		Sessions:     sessions,
-		AllowedUsers: m.cfg.Telegram.AllowedUsers,
-		Admins:       m.cfg.Telegram.Admins,
-		Logger:       m.logger,
-
-		LoginCallback: loginCallbackURL(m.cfg.Telegram.WebhookURL),
-		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
-		Usage:         ledger,
-	})
+	tg, sessions, b, err := m.chatSide(model, ledger)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/volcanicbot/volcanicbot/internal/bot"
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/pairing"
+	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/spend"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
+)
+
+// chatSide builds what talks to the chats, each before what needs it:
+// the Telegram client, the chat port on it, the sessions that answer
+// through the chat port, and the bot that hands them what the chats
+// send. It does no network I/O.
+func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client, *session.Manager, *bot.Bot, error) {
+	tg, err := telegram.New(telegram.Options{
+		Token:      m.cfg.Telegram.Token,
+		APIURL:     m.cfg.Telegram.APIURL,
+		Logger:     m.logger,
+		Redactor:   m.secrets,
+		HTTPClient: m.HTTPClient,
+
+		WebhookURL:    m.cfg.Telegram.WebhookURL,
+		WebhookSecret: m.cfg.Telegram.WebhookSecret,
+		InboxDir:      filepath.Join(m.cfg.DataDir, inboxDir),
+		Limits:        m.TelegramLimits,
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stats := tg.Stats
+	m.metrics.sendStats.Store(&stats)
+	// The chat port first: the sessions talk to the chats through it, and
+	// the bot hands the sessions what the chats send.
+	chat := bot.NewChat(bot.ChatOptions{Telegram: tg, Admins: m.cfg.Telegram.Admins, Logger: m.logger})
+	sessions := session.NewManager(session.Options{
+		DataDir:       m.cfg.DataDir,
+		Model:         model,
+		ModelName:     m.cfg.LLM.Model,
+		MCP:           m.mcp,
+		Chat:          chat,
+		Redactor:      m.secrets,
+		Logger:        m.logger,
+		SystemPrompt:  m.cfg.Agent.SystemPrompt,
+		MaxSteps:      m.cfg.Agent.MaxSteps,
+		NoStream:      m.cfg.Agent.NoStream,
+		ContextTokens: m.cfg.LLM.ContextTokens,
+		ToolSearch:    m.cfg.LLM.ToolSearch,
+		CountTokens:   m.tokens.Count,
+
+		ApprovalTimeout: m.cfg.Agent.ApprovalTimeout,
+		Allowance:       ledger,
+		DiscoveryWait:   m.DiscoveryWait,
+		DiskBudget:      int64(m.cfg.ChatDiskBudgetMB) << 20,
+	})
+	b, err := bot.New(bot.Options{
+		Telegram:     tg,
+		Chat:         chat,
+		Sessions:     sessions,
+		AllowedUsers: m.cfg.Telegram.AllowedUsers,
+		Admins:       m.cfg.Telegram.Admins,
+		Logger:       m.logger,
+
+		LoginCallback: loginCallbackURL(m.cfg.Telegram.WebhookURL),
+		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
+		Usage:         ledger,
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return tg, sessions, b, nil
+}
