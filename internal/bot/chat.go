@@ -3,8 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -17,9 +15,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
-
-// maxPhotoBytes is Telegram's limit for a photo upload.
-const maxPhotoBytes = 10 << 20
 
 // Chat is the session's chat port on Telegram: it renders and sends
 // answers, uploads files, and shows typing and progress while a turn runs.
@@ -157,64 +152,15 @@ func (c *Chat) SendFile(ctx context.Context, chatID int64, file session.Outgoing
 }
 
 func (c *Chat) sendFile(ctx context.Context, chatID int64, file session.OutgoingFile, caption string) error {
-	head := make([]byte, 512) // what http.DetectContentType looks at
-	n, err := file.Content.ReadAt(head, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read %s: %w", file.Name, err)
-	}
-	content := func() io.Reader { return io.NewSectionReader(file.Content, 0, file.Size) }
 	short, long := caption, ""
 	if tgformat.UTF16Len(caption) > tgformat.MaxCaptionUTF16 {
 		short, long = "", caption
 	}
-	sent := false
-	if isPhoto(head[:n]) && file.Size <= maxPhotoBytes {
-		err := c.tg.Do(ctx, chatID, "sendPhoto", telegram.Paced, func(ctx context.Context) error {
-			_, err := c.tg.API().SendPhoto(ctx, &tgbot.SendPhotoParams{
-				ChatID: chatID, Caption: short,
-				Photo: &models.InputFileUpload{Filename: file.Name, Data: content()},
-			})
-			return err
-		})
-		switch {
-		case err == nil:
-			sent = true
-		case photoRefused(err):
-			c.log.Info("Telegram refused the photo; sending it as a document", "chat", chatID, "file", file.Name, "err", err.Error())
-		default:
-			return err
-		}
-	}
-	if !sent {
-		if err := c.tg.Do(ctx, chatID, "sendDocument", telegram.Paced, func(ctx context.Context) error {
-			_, err := c.tg.API().SendDocument(ctx, &tgbot.SendDocumentParams{
-				ChatID: chatID, Caption: short,
-				Document: &models.InputFileUpload{Filename: file.Name, Data: content()},
-			})
-			return err
-		}); err != nil {
-			return err
-		}
+	if err := c.tg.Upload(ctx, chatID, file.Name, file.Content, file.Size, short); err != nil {
+		return err
 	}
 	if long != "" {
 		return c.sendPlain(ctx, chatID, long)
 	}
 	return nil
-}
-
-// isPhoto reports whether data is an image Telegram takes as a photo.
-func isPhoto(data []byte) bool {
-	switch http.DetectContentType(data) {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return true
-	}
-	return false
-}
-
-// photoRefused reports whether a photo failed for what it is (dimensions,
-// format, size) rather than for the chat or the network: then a document
-// may still go through.
-func photoRefused(err error) bool {
-	code := telegram.StatusOf(err)
-	return code == http.StatusBadRequest || code == http.StatusRequestEntityTooLarge
 }

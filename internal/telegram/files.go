@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,4 +61,64 @@ type statusError struct{ code int }
 
 func (e *statusError) Error() string {
 	return "HTTP " + strconv.Itoa(e.code) + " " + http.StatusText(e.code)
+}
+
+// maxPhotoBytes is Telegram's limit for a photo upload.
+const maxPhotoBytes = 10 << 20
+
+// Upload sends content to chat as a file called name, with caption (at
+// most tgformat.MaxCaptionUTF16: the caller sends a longer one apart).
+// PNG, JPEG, GIF and WebP images (by content) up to 10 MB go as photos,
+// falling back to a document when Telegram refuses the photo
+// (PHOTO_INVALID_DIMENSIONS, IMAGE_PROCESS_FAILED, …); everything else
+// goes as a document. Only content is read (each try reads it again from
+// the start), never a path.
+func (c *Client) Upload(ctx context.Context, chatID int64, name string, content io.ReaderAt, size int64, caption string) error {
+	head := make([]byte, 512) // what http.DetectContentType looks at
+	n, err := content.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	data := func() io.Reader { return io.NewSectionReader(content, 0, size) }
+	if isPhoto(head[:n]) && size <= maxPhotoBytes {
+		err := c.out.do(ctx, chatID, "sendPhoto", Paced, func(ctx context.Context) error {
+			_, err := c.api.SendPhoto(ctx, &tgbot.SendPhotoParams{
+				ChatID: chatID, Caption: caption,
+				Photo: &models.InputFileUpload{Filename: name, Data: data()},
+			})
+			return err
+		})
+		switch {
+		case err == nil:
+			return nil
+		case photoRefused(err):
+			c.log.Info("Telegram refused the photo; sending it as a document", "chat", chatID, "file", name, "err", err.Error())
+		default:
+			return err
+		}
+	}
+	return c.out.do(ctx, chatID, "sendDocument", Paced, func(ctx context.Context) error {
+		_, err := c.api.SendDocument(ctx, &tgbot.SendDocumentParams{
+			ChatID: chatID, Caption: caption,
+			Document: &models.InputFileUpload{Filename: name, Data: data()},
+		})
+		return err
+	})
+}
+
+// isPhoto reports whether data is an image Telegram takes as a photo.
+func isPhoto(data []byte) bool {
+	switch http.DetectContentType(data) {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+// photoRefused reports whether a photo failed for what it is (dimensions,
+// format, size) rather than for the chat or the network: then a document
+// may still go through.
+func photoRefused(err error) bool {
+	code := StatusOf(err)
+	return code == http.StatusBadRequest || code == http.StatusRequestEntityTooLarge
 }
