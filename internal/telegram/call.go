@@ -150,10 +150,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// NewScrubber returns a function that removes the webhook secret, the bot
+// newScrubber returns a function that removes the webhook secret, the bot
 // token (go-telegram/bot puts it in URLs) and then every secret the
 // redactor knows.
-func NewScrubber(token string, r interface{ Redact(string) string }, webhookSecret string) func(string) string {
+func newScrubber(token string, r interface{ Redact(string) string }, webhookSecret string) func(string) string {
 	return func(s string) string {
 		if len(webhookSecret) >= 8 {
 			s = strings.ReplaceAll(s, webhookSecret, "<webhook-secret>")

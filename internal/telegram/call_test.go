@@ -45,7 +45,7 @@ func TestBackoffClassifiesWrappedErrors(t *testing.T) {
 
 func TestScrubber(t *testing.T) {
 	const token = "555:AASecretPartOfTheTokenQQQ"
-	scrub := NewScrubber(token, replacer{strings.NewReplacer("hunter2", "[redacted]")}, "")
+	scrub := newScrubber(token, replacer{strings.NewReplacer("hunter2", "[redacted]")}, "")
 	in := `parse "http://x/bot555:AASecretPartOfTheTokenQQQ/getMe": bad; half AASecretPartOfTheTokenQQQ; hunter2`
 	if got := scrub(in); strings.Contains(got, "SecretPart") || strings.Contains(got, "hunter2") {
 		t.Errorf("scrub = %q", got)

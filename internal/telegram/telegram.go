@@ -104,7 +104,7 @@ func New(o Options) (*Client, error) {
 	logger = logger.With("component", "bot")
 	c := newClient(httpClient(o.HTTPClient), clientOptions{
 		Sleep: o.Sleep, Limits: o.Limits, Logger: logger,
-		Scrub: NewScrubber(o.Token, o.Redactor, o.WebhookSecret),
+		Scrub: newScrubber(o.Token, o.Redactor, o.WebhookSecret),
 	})
 	c.inbox = newInbox(o.InboxDir, logger)
 	c.webhookURL, c.webhookPath, c.secret = o.WebhookURL, webhookPath, o.WebhookSecret
