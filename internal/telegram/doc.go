@@ -1,9 +1,10 @@
 // Package telegram is volcanicbot's Bot API plumbing, with no chat logic:
 // the one client every call to Telegram goes through, the receiving of
 // updates (long polling or a webhook), the durable update inbox, and
-// file downloads. internal/bot builds the chat's screens on top of it;
-// tgformat renders the model's Markdown as Telegram HTML; telegramtest is
-// a fake Bot API server for tests.
+// files (Download; Upload, as a photo or a document). internal/bot
+// builds the chat's screens on top of it; tgformat renders the model's
+// Markdown as Telegram HTML; telegramtest is a fake Bot API server for
+// tests.
 //
 // # Receiving
 //
