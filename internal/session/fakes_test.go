@@ -38,12 +38,17 @@ type fakeChat struct {
 	changed    chan struct{}
 	// panicOnSend makes SendFile panic, as a bug in the chat port would.
 	panicOnSend atomic.Bool
+	// holdTexts, when set, holds every text to that chat until the
+	// sender's context ends (Telegram unreachable while the bot shuts
+	// down), and says so on held.
+	holdTexts atomic.Int64
+	held      chan struct{}
 }
 
 func newFakeChat() *fakeChat {
 	return &fakeChat{texts: map[int64][]string{}, files: map[int64][]string{}, contents: map[int64][]string{},
 		toolCalls: map[int64][]string{},
-		changed:   make(chan struct{}, 1)}
+		changed:   make(chan struct{}, 1), held: make(chan struct{}, 1)}
 }
 
 func (c *fakeChat) notify() {
@@ -53,7 +58,12 @@ func (c *fakeChat) notify() {
 	}
 }
 
-func (c *fakeChat) SendText(_ context.Context, chatID int64, text string) error {
+func (c *fakeChat) SendText(ctx context.Context, chatID int64, text string) error {
+	if chatID == c.holdTexts.Load() {
+		c.held <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	c.mu.Lock()
 	c.texts[chatID] = append(c.texts[chatID], text)
 	c.mu.Unlock()

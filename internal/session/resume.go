@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
@@ -23,6 +24,44 @@ const turnMark = "turn"
 const RestartNotice = "I was restarted while working on your last message; say \"continue\" to let me go on."
 
 func turnMarkPath(private string) string { return filepath.Join(private, turnMark) }
+
+// undeliveredMark is what the mark holds when the turn's answer is in the
+// transcript but the shutdown kept it from the chat.
+const undeliveredMark = "answer not delivered\n"
+
+// errUndelivered ends a turn whose answer the shutdown kept from the chat.
+var errUndelivered = errors.New("the answer was not delivered: the bot is shutting down")
+
+// deliverAnswer sends the turn's answer, streamed or as a message. An
+// answer the shutdown kept from the chat is errUndelivered (the
+// transcript holds it: the next start sends it); one Telegram refused is
+// logged.
+func (s *session) deliverAnswer(streamer StreamingActivity, text string) error {
+	var err error
+	if streamer != nil {
+		err = streamer.Answer(s.m.ctx, text)
+	} else {
+		err = s.m.o.Chat.SendText(s.m.ctx, s.id, s.m.o.Redactor.Redact(text))
+	}
+	switch {
+	case err == nil:
+	case s.m.ctx.Err() != nil:
+		return errUndelivered
+	default:
+		s.m.logger.Warn("send reply", "chat", s.id, "err", err)
+	}
+	return nil
+}
+
+// markUndelivered says in the turn's mark that its answer is still to be
+// sent.
+func (s *session) markUndelivered() {
+	if err := os.WriteFile(turnMarkPath(s.private), []byte(undeliveredMark), 0o600); err != nil {
+		s.m.logger.Warn("mark the undelivered answer", "chat", s.id, "err", err)
+		return
+	}
+	s.m.logger.Info("the answer is in the transcript; the chat gets it at the next start", "chat", s.id)
+}
 
 // markTurn leaves the mark of a running turn. Losing it (a full disk) only
 // loses the notice after a restart.
@@ -49,6 +88,10 @@ func (s *session) resume() {
 		return
 	}
 	if !interrupted(s.history) {
+		if mark, _ := os.ReadFile(turnMarkPath(s.private)); string(mark) == undeliveredMark {
+			s.sendKeptAnswer()
+			return
+		}
 		s.unmarkTurn()
 		s.m.logger.Debug("the turn a restart found had ended: nothing to tell", "chat", s.id)
 		return
@@ -79,4 +122,29 @@ func interrupted(history []llm.Message) bool {
 		}
 	}
 	return false
+}
+
+// sendKeptAnswer sends the conversation's last answer, which a shutdown
+// kept from the chat, and removes the mark once it went out (a shutdown
+// again keeps it for the start after).
+func (s *session) sendKeptAnswer() {
+	if len(s.history) == 0 {
+		s.unmarkTurn()
+		return
+	}
+	var text []string
+	for _, p := range s.history[len(s.history)-1].Parts {
+		if p.Kind == llm.PartText {
+			text = append(text, p.Text)
+		}
+	}
+	s.m.logger.Info("sending the answer a restart kept from the chat", "chat", s.id)
+	err := s.m.o.Chat.SendText(s.m.ctx, s.id, s.m.o.Redactor.Redact(strings.Join(text, "\n\n")))
+	if err != nil && s.m.ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		s.m.logger.Warn("send the kept answer", "chat", s.id, "err", err)
+	}
+	s.unmarkTurn()
 }

@@ -64,6 +64,44 @@ func TestResumeTellsACutOffChatOnce(t *testing.T) {
 	}
 }
 
+// An answer the shutdown kept from the chat (it was in the transcript, but
+// Telegram had not taken it when the bot stopped) is sent at the next
+// start, once, without a model call. Before, the turn counted as answered:
+// the answer was lost, and the log said only "message not delivered …
+// context canceled".
+func TestAnAnswerTheShutdownKeptIsSentAtTheNextStart(t *testing.T) {
+	dir := t.TempDir()
+	first := newEnv(t, echoText, envOptions{dataDir: dir})
+	first.chat.holdTexts.Store(84)
+	first.deliver(84, "last words")
+	await(t, first.chat.held, "the answer on its way")
+	first.close()
+	if _, err := os.Stat(turnMarkPath(first.manager.Private(84))); err != nil {
+		t.Fatalf("the undelivered answer left no mark: %v", err)
+	}
+
+	second := newEnv(t, echoText, envOptions{dataDir: dir})
+	if n, err := second.manager.Resume(); err != nil || n != 1 {
+		t.Fatalf("Resume = %d, %v; want 1 chat", n, err)
+	}
+	if got := second.chat.waitTexts(t, 84, 1); got[0] != "re: last words" {
+		t.Errorf("chat 84 was sent %q, want its answer", got)
+	}
+	second.deliver(84, "next")
+	if got := second.chat.waitTexts(t, 84, 2); !slices.Equal(got, []string{"re: last words", "re: next"}) {
+		t.Errorf("texts = %q", got)
+	}
+	if reqs := second.model.Requests(); len(reqs) != 1 {
+		t.Errorf("the model was called %d times, want once (for \"next\")", len(reqs))
+	}
+	second.close()
+
+	third := newEnv(t, echoText, envOptions{dataDir: dir})
+	if n, err := third.manager.Resume(); err != nil || n != 0 {
+		t.Errorf("Resume after the answer went out = %d, %v; want 0: it is sent once", n, err)
+	}
+}
+
 // A mark without an unanswered message (the shutdown came right after the
 // answer) sends nothing and is removed.
 func TestResumeWithAnAnsweredConversationSaysNothing(t *testing.T) {

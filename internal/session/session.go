@@ -501,8 +501,12 @@ func (s *session) runTurn(in *input) {
 		s.reply(replyCtx, "Stopped.")
 	case m.ctx.Err() != nil:
 		// Shutting down: nothing more to say. A message the transcript
-		// does not hold yet is not taken: it is handed in again.
+		// does not hold yet is not taken: it is handed in again. An
+		// answer the chat did not get is sent at the next start.
 		cutOff = true
+		if errors.Is(err, errUndelivered) {
+			s.markUndelivered()
+		}
 	default:
 		in.take()
 		m.logger.Error("turn failed", "chat", s.id, "err", err)
@@ -670,14 +674,7 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 			if text == "" {
 				text = "(The model returned an empty answer.)"
 			}
-			if streamer != nil {
-				if err := streamer.Answer(m.ctx, text); err != nil {
-					m.logger.Warn("send reply", "chat", s.id, "err", err)
-				}
-				return nil
-			}
-			s.reply(m.ctx, text)
-			return nil
+			return s.deliverAnswer(streamer, text)
 		}
 		results := runner.run(ctx, resp.ToolCalls)
 		capToolResults(results)
