@@ -38,17 +38,19 @@ type fakeChat struct {
 	changed    chan struct{}
 	// panicOnSend makes SendFile panic, as a bug in the chat port would.
 	panicOnSend atomic.Bool
-	// holdTexts, when set, holds every text to that chat until the
-	// sender's context ends (Telegram unreachable while the bot shuts
-	// down), and says so on held.
+	// holdTexts, when set, holds every text to that chat until release
+	// is closed or the sender's context ends (Telegram slow or
+	// unreachable while the bot shuts down), and says so on held.
 	holdTexts atomic.Int64
 	held      chan struct{}
+	release   chan struct{}
 }
 
 func newFakeChat() *fakeChat {
 	return &fakeChat{texts: map[int64][]string{}, files: map[int64][]string{}, contents: map[int64][]string{},
 		toolCalls: map[int64][]string{},
-		changed:   make(chan struct{}, 1), held: make(chan struct{}, 1)}
+		changed:   make(chan struct{}, 1), held: make(chan struct{}, 1),
+		release: make(chan struct{})}
 }
 
 func (c *fakeChat) notify() {
@@ -61,8 +63,11 @@ func (c *fakeChat) notify() {
 func (c *fakeChat) SendText(ctx context.Context, chatID int64, text string) error {
 	if chatID == c.holdTexts.Load() {
 		c.held <- struct{}{}
-		<-ctx.Done()
-		return ctx.Err()
+		select {
+		case <-c.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	c.mu.Lock()
 	c.texts[chatID] = append(c.texts[chatID], text)
@@ -258,6 +263,7 @@ type envOptions struct {
 	secrets       []string
 	host          []string
 	idleRelease   time.Duration
+	answerGrace   time.Duration
 	contextTokens int
 	toolSearch    ToolSearch
 	sampling      bool         // the fake's entry says "sampling": true
@@ -322,7 +328,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 		o.discoveryWait = time.Minute
 	}
 	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: port, Redactor: secrets,
-		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
+		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, AnswerGrace: o.answerGrace, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
 		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream,
 		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}

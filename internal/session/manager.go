@@ -28,6 +28,11 @@ const (
 	// DefaultDiscoveryWait is the longest a turn waits for the MCP
 	// servers' first discoveries (Options.DiscoveryWait).
 	DefaultDiscoveryWait = 3 * time.Second
+	// DefaultAnswerGrace is how long a ready answer may still take to go
+	// out once the bot shuts down (Options.AnswerGrace): less than the
+	// bot gives its sessions to end (8 s), within the 30 s compose.yaml
+	// gives the container.
+	DefaultAnswerGrace = 5 * time.Second
 )
 
 // ErrClosed is returned once the manager is shutting down.
@@ -86,6 +91,10 @@ type Options struct {
 	// discovered after the wait offers its tools from the step after they
 	// arrive.
 	DiscoveryWait time.Duration
+	// AnswerGrace is how long a turn's ready answer may still take to go
+	// out once the manager closes (DefaultAnswerGrace); one Telegram has
+	// not taken by then is sent at the next start.
+	AnswerGrace time.Duration
 	// DiskBudget is the most bytes of generated files a chat keeps
 	// (DefaultDiskBudget when 0; see disk.go).
 	DiskBudget int64
@@ -155,6 +164,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.DiscoveryWait <= 0 {
 		o.DiscoveryWait = DefaultDiscoveryWait
+	}
+	if o.AnswerGrace <= 0 {
+		o.AnswerGrace = DefaultAnswerGrace
 	}
 	if o.SystemPrompt == "" {
 		o.SystemPrompt = DefaultSystemPrompt

@@ -1,11 +1,13 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
@@ -32,16 +34,24 @@ const undeliveredMark = "answer not delivered\n"
 // errUndelivered ends a turn whose answer the shutdown kept from the chat.
 var errUndelivered = errors.New("the answer was not delivered: the bot is shutting down")
 
-// deliverAnswer sends the turn's answer, streamed or as a message. An
-// answer the shutdown kept from the chat is errUndelivered (the
-// transcript holds it: the next start sends it); one Telegram refused is
-// logged.
+// deliverAnswer sends the turn's answer, streamed or as a message. A
+// shutdown does not cut it off: it may take AnswerGrace more (as what was
+// streamed of an answer is kept). One the shutdown still kept from the
+// chat is errUndelivered (the transcript holds it: the next start sends
+// it); one Telegram refused is logged.
 func (s *session) deliverAnswer(streamer StreamingActivity, text string) error {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(s.m.ctx))
+	defer cancel()
+	stop := context.AfterFunc(s.m.ctx, func() {
+		t := time.AfterFunc(s.m.o.AnswerGrace, cancel)
+		context.AfterFunc(ctx, func() { t.Stop() })
+	})
+	defer stop()
 	var err error
 	if streamer != nil {
-		err = streamer.Answer(s.m.ctx, text)
+		err = streamer.Answer(ctx, text)
 	} else {
-		err = s.m.o.Chat.SendText(s.m.ctx, s.id, s.m.o.Redactor.Redact(text))
+		err = s.m.o.Chat.SendText(ctx, s.id, s.m.o.Redactor.Redact(text))
 	}
 	switch {
 	case err == nil:

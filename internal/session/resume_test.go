@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
@@ -64,14 +65,49 @@ func TestResumeTellsACutOffChatOnce(t *testing.T) {
 	}
 }
 
+// A ready answer still goes out while the bot shuts down: Telegram takes
+// it after the shutdown began (another chat's model call was cut off
+// already), within the grace. Before, the shutdown cancelled its send.
+func TestAReadyAnswerGoesOutDuringTheShutdown(t *testing.T) {
+	dir := t.TempDir()
+	cutOff := make(chan struct{})
+	first := newEnv(t, func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		if lastUserText(req) == "slow" {
+			<-ctx.Done() // the shutdown began
+			close(cutOff)
+			return llm.Response{}, ctx.Err()
+		}
+		return echoText(ctx, req)
+	}, envOptions{dataDir: dir, answerGrace: time.Minute})
+	first.deliver(85, "slow")
+	first.chat.holdTexts.Store(84)
+	first.deliver(84, "last words")
+	await(t, first.chat.held, "the answer on its way")
+	closed := make(chan struct{})
+	go func() {
+		first.close()
+		close(closed)
+	}()
+	await(t, cutOff, "the shutdown")
+	close(first.chat.release)
+	await(t, closed, "the manager's close")
+	first.chat.holdTexts.Store(0)
+	if got := first.chat.Texts(84); !slices.Equal(got, []string{"re: last words"}) {
+		t.Errorf("chat 84 got %q during the shutdown, want its answer", got)
+	}
+	if _, err := os.Stat(turnMarkPath(first.manager.Private(84))); err == nil {
+		t.Error("a delivered answer left its mark: it would be sent again")
+	}
+}
+
 // An answer the shutdown kept from the chat (it was in the transcript, but
-// Telegram had not taken it when the bot stopped) is sent at the next
-// start, once, without a model call. Before, the turn counted as answered:
-// the answer was lost, and the log said only "message not delivered …
+// Telegram had not taken it within the grace) is sent at the next start,
+// once, without a model call. Before, the turn counted as answered: the
+// answer was lost, and the log said only "message not delivered …
 // context canceled".
 func TestAnAnswerTheShutdownKeptIsSentAtTheNextStart(t *testing.T) {
 	dir := t.TempDir()
-	first := newEnv(t, echoText, envOptions{dataDir: dir})
+	first := newEnv(t, echoText, envOptions{dataDir: dir, answerGrace: time.Millisecond})
 	first.chat.holdTexts.Store(84)
 	first.deliver(84, "last words")
 	await(t, first.chat.held, "the answer on its way")
