@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,24 +32,8 @@ func browserEnv(t testing.TB) []string {
 	if testing.Short() {
 		t.Skip("real-browser test")
 	}
-	dir := os.Getenv("VOLCANIC_TEST_NPM_BIN")
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "tools", "npm", "node_modules", ".bin")
-	}
-	bin := filepath.Join(dir, "playwright-mcp")
-	chromium := os.Getenv("VOLCANIC_TEST_CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	for _, p := range []string{bin, chromium} {
-		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is missing (%v): `make test` installs it", p, err)
-			}
-			t.Skipf("%s is missing: run `make test` (npm ci in tools/npm, apt-get install chromium)", p)
-		}
-	}
+	bin := testkit.NPMBin(t, "playwright-mcp")
+	chromium := testkit.Chromium(t)
 	return []string{
 		"PLAYWRIGHT_ENABLED=true",
 		"PLAYWRIGHT_COMMAND=" + bin,

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // Snippets of other clients' configurations, as their READMEs give them,
@@ -49,25 +49,6 @@ func TestCheckTakesAMarketplaceName(t *testing.T) {
 	_ = code // the refused tools fail check; that is another test's
 }
 
-// npmTool is a pinned npm package's binary (tools/npm), or a skip when it
-// is not installed (a failure in CI).
-func npmTool(t *testing.T, name string) string {
-	t.Helper()
-	dir := os.Getenv("VOLCANIC_TEST_NPM_BIN")
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "tools", "npm", "node_modules", ".bin")
-	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing (%v): `make test` installs it (npm ci in tools/npm)", p, err)
-		}
-		t.Skipf("%s is missing: run `make test` (npm ci in tools/npm)", p)
-	}
-	return p
-}
-
 // writeSettingsJSON writes settings.json with servers as given.
 func writeSettingsJSON(t *testing.T, servers map[string]any) string {
 	t.Helper()
@@ -89,7 +70,7 @@ func writeSettingsJSON(t *testing.T, servers map[string]any) string {
 func TestCheckSaysWhatServerFilesystemServes(t *testing.T) {
 	notes := t.TempDir()
 	dir := writeSettingsJSON(t, map[string]any{
-		"filesystem": map[string]any{"command": npmTool(t, "mcp-server-filesystem"), "args": []string{notes}},
+		"filesystem": map[string]any{"command": testkit.NPMBin(t, "mcp-server-filesystem"), "args": []string{notes}},
 	})
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"check"}, &out, &errOut, baseEnviron(t, dir))

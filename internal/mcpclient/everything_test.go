@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,26 +22,9 @@ import (
 // points at its .bin folder). Outside CI a missing install skips them; in CI
 // it fails them.
 
-func npmBin(t *testing.T, name string) string {
-	t.Helper()
-	dir := os.Getenv("VOLCANIC_TEST_NPM_BIN")
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "tools", "npm", "node_modules", ".bin")
-	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed (%v): run `make test`, which runs npm ci in tools/npm", name, err)
-		}
-		t.Skipf("%s is not installed: run `make test` (npm ci in tools/npm)", name)
-	}
-	return p
-}
-
 func everythingServer(t *testing.T, wrap string) mcpconfig.ServerConfig {
 	t.Helper()
-	bin := npmBin(t, "mcp-server-everything")
+	bin := testkit.NPMBin(t, "mcp-server-everything")
 	cfg := mcpconfig.ServerConfig{
 		Name: "everything", Source: mcpconfig.SourceSettings, Command: bin, Args: []string{"stdio"},
 		Enabled: true, StartupTimeout: 60 * time.Second, CallTimeout: 60 * time.Second,
@@ -132,7 +114,7 @@ func TestEverything(t *testing.T) {
 // port and waits until it listens; the returned func stops it.
 func startEverythingHTTP(t *testing.T, port string) (stop func()) {
 	t.Helper()
-	bin := npmBin(t, "mcp-server-everything")
+	bin := testkit.NPMBin(t, "mcp-server-everything")
 	cmd := exec.Command(bin, "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+port)
 	out := &testkit.SyncBuffer{}

@@ -31,7 +31,7 @@ func entryConfig(t *testing.T, name, entry string) mcpconfig.ServerConfig {
 // the chat's workspace as a root and the server served it instead of the
 // folder from its second call on.
 func TestFilesystemServerKeepsItsArgsDirectory(t *testing.T) {
-	bin := npmBin(t, "mcp-server-filesystem")
+	bin := testkit.NPMBin(t, "mcp-server-filesystem")
 	notes := t.TempDir()
 	cfg := entryConfig(t, "filesystem", `{"command": "`+bin+`", "args": ["`+notes+`"]}`)
 	h := newHarness(t, nil, cfg)

@@ -9,9 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // maskTools finds what the real-browser test of the mask needs: Node,
@@ -22,32 +23,13 @@ func maskTools(t *testing.T) (core, chromium string) {
 	if testing.Short() {
 		t.Skip("real-browser test")
 	}
-	bin := os.Getenv("VOLCANIC_TEST_NPM_BIN")
-	if bin == "" {
-		_, file, _, _ := runtime.Caller(0)
-		bin = filepath.Join(filepath.Dir(file), "..", "..", "tools", "npm", "node_modules", ".bin")
-	}
-	core = filepath.Join(bin, "..", "playwright-core")
-	chromium = os.Getenv("VOLCANIC_TEST_CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	_, nodeErr := exec.LookPath("node")
-	for _, err := range []error{nodeErr, stat(core), stat(chromium)} {
-		if err == nil {
-			continue
-		}
+	if _, err := exec.LookPath("node"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("%v: `make test` installs it", err)
 		}
-		t.Skipf("%v: run `make test` (npm ci in tools/npm, apt-get install chromium)", err)
+		t.Skipf("%v: install Node", err)
 	}
-	return core, chromium
-}
-
-func stat(path string) error {
-	_, err := os.Stat(path)
-	return err
+	return testkit.NPMPackage(t, "playwright-core"), testkit.Chromium(t)
 }
 
 // serve serves one page on host (an address of the loopback network).
