@@ -12,11 +12,12 @@
 //     there is work (and a while after), handles the chat's inputs in
 //     order — messages, /new — and releases the conversation when idle.
 //     /stop cancels the running turn from outside it.
-//   - The agent loop (session.go) builds each request — the system prompt
-//     with the sections of the servers whose tools are offered (prompt.go),
-//     the history within the context budget (budget.go), the tools
-//     (tools.go) — calls the model, runs the tool calls it asks for, and
-//     repeats until the model answers or the step cap is reached.
+//   - The agent loop (turn.go) is a turn's steps: each builds a request —
+//     the system prompt with the sections of the servers whose tools are
+//     offered (prompt.go), the history within the context budget
+//     (budget.go), the tools (tools.go) — calls the model, runs the tool
+//     calls it asks for, and repeats until the model answers or the step
+//     cap is reached.
 //   - Tools (tools.go) are the built-ins — send (send.go), read (read.go),
 //     both opening workspace files by one set of rules (workspacefile.go),
 //     and tool_search — and the MCP tools of the chat's mcpclient.Session.

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/disk"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -527,171 +525,6 @@ func (s *session) reply(ctx context.Context, text string) {
 	if err := s.m.o.Chat.SendText(ctx, s.id, s.m.o.Redactor.Redact(text)); err != nil {
 		s.m.logger.Warn("send reply", "chat", s.id, "err", err)
 	}
-}
-
-// agent runs model calls and tool calls until the model answers without
-// tools, the step cap is reached, or ctx ends.
-//
-// in is taken once the transcript holds the user's message.
-func (s *session) agent(ctx context.Context, in *input, activity Activity) error {
-	m := s.m
-	text := in.text
-	user, err := s.userMessage(text, in.files)
-	if err != nil {
-		return err
-	}
-	if err := s.appendMessage(user); err != nil {
-		return err
-	}
-	in.take()
-	current := len(s.history) - 1
-	mcpSess, err := s.mcpSession()
-	if err != nil {
-		return err
-	}
-	// The browser the turn uses stays its own until the turn ends:
-	// another chat waits for it rather than take it while the model
-	// thinks between two calls.
-	defer mcpSess.BeginTurn()()
-	// A server that said its tools changed since the last turn: its
-	// refresh is waited for, so that this turn offers the new list.
-	mcpSess.ToolsChanged(ctx)
-	// A server not discovered yet holds the turn up for DiscoveryWait at
-	// most (none whose catalogue was kept from an earlier run): its tools
-	// come with the step after they arrive.
-	catalog := m.o.MCP.CatalogVersion()
-	tools := s.toolsFor(ctx, m.o.DiscoveryWait)
-	// What the chat will likely call starts while the model thinks.
-	for _, name := range prewarmServers(s.history[:current], text, tools, m.o.MCP.Servers()) {
-		mcpSess.Prewarm(name)
-	}
-	system := buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, tools.section, m.o.Now())
-	runner := &toolRunner{tools: newRegistry(tools, mcpSess, s.builtins()), redact: m.o.Redactor.Redact, activity: activity,
-		approve: func(ctx context.Context, t chat.Guarded, name string, args json.RawMessage) (bool, string) {
-			return s.approve(ctx, t.Guard(), name, args, in.from)
-		}}
-	streamer, _ := activity.(StreamingActivity)
-	if m.o.NoStream {
-		streamer = nil
-	}
-
-	for step := 0; step < m.o.MaxSteps; step++ {
-		// A server's tools changed during the last step's calls
-		// (notifications/tools/list_changed), or a catalogue changed
-		// meanwhile (a discovery ended: tools that came late, a server
-		// that failed, a kept list that was out of date): this step
-		// offers the list as it is now.
-		if step > 0 {
-			if changed := mcpSess.ToolsChanged(ctx); changed || m.o.MCP.CatalogVersion() != catalog {
-				catalog = m.o.MCP.CatalogVersion()
-				if next := s.toolsFor(ctx, 0); changed || next.key != tools.key {
-					tools = next
-					system = buildSystemPrompt(m.o.SystemPrompt, m.sections, tools.active, tools.section, m.o.Now())
-					runner.tools = newRegistry(tools, mcpSess, s.builtins())
-					m.logger.Info("MCP tools changed: the chat's next step offers the new list", "chat", s.id, "step", step, "tools", len(tools.mcp))
-				}
-			}
-		}
-		loaded := tools.loaded(s.history)
-		specs := tools.specs(loaded)
-		runner.tools.loaded = make(map[string]bool, len(loaded))
-		for _, t := range loaded {
-			runner.tools.loaded[t.Name] = true
-		}
-		fixed := estimateText(system) + estimateTools(specs)
-		msgs := supersedeSnapshots(s.history, tools.serverOf)
-		msgs = fitBudget(msgs, current, fixed, m.o.ContextTokens)
-		msgs, err := s.withImages(msgs)
-		if err != nil {
-			return err
-		}
-		spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, in.from, requestTokens(system, specs, msgs, 0))
-		if err != nil {
-			return err
-		}
-		if spent == nil {
-			// The allowance is used up: no model request, said once.
-			m.logger.Info("no model request: the daily token allowance is used", "chat", s.id, "user", in.from, "step", step)
-			if notice != "" {
-				s.reply(m.ctx, notice)
-			}
-			return nil
-		}
-		callCtx, cancel := context.WithTimeout(ctx, m.o.ModelTimeout)
-		req := llm.Request{System: system, Messages: mergeAdjacent(repairToolCalls(msgs)),
-			Tools: specs, StableTools: len(tools.stable)}
-		var stream *answerStream
-		if streamer != nil {
-			stream = &answerStream{to: streamer, redact: m.o.Redactor.Redact}
-			req.OnText = stream.add
-		}
-		resp, err := m.complete(callCtx, req, spent)
-		cancel()
-		if err != nil {
-			if u := resp.Usage; u.Estimated > 0 {
-				m.logger.Info("model request ended early: its cost is estimated", "chat", s.id, "step", step,
-					"input_tokens", u.InputTokens, "output_tokens", u.OutputTokens, "estimated_tokens", u.Estimated)
-			}
-			if stream != nil && stream.text.Len() > 0 {
-				// Stopped or failed midway: the chat keeps what it got,
-				// and so does the conversation when the user stopped it.
-				shown := stream.flush()
-				if shown != "" && ctx.Err() != nil && m.ctx.Err() == nil {
-					_ = s.appendMessage(llm.Message{Role: llm.RoleAssistant,
-						Parts: []llm.Part{{Kind: llm.PartText, Text: capText(shown, maxPartText)}}})
-				}
-			}
-			return err
-		}
-		if stream != nil && stream.shown && len(resp.ToolCalls) > 0 {
-			streamer.Stream("") // not the answer: tools follow
-		}
-		m.logger.Debug("model step", "chat", s.id, "step", step, "tool_calls", len(resp.ToolCalls), "tools", len(specs),
-			"input_tokens", resp.Usage.InputTokens, "cached_tokens", resp.Usage.CacheReadTokens,
-			"cache_write_tokens", resp.Usage.CacheWriteTokens, "output_tokens", resp.Usage.OutputTokens)
-		answer := llm.Message{Role: llm.RoleAssistant}
-		text := capText(m.o.Redactor.Redact(resp.Text), maxPartText)
-		if text != "" {
-			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartText, Text: text})
-		}
-		for i := range resp.ToolCalls {
-			// The transcript stores only valid JSON, of bounded size; the
-			// runner judges the arguments, so a malformed or oversized
-			// call gets its error result.
-			c := &resp.ToolCalls[i]
-			c.ID, c.Name, c.Arguments = capName(c.ID), capName(c.Name), storableArguments(c.Arguments)
-		}
-		for _, c := range resp.ToolCalls {
-			answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartToolCall, ToolCall: &c})
-		}
-		if len(answer.Parts) == 0 {
-			answer.Parts = []llm.Part{{Kind: llm.PartText, Text: "(no answer)"}}
-		}
-		if err := s.appendMessage(answer); err != nil {
-			return err
-		}
-		if len(resp.ToolCalls) == 0 {
-			if text == "" {
-				text = "(The model returned an empty answer.)"
-			}
-			return s.deliverAnswer(streamer, text)
-		}
-		results := runner.run(ctx, resp.ToolCalls)
-		capToolResults(results)
-		msg := llm.Message{Role: llm.RoleUser}
-		for i := range results {
-			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartToolResult, ToolResult: &results[i]})
-		}
-		if err := s.appendMessage(msg); err != nil {
-			return err
-		}
-		s.enforceDisk() // the step's calls may have saved files
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	s.reply(m.ctx, fmt.Sprintf("I stopped after %d steps without finishing. Say \"continue\" to let me go on, or /new to start over.", m.o.MaxSteps))
-	return nil
 }
 
 // sendFile is the send tool.
