@@ -115,26 +115,6 @@ func TestBudgetKeepsShortHistoriesWhole(t *testing.T) {
 	}
 }
 
-func TestRepairToolCalls(t *testing.T) {
-	h := []llm.Message{userText("go"), callMsg("a"), userText("hello again")}
-	out := repairToolCalls(h)
-	if len(out) != 3 || out[2].Parts[0].ToolResult == nil || out[2].Parts[0].ToolResult.CallID != "a" ||
-		!out[2].Parts[0].ToolResult.IsError || out[2].Parts[1].Text != "hello again" {
-		t.Errorf("repaired = %+v", out)
-	}
-	if h[2].Parts[0].Text != "hello again" || len(h[2].Parts) != 1 {
-		t.Error("the history was modified")
-	}
-	tail := repairToolCalls([]llm.Message{userText("go"), callMsg("b")})
-	if len(tail) != 3 || tail[2].Parts[0].ToolResult.CallID != "b" {
-		t.Errorf("trailing call: %+v", tail)
-	}
-	ok := []llm.Message{userText("go"), callMsg("c"), resultMsg("c", 1, false)}
-	if got := repairToolCalls(ok); &got[0] != &ok[0] {
-		t.Error("a sound history was copied")
-	}
-}
-
 // page is n bytes (at most 2 MB, and a few fewer to end on a character) of
 // text in lines, with multi-byte characters, like a page snapshot.
 func page(n int) string {

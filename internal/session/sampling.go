@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -56,7 +57,7 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 	if maxTokens <= 0 || maxTokens > maxSamplingTokens {
 		maxTokens = maxSamplingTokens
 	}
-	req := llm.Request{System: r.SystemPrompt, Messages: mergeAdjacent(msgs), MaxTokens: maxTokens}
+	req := llm.Request{System: r.SystemPrompt, Messages: agent.MergeAdjacent(msgs), MaxTokens: maxTokens}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
@@ -184,7 +185,7 @@ func FuzzReadTranscript(f *testing.F) {
 			}
 			estimateMessage(m)
 		}
-		req := mergeAdjacent(repairToolCalls(fitBudget(msgs, len(msgs), 10, 50)))
+		req := agent.MergeAdjacent(agent.RepairToolCalls(fitBudget(msgs, len(msgs), 10, 50)))
 		for i, m := range req {
 			if !validMessage(m) {
 				t.Fatalf("request message %d is not valid: %+v", i, m)

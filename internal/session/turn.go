@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -183,7 +184,7 @@ func (t *turn) request(ctx context.Context, step int) (req llm.Request, spent fu
 		}
 		return llm.Request{}, nil, nil
 	}
-	return llm.Request{System: t.system, Messages: mergeAdjacent(repairToolCalls(msgs)),
+	return llm.Request{System: t.system, Messages: agent.MergeAdjacent(agent.RepairToolCalls(msgs)),
 		Tools: specs, StableTools: len(t.tools.stable)}, spent, nil
 }
 
