@@ -15,7 +15,7 @@
 //   - The agent loop (turn.go) is a turn's steps: each builds a request —
 //     the system prompt with the sections of the servers whose tools are
 //     offered (prompt.go), the history within the context budget
-//     (budget.go), the tools (tools.go) — calls the model, runs the tool
+//     (agent.FitBudget), the tools (tools.go) — calls the model, runs the tool
 //     calls it asks for, and repeats until the model answers or the step
 //     cap is reached.
 //   - Tools (tools.go) are the built-ins — send (send.go), read (read.go),

@@ -74,7 +74,7 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 	case <-ctx.Done():
 		return mcpclient.SamplingResult{}, errors.New("the request ended while it waited for the chat's other sampling requests")
 	}
-	spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, user, requestTokens(req.System, nil, req.Messages, maxTokens))
+	spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, user, agent.RequestTokens(req.System, nil, req.Messages, maxTokens))
 	if err != nil {
 		return mcpclient.SamplingResult{}, errors.New("the request ended while it waited for the chat's allowance")
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -84,7 +85,7 @@ func (ts *toolset) loaded(history []llm.Message) []mcpclient.Tool {
 	start, turns := len(history), 0
 	for start > 0 && turns <= loadTurns {
 		start--
-		if startsTurn(history[start]) {
+		if agent.StartsTurn(history[start]) {
 			turns++
 		}
 	}

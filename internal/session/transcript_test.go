@@ -183,9 +183,9 @@ func FuzzReadTranscript(f *testing.F) {
 					t.Fatalf("message %d answers call %q, which the message before did not make", i, p.ToolResult.CallID)
 				}
 			}
-			estimateMessage(m)
+			agent.EstimateMessage(m)
 		}
-		req := agent.MergeAdjacent(agent.RepairToolCalls(fitBudget(msgs, len(msgs), 10, 50)))
+		req := agent.MergeAdjacent(agent.RepairToolCalls(agent.FitBudget(msgs, len(msgs), 10, 50)))
 		for i, m := range req {
 			if !validMessage(m) {
 				t.Fatalf("request message %d is not valid: %+v", i, m)

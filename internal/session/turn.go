@@ -166,14 +166,14 @@ func (t *turn) refreshTools(ctx context.Context, step int) {
 func (t *turn) request(ctx context.Context, step int) (req llm.Request, spent func(llm.Usage), err error) {
 	s, m := t.s, t.s.m
 	specs := t.offeredTools()
-	fixed := estimateText(t.system) + estimateTools(specs)
+	fixed := agent.EstimateText(t.system) + agent.EstimateTools(specs)
 	msgs := supersedeSnapshots(s.history, t.tools.serverOf)
-	msgs = fitBudget(msgs, t.current, fixed, m.o.ContextTokens)
+	msgs = agent.FitBudget(msgs, t.current, fixed, m.o.ContextTokens)
 	msgs, err = s.withImages(msgs)
 	if err != nil {
 		return llm.Request{}, nil, err
 	}
-	spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, t.in.from, requestTokens(t.system, specs, msgs, 0))
+	spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, t.in.from, agent.RequestTokens(t.system, specs, msgs, 0))
 	if err != nil {
 		return llm.Request{}, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
@@ -142,7 +143,7 @@ func repairHistory(msgs []llm.Message) ([]llm.Message, int) {
 	out := msgs[:0]
 	n := 0
 	for _, m := range msgs {
-		if hasToolResult(m) {
+		if agent.HasToolResult(m) {
 			var calls map[string]bool
 			if len(out) > 0 && out[len(out)-1].Role == llm.RoleAssistant {
 				calls = callIDs(out[len(out)-1])

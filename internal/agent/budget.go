@@ -1,4 +1,4 @@
-package session
+package agent
 
 import (
 	"fmt"
@@ -25,20 +25,21 @@ const (
 	elidedNote    = "[earlier tool output elided to fit the context window]"
 )
 
-func estimateText(s string) int { return len(s)/bytesPerToken + 1 }
+// EstimateText is the tokens text s costs, about.
+func EstimateText(s string) int { return len(s)/bytesPerToken + 1 }
 
 // answerTokens is what a model request that sets no cap on its answer
 // (the chat's steps: the adapter's or the provider's default) reserves of
 // the allowance for it, until its Usage says what it was.
 const answerTokens = 4096
 
-// requestTokens estimates the most a request can cost, which it reserves
+// RequestTokens estimates the most a request can cost, which it reserves
 // of the allowance (Allowance.Reserve): its prompt, and an answer of
 // maxTokens (0: answerTokens).
-func requestTokens(system string, tools []llm.Tool, msgs []llm.Message, maxTokens int) int64 {
-	n := estimateText(system) + estimateTools(tools)
+func RequestTokens(system string, tools []llm.Tool, msgs []llm.Message, maxTokens int) int64 {
+	n := EstimateText(system) + EstimateTools(tools)
 	for _, m := range msgs {
-		n += estimateMessage(m)
+		n += EstimateMessage(m)
 	}
 	if maxTokens <= 0 {
 		maxTokens = answerTokens
@@ -49,11 +50,11 @@ func requestTokens(system string, tools []llm.Tool, msgs []llm.Message, maxToken
 func estimatePart(p llm.Part) int {
 	switch p.Kind {
 	case llm.PartText:
-		return estimateText(p.Text)
+		return EstimateText(p.Text)
 	case llm.PartImage:
 		return imageTokens
 	case llm.PartToolCall:
-		return estimateText(p.ToolCall.Name) + len(p.ToolCall.Arguments)/bytesPerToken + 4
+		return EstimateText(p.ToolCall.Name) + len(p.ToolCall.Arguments)/bytesPerToken + 4
 	case llm.PartToolResult:
 		n := 4
 		for _, c := range p.ToolResult.Content {
@@ -64,7 +65,8 @@ func estimatePart(p llm.Part) int {
 	return 1
 }
 
-func estimateMessage(m llm.Message) int {
+// EstimateMessage is the tokens message m costs, about.
+func EstimateMessage(m llm.Message) int {
 	n := 4
 	for _, p := range m.Parts {
 		n += estimatePart(p)
@@ -72,7 +74,8 @@ func estimateMessage(m llm.Message) int {
 	return n
 }
 
-func estimateTools(tools []llm.Tool) int {
+// EstimateTools is the tokens the tool list costs, about.
+func EstimateTools(tools []llm.Tool) int {
 	n := 0
 	for _, t := range tools {
 		n += (len(t.Name)+len(t.Description)+len(t.Schema))/bytesPerToken + 8
@@ -80,16 +83,16 @@ func estimateTools(tools []llm.Tool) int {
 	return n
 }
 
-// fitBudget returns the messages to send so that fixed (system prompt and
+// FitBudget returns the messages to send so that fixed (system prompt and
 // tools) plus the messages stay within limit. history is not modified.
 // current is the index of the message that opened the current turn; it and
 // everything after it are kept, their tool results elided or cut only when
 // nothing older is left to drop. The request is over limit only when fixed,
 // the current turn's own messages and calls, and the notes are.
-func fitBudget(history []llm.Message, current, fixed, limit int) []llm.Message {
+func FitBudget(history []llm.Message, current, fixed, limit int) []llm.Message {
 	total := fixed
 	for _, m := range history {
-		total += estimateMessage(m)
+		total += EstimateMessage(m)
 	}
 	if total <= limit {
 		return history
@@ -100,43 +103,43 @@ func fitBudget(history []llm.Message, current, fixed, limit int) []llm.Message {
 	// 1. Elide old tool results, oldest first.
 	for i := 0; i < current && total > limit; i++ {
 		m := out[i]
-		if !hasToolResult(m) {
+		if !HasToolResult(m) {
 			continue
 		}
-		before := estimateMessage(m)
+		before := EstimateMessage(m)
 		out[i] = elideToolResults(m)
-		total -= before - estimateMessage(out[i])
+		total -= before - EstimateMessage(out[i])
 	}
 	// 2. Drop whole old turns, oldest first. A turn starts with a user
 	// message that is not made of tool results, so a tool call is never
 	// separated from its result. The note saying so counts too.
 	start := 0
 	if total > limit && current > 0 {
-		total += estimateMessage(leftOutNote(len(history)))
+		total += EstimateMessage(leftOutNote(len(history)))
 	}
 	for total > limit && start < current {
 		end := start + 1
-		for end < current && !startsTurn(out[end]) {
+		for end < current && !StartsTurn(out[end]) {
 			end++
 		}
 		for _, m := range out[start:end] {
-			total -= estimateMessage(m)
+			total -= EstimateMessage(m)
 		}
 		start = end
 	}
 	// 3. Elide the current turn's older tool results, oldest first; the
 	// last message (the newest results) stays whole.
 	for i := current; i < len(out)-1 && total > limit; i++ {
-		if !hasToolResult(out[i]) {
+		if !HasToolResult(out[i]) {
 			continue
 		}
-		before := estimateMessage(out[i])
+		before := EstimateMessage(out[i])
 		out[i] = elideToolResults(out[i])
-		total -= before - estimateMessage(out[i])
+		total -= before - EstimateMessage(out[i])
 	}
 	// 4. Cut the newest tool results.
-	if last := len(out) - 1; total > limit && last >= current && hasToolResult(out[last]) {
-		out[last] = trimToolResults(out[last], estimateMessage(out[last])-(total-limit))
+	if last := len(out) - 1; total > limit && last >= current && HasToolResult(out[last]) {
+		out[last] = trimToolResults(out[last], EstimateMessage(out[last])-(total-limit))
 	}
 	out = out[start:]
 	if start > 0 {
@@ -158,7 +161,8 @@ func leftOutNote(n int) llm.Message {
 		Text: fmt.Sprintf("[%d earlier messages of this conversation were left out to fit the context window]", n)}}}
 }
 
-func hasToolResult(m llm.Message) bool {
+// HasToolResult reports whether m holds a tool result.
+func HasToolResult(m llm.Message) bool {
 	for _, p := range m.Parts {
 		if p.Kind == llm.PartToolResult {
 			return true
@@ -167,9 +171,9 @@ func hasToolResult(m llm.Message) bool {
 	return false
 }
 
-// startsTurn reports whether m is a user's own message (not tool results).
-func startsTurn(m llm.Message) bool {
-	return m.Role == llm.RoleUser && !hasToolResult(m)
+// StartsTurn reports whether m is a user's own message (not tool results).
+func StartsTurn(m llm.Message) bool {
+	return m.Role == llm.RoleUser && !HasToolResult(m)
 }
 
 // elideToolResults replaces the content of m's tool results with a short

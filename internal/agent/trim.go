@@ -1,8 +1,9 @@
-package session
+package agent
 
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -40,15 +41,15 @@ func trimToolResults(m llm.Message, target int) llm.Message {
 	}
 	// The estimate of m with every text capped at limit bytes and the
 	// first drop images left out.
-	rest := estimateMessage(m)
+	rest := EstimateMessage(m)
 	longest := 0
 	for _, t := range texts {
-		rest -= estimateText(t)
+		rest -= EstimateText(t)
 		longest = max(longest, len(t))
 	}
-	rest -= images * (imageTokens - estimateText(imageLeftOut))
+	rest -= images * (imageTokens - EstimateText(imageLeftOut))
 	cost := func(limit, drop int) int {
-		n := rest + (images-drop)*(imageTokens-estimateText(imageLeftOut))
+		n := rest + (images-drop)*(imageTokens-EstimateText(imageLeftOut))
 		for _, t := range texts {
 			head, note := cutText(t, limit)
 			n += (len(head)+len(note))/bytesPerToken + 1
@@ -116,4 +117,16 @@ func cutText(s string, limit int) (head, note string) {
 		note = "\n" + note
 	}
 	return head, note
+}
+
+// byteSize is n for people: 512 bytes, 12 KB, 3.4 MB (as the session
+// writes the sizes of its own notes).
+func byteSize(n int) string {
+	switch {
+	case n < 1024:
+		return strconv.Itoa(n) + " bytes"
+	case n < 1024*1024:
+		return strconv.Itoa((n+512)/1024) + " KB"
+	}
+	return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 1, 64) + " MB"
 }
