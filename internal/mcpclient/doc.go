@@ -20,10 +20,12 @@
 //   - The ceiling of a server's live processes (limiter.go, maxLive)
 //     stops the least recently used idle one for a newcomer, or lets it
 //     wait in line; a chat's running turn holds what it calls (hold.go).
-//   - A connection (connection.go) starts its server on the first call,
-//     stops it when idle, reports a crash to the next call and starts a new
-//     process after it, and keeps what /mcp shows. Its background work runs
-//     on a WaitGroup that close waits for.
+//   - A connection (connection.go) starts its server on the first call
+//     (acquire.go), stops it when idle (stop.go), reports a crash to the
+//     next call and starts a new process after it (exit.go), and keeps what
+//     /mcp shows. Its background work runs on a WaitGroup that close waits
+//     for. A call (call.go) runs on the process it acquired; a failure of
+//     the server becomes an error result.
 //   - A Shared server's one process (host.go) serves every chat's
 //     connection, each in a session of its own; it is pinged while a call
 //     is in flight and before a stop, and replaced for every chat when it

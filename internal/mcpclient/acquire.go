@@ -1,0 +1,312 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
+)
+
+// errEnded is an acquire that found the process dead since the last call:
+// the call is not made, and its result says so (the model must know that
+// state such as a browser's was lost). The next call starts a new one.
+type errEnded struct{ msg string }
+
+func (e *errEnded) Error() string { return e.msg }
+
+// acquire returns a live server, starting one if needed, and counts the
+// caller in flight. A process that ended on its own since the last call is
+// reported once (errEnded) before a new one starts.
+func (c *connection) acquire(ctx context.Context) (srv *liveServer, err error) {
+	return c.acquireFor(ctx, false)
+}
+
+// errNoPrewarm is a prewarm that did not start the process: no slot was
+// free at once, or a call has to hear how the last process ended first.
+var errNoPrewarm = errors.New("not prewarmed")
+
+// prewarm starts the process ahead of the chat's first call, when none
+// runs and a slot under the ceiling is free now: it never waits in the
+// queue nor stops another chat's process. The start runs in the
+// background, on the connection's WaitGroup; a call that comes meanwhile
+// waits for it as for any start.
+func (c *connection) prewarm() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srv != nil || c.state != StateNotStarted {
+		return
+	}
+	c.goLocked(func() {
+		if srv, err := c.acquireFor(context.Background(), true); err == nil {
+			c.releaseAs(srv, false)
+		}
+	})
+}
+
+// warm makes the WarmCall of a prewarmed srv before the connection offers
+// it to calls (they wait for the start): what it starts lazily starts
+// now, and no call races it.
+func (c *connection) warm(ctx context.Context, srv *liveServer) {
+	w := c.cfg.WarmCall
+	start := time.Now()
+	_, err := srv.rpc.callTool(ctx, w.Tool, w.Args, nil, time.Time{})
+	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace, "call", w.Tool, "elapsed_ms", time.Since(start).Milliseconds()}
+	if err != nil {
+		attrs = append(attrs, "err", err.Error())
+	}
+	c.deps.sp.logger.Debug("MCP server prewarmed", attrs...)
+}
+
+// acquireFor is acquire, or with prewarm the start of prewarm.
+func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveServer, err error) {
+	c.busy.Add(1)
+	defer func() {
+		if err != nil {
+			c.busy.Add(-1)
+		}
+	}()
+	c.mu.Lock()
+	switch {
+	case c.state == StateClosed:
+		c.mu.Unlock()
+		return nil, ErrClosed
+	case c.state == StateDisabled:
+		c.mu.Unlock()
+		return nil, fmt.Errorf("MCP server %s is disabled", c.cfg.Name)
+	case c.srv != nil && !c.srv.ep.done():
+		c.inflight++ // fast path: no gate, no start
+		c.stopIdleLocked()
+		srv := c.srv
+		c.mu.Unlock()
+		return srv, nil
+	}
+	c.mu.Unlock()
+
+	select {
+	case c.gate <- struct{}{}:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	defer func() { <-c.gate }()
+
+	c.mu.Lock()
+	if c.state == StateClosed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if c.srv != nil && !c.srv.ep.done() { // someone else started it
+		c.inflight++
+		c.stopIdleLocked()
+		srv := c.srv
+		c.mu.Unlock()
+		return srv, nil
+	}
+	if dead := c.srv; dead != nil {
+		if prewarm {
+			c.mu.Unlock()
+			return nil, errNoPrewarm // the next call reports the end
+		}
+		// It ended since the last call. Its clean-up goes on in the
+		// background; this call reports the end, the next starts anew.
+		// One the bot replaced (a shared process that stopped
+		// answering) is no crash of the chat's: this call runs on a new
+		// one, and says what was lost.
+		c.recordEndLocked(dead, false)
+		c.srv = nil
+		if why := replacedReason(dead); why != "" && !c.exit.reported {
+			c.exit.reported = true
+			c.lost = c.lostNote(fmt.Sprintf("the %s MCP server %s since this chat's last call and was replaced", c.cfg.Name, why))
+		}
+		if !c.exit.reported {
+			c.exit.reported = true
+			c.mu.Unlock()
+			return nil, &errEnded{c.exitMessage(dead)}
+		}
+	}
+	var s *slot
+	if lim := c.deps.limiters[c.cfg.Name]; lim != nil && prewarm {
+		var ok bool
+		if s, ok = lim.tryTake(c); !ok {
+			c.mu.Unlock()
+			return nil, errNoPrewarm
+		}
+	} else if lim != nil {
+		// A slot under the ceiling first; a stop or close of this
+		// connection ends the wait.
+		waitCtx, cancelWait := context.WithCancel(ctx)
+		c.state, c.startCancel = StateWaiting, cancelWait
+		c.mu.Unlock()
+		waitStart := time.Now()
+		s, err = lim.take(waitCtx, c, c.queued)
+		cancelWait()
+		if d := time.Since(waitStart); d > time.Millisecond {
+			c.deps.observer.Waited(c.cfg.Name, d)
+		}
+		c.mu.Lock()
+		c.startCancel = nil
+		switch {
+		case c.state == StateClosed:
+			c.mu.Unlock()
+			lim.release(c, s)
+			return nil, ErrClosed
+		case err != nil && ctx.Err() != nil:
+			c.state = StateNotStarted
+			c.mu.Unlock()
+			return nil, context.Cause(ctx)
+		case err != nil:
+			c.state = StateNotStarted
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%s: the wait for a free slot was cancelled (the server was restarted)", c.cfg.Name)
+		}
+	}
+	c.state = StateStarting
+	startCtx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
+	c.startCancel = cancel
+	c.mu.Unlock()
+
+	srv, err = c.start(ctx, startCtx)
+	if err == nil && prewarm && c.cfg.WarmCall != nil {
+		c.warm(startCtx, srv)
+	}
+	cancel()
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.startCancel = nil
+	if srv != nil {
+		srv.slot = s
+	} else {
+		c.releaseSlot(s)
+	}
+	if c.state == StateClosed { // closed while starting
+		if live := srv; live != nil { // not srv: the return below sets it
+			c.wg.Go(func() { c.end(live) })
+		}
+		return nil, ErrClosed
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			c.state = StateNotStarted
+			return nil, context.Cause(ctx)
+		}
+		c.state = StateFailed
+		c.deps.observer.StartFailed(c.cfg.Name)
+		c.lastErr = capMessage(c.redact(err.Error()), MaxErrorBytes)
+		c.deps.sp.logger.Warn("MCP server failed to start", "server", c.cfg.Name, "workspace", c.workspace, "err", c.lastErr)
+		return nil, errors.New(c.lastErr)
+	}
+	c.srv = srv
+	c.state = StateRunning
+	if c.lost != "" {
+		note := c.lost
+		srv.note.Store(&note)
+		c.lost = ""
+	}
+	c.deps.observer.ProcessStarted(c.cfg.Name)
+	c.info = srv.rpc.info
+	c.pid = srv.ep.processID()
+	c.starts++
+	c.inflight++
+	return srv, nil
+}
+
+// start spawns the process in the workspace and negotiates. The start is
+// bounded by startCtx (the startup timeout, cancelled by stop and close) and
+// abandoned when the caller's ctx ends.
+func (c *connection) start(ctx, startCtx context.Context) (*liveServer, error) {
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		if c.startCancel != nil {
+			c.startCancel()
+		}
+		c.mu.Unlock()
+	})
+	defer stop()
+	a := c.session.asked()
+	a.toolsChanged = c.toolsChanged
+	srv, err := c.deps.sp.start(startCtx, c.cfg, mcpconfig.Dirs{Workspace: c.workspace, Private: c.private}, c.onExit, a)
+	if err != nil {
+		return nil, err
+	}
+	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace, "protocol", srv.rpc.info.ProtocolVersion}
+	if pid := srv.ep.processID(); pid != 0 {
+		attrs = append(attrs, "pid", pid)
+	}
+	c.deps.sp.logger.Info("MCP server started", attrs...)
+	if c.cfg.State != nil {
+		srv.stateGate = newStateGate()
+		c.restoreState(startCtx, srv)
+	}
+	if cat, ok := c.deps.cache.peek(c.cfg); ok {
+		c.wg.Go(func() { c.checkCatalog(srv, cat) })
+	}
+	return srv, nil
+}
+
+// toolsChanged handles the live server's notifications/tools/list_changed:
+// the catalogue is refreshed from it (debounced), and the session told, so
+// that the chat's next step offers the new list. It runs in the transport's
+// reader: it does not block.
+func (c *connection) toolsChanged() {
+	c.mu.Lock()
+	srv := c.srv
+	c.mu.Unlock()
+	if srv == nil {
+		return
+	}
+	c.deps.sp.logger.Debug("MCP server says its tools changed", "server", c.cfg.Name, "workspace", c.workspace)
+	done := c.deps.cache.changed(c.cfg, func(ctx context.Context) (ServerInfo, []json.RawMessage, error) {
+		raws, err := srv.rpc.listTools(ctx)
+		return srv.rpc.info, raws, err
+	})
+	c.session.toolsChanged(done)
+}
+
+// checkCatalog warns when the live server's tools differ from the cached
+// catalogue (a package upgraded in place). Calls go by name either way.
+// Without a cached catalogue there is nothing to compare: it never starts a
+// discovery of its own, which would compete with the first call.
+func (c *connection) checkCatalog(srv *liveServer, cat Catalog) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
+	defer cancel()
+	raws, err := srv.rpc.listTools(ctx)
+	if err != nil {
+		return
+	}
+	live, _, err := decodeTools(c.cfg.Name, raws, srv.rpc.info.ProtocolVersion)
+	if err != nil {
+		return
+	}
+	live, _, _ = filterTools(live, c.cfg) // as the catalogue has them
+	live, _ = limitTools(live)
+	if !sameToolNames(cat.Tools, live) {
+		c.deps.sp.logger.Warn("MCP server's live tools differ from the cached catalogue; calls go by name",
+			"server", c.cfg.Name, "cached", len(cat.Tools), "live", len(live))
+	}
+}
+
+func sameToolNames(a, b []Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	names := make(map[string]bool, len(a))
+	for _, t := range a {
+		names[t.MCPName] = true
+	}
+	for _, t := range b {
+		if !names[t.MCPName] {
+			return false
+		}
+	}
+	return true
+}
+
+// queued tells the chat once that its call waits for a free slot.
+func (c *connection) queued(ahead int) {
+	if f := c.session.queueNotice.Load(); f != nil {
+		(*f)(c.cfg.Name, ahead)
+	}
+}

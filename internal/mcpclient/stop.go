@@ -1,0 +1,229 @@
+package mcpclient
+
+import (
+	"fmt"
+	"time"
+)
+
+// release ends a call: the idle timer starts when nothing is in flight, and
+// the ceiling's first waiter may take this process's slot.
+func (c *connection) release(srv *liveServer) { c.releaseAs(srv, true) }
+
+// releaseAs is release; called says a call ran (a prewarm's did not).
+func (c *connection) releaseAs(srv *liveServer, called bool) {
+	c.lastUsed.Store(time.Now().UnixNano())
+	c.usedInTurn()
+	if c.busy.Add(-1) == 0 {
+		if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
+			defer lim.idle() // after c.mu is released: the limiter reads busy, not c.mu
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inflight--
+	if srv.ep.done() && c.inflight == 0 && c.srv == srv {
+		srv.ep.closeTransport()
+	}
+	if called && c.cfg.State != nil && c.srv == srv && !srv.ep.done() {
+		c.stateDirtyLocked(srv)
+	}
+	if c.inflight == 0 && c.srv == srv && c.cfg.IdleTimeout > 0 {
+		c.idleGen++
+		c.idleArmed = c.idleGen
+		if c.idle == nil {
+			c.idle = time.AfterFunc(c.cfg.IdleTimeout, c.idleStop)
+		} else {
+			c.idle.Reset(c.cfg.IdleTimeout)
+		}
+	}
+}
+
+// stateDirtyLocked notes that a call changed what the chat's state may
+// hold; once its calls pause it is saved, at most every stateSaveEvery
+// (the save waits for the rest of it), so that a crash (the OOM killer,
+// a SIGKILL of the bot) loses little.
+func (c *connection) stateDirtyLocked(srv *liveServer) {
+	c.stateDirty = true
+	if c.inflight > 0 || c.saveTimer != nil {
+		return
+	}
+	wait := stateSaveEvery - time.Since(c.savedAt)
+	if wait <= 0 {
+		c.saveDueLocked(srv)
+		return
+	}
+	c.saveTimer = time.AfterFunc(wait, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.saveTimer = nil
+		if c.srv == srv && c.inflight == 0 && c.stateDirty {
+			c.saveDueLocked(srv)
+		}
+	})
+}
+
+// saveDueLocked saves the chat's state in the background.
+func (c *connection) saveDueLocked(srv *liveServer) {
+	c.stateDirty, c.savedAt = false, time.Now()
+	c.goLocked(func() { c.saveStateIfIdle(srv) })
+}
+
+// stopIdleLocked disarms the idle timer: a stop already on its way sees
+// the generation change and does nothing.
+func (c *connection) stopIdleLocked() {
+	c.idleGen++
+	if c.idle != nil {
+		c.idle.Stop()
+	}
+}
+
+// idleStop stops the process if no call has come since the timer was set.
+func (c *connection) idleStop() {
+	c.gate <- struct{}{}
+	defer func() { <-c.gate }()
+	c.mu.Lock()
+	if c.idleArmed != c.idleGen || c.inflight > 0 || c.srv == nil || c.state == StateClosed {
+		c.mu.Unlock()
+		return
+	}
+	srv := c.srv
+	c.detachLocked(srv, StateNotStarted)
+	c.mu.Unlock()
+	attrs := []any{"server", c.cfg.Name, "idle_s", int(c.cfg.IdleTimeout.Seconds())}
+	if pid := srv.ep.processID(); pid != 0 {
+		attrs = append(attrs, "pid", pid)
+	}
+	c.deps.sp.logger.Info("MCP server stopped after idle timeout", attrs...)
+	c.probe(srv)
+	c.end(srv)
+	c.forget(srv)
+}
+
+// evict stops the process for another chat that needs its slot, when it
+// is idle: nothing in flight, nothing starting or stopping, not held by
+// its chat's running turn. It reports whether it did.
+func (c *connection) evict() bool {
+	select {
+	case c.gate <- struct{}{}:
+	default:
+		return false // starting or stopping
+	}
+	defer func() { <-c.gate }()
+	c.mu.Lock()
+	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state == StateClosed || !c.heldUntil(c.deps.holdClock()).IsZero() {
+		c.mu.Unlock()
+		return false
+	}
+	srv := c.srv
+	c.detachLocked(srv, StateNotStarted)
+	c.evictions++
+	c.lost = c.lostNote(fmt.Sprintf("this chat's %s was closed since its last call, to free a place for another chat (at most %d run at once)",
+		c.noun(), c.deps.limiters[c.cfg.Name].limit))
+	c.mu.Unlock()
+	c.deps.observer.Evicted(c.cfg.Name)
+	attrs := []any{"server", c.cfg.Name, "workspace", c.workspace}
+	if pid := srv.ep.processID(); pid != 0 {
+		attrs = append(attrs, "pid", pid)
+	}
+	c.deps.sp.logger.Info("MCP server stopped to free a slot for another chat (maxLive)", attrs...)
+	c.probe(srv)
+	c.end(srv)
+	c.forget(srv)
+	return true
+}
+
+// end terminates srv and gives its slot back once the process is gone. A
+// server that still runs saves the chat's state first (State).
+func (c *connection) end(srv *liveServer) {
+	if c.cfg.State != nil && !srv.ep.done() {
+		c.saveState(srv)
+	}
+	srv.terminate()
+	c.releaseSlot(srv.slot)
+}
+
+func (c *connection) releaseSlot(s *slot) {
+	if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
+		lim.release(c, s)
+	}
+}
+
+// detachLocked takes srv off the connection before it is stopped on purpose.
+func (c *connection) detachLocked(srv *liveServer, next State) {
+	c.stopping[srv] = true
+	c.tail = srv.ep.tailLines()
+	c.srv = nil
+	c.state = next
+	c.stopIdleLocked()
+}
+
+func (c *connection) forget(srv *liveServer) {
+	c.mu.Lock()
+	delete(c.stopping, srv)
+	c.mu.Unlock()
+}
+
+// stop stops the process (if any) and leaves the connection usable: the next
+// call starts a fresh process. A failed state resets to not started; the
+// last error stays for /mcp <name>.
+func (c *connection) stop() {
+	c.shutdown(StateNotStarted)
+}
+
+// close stops the process for good and waits for the connection's
+// background work. Idempotent.
+func (c *connection) close() {
+	c.shutdown(StateClosed)
+	c.wg.Wait()
+}
+
+func (c *connection) shutdown(next State) {
+	c.mu.Lock()
+	if c.startCancel != nil {
+		c.startCancel() // abandon a start in progress
+	}
+	if next == StateClosed {
+		c.state = StateClosed // seen by a start in progress
+	}
+	c.mu.Unlock()
+
+	c.gate <- struct{}{}
+	defer func() { <-c.gate }()
+	c.mu.Lock()
+	srv := c.srv
+	keep := c.state == StateDisabled
+	if srv != nil {
+		c.detachLocked(srv, next)
+	} else {
+		c.stopIdleLocked()
+	}
+	if keep && next != StateClosed {
+		c.state = StateDisabled
+	} else if srv == nil && c.state != StateClosed {
+		c.state = next
+	}
+	c.lost = "" // the chat stopped it: nothing to tell
+	c.mu.Unlock()
+	if h := c.deps.sp.hosts[c.cfg.Name]; srv == nil && h != nil && next != StateClosed {
+		// No session of the chat's to ping: the shared process itself is
+		// asked (/mcp restart of a chat whose session ended since).
+		h.probe(stopPingTimeout)
+	}
+	if srv == nil {
+		return
+	}
+	// A Shared server that does not answer is replaced now (for every
+	// chat): nothing can be saved on it, and its end is not waited for.
+	c.probe(srv)
+	if srv.ep.done() && next != StateClosed {
+		c.mu.Lock()
+		c.goLocked(func() {
+			c.end(srv)
+			c.forget(srv)
+		})
+		c.mu.Unlock()
+		return
+	}
+	c.end(srv)
+	c.forget(srv)
+}
