@@ -68,22 +68,9 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 			c.busy.Add(-1)
 		}
 	}()
-	c.mu.Lock()
-	switch {
-	case c.state == StateClosed:
-		c.mu.Unlock()
-		return nil, ErrClosed
-	case c.state == StateDisabled:
-		c.mu.Unlock()
-		return nil, fmt.Errorf("MCP server %s is disabled", c.cfg.Name)
-	case c.srv != nil && !c.srv.ep.done():
-		c.inflight++ // fast path: no gate, no start
-		c.stopIdleLocked()
-		srv := c.srv
-		c.mu.Unlock()
-		return srv, nil
+	if srv, err = c.acquireRunning(); srv != nil || err != nil {
+		return srv, err
 	}
-	c.mu.Unlock()
 
 	select {
 	case c.gate <- struct{}{}:
@@ -98,9 +85,7 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 		return nil, ErrClosed
 	}
 	if c.srv != nil && !c.srv.ep.done() { // someone else started it
-		c.inflight++
-		c.stopIdleLocked()
-		srv := c.srv
+		srv := c.takeLiveLocked()
 		c.mu.Unlock()
 		return srv, nil
 	}
@@ -109,24 +94,75 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 			c.mu.Unlock()
 			return nil, errNoPrewarm // the next call reports the end
 		}
-		// It ended since the last call. Its clean-up goes on in the
-		// background; this call reports the end, the next starts anew.
-		// One the bot replaced (a shared process that stopped
-		// answering) is no crash of the chat's: this call runs on a new
-		// one, and says what was lost.
-		c.recordEndLocked(dead, false)
-		c.srv = nil
-		if why := replacedReason(dead); why != "" && !c.exit.reported {
-			c.exit.reported = true
-			c.lost = c.lostNote(fmt.Sprintf("the %s MCP server %s since this chat's last call and was replaced", c.cfg.Name, why))
-		}
-		if !c.exit.reported {
-			c.exit.reported = true
+		if c.clearEndedLocked(dead) {
 			c.mu.Unlock()
 			return nil, &errEnded{c.exitMessage(dead)}
 		}
 	}
-	var s *slot
+	s, err := c.takeSlot(ctx, prewarm)
+	if err != nil {
+		return nil, err
+	}
+	return c.startNew(ctx, s, prewarm)
+}
+
+// acquireRunning is acquire's fast path, without the gate: the live
+// process, the caller counted in flight, or the error of a closed or
+// disabled connection. Neither (nil, nil): the caller takes the gate to
+// start one, or to report how the last one ended.
+func (c *connection) acquireRunning() (*liveServer, error) {
+	c.mu.Lock()
+	switch {
+	case c.state == StateClosed:
+		c.mu.Unlock()
+		return nil, ErrClosed
+	case c.state == StateDisabled:
+		c.mu.Unlock()
+		return nil, fmt.Errorf("MCP server %s is disabled", c.cfg.Name)
+	case c.srv != nil && !c.srv.ep.done():
+		srv := c.takeLiveLocked() // fast path: no gate, no start
+		c.mu.Unlock()
+		return srv, nil
+	}
+	c.mu.Unlock()
+	return nil, nil
+}
+
+// takeLiveLocked hands the live process to the caller: counted in flight,
+// the idle timer disarmed. c.mu must be held.
+func (c *connection) takeLiveLocked() *liveServer {
+	c.inflight++
+	c.stopIdleLocked()
+	return c.srv
+}
+
+// clearEndedLocked takes dead, the process that ended since the last call,
+// off the connection, and reports whether the caller is the call that
+// reports the end (errEnded). c.mu must be held.
+func (c *connection) clearEndedLocked(dead *liveServer) (report bool) {
+	// It ended since the last call. Its clean-up goes on in the
+	// background; this call reports the end, the next starts anew.
+	// One the bot replaced (a shared process that stopped
+	// answering) is no crash of the chat's: this call runs on a new
+	// one, and says what was lost.
+	c.recordEndLocked(dead, false)
+	c.srv = nil
+	if why := replacedReason(dead); why != "" && !c.exit.reported {
+		c.exit.reported = true
+		c.lost = c.lostNote(fmt.Sprintf("the %s MCP server %s since this chat's last call and was replaced", c.cfg.Name, why))
+	}
+	if !c.exit.reported {
+		c.exit.reported = true
+		return true
+	}
+	return false
+}
+
+// takeSlot takes the slot under the server's ceiling of live processes
+// (maxLive) that a new process needs, nil without a ceiling: a prewarm
+// only one free now, a call the first one free, waiting in line for it.
+// c.mu is held on entry; it is held on return unless err is non-nil.
+func (c *connection) takeSlot(ctx context.Context, prewarm bool) (s *slot, err error) {
 	if lim := c.deps.limiters[c.cfg.Name]; lim != nil && prewarm {
 		var ok bool
 		if s, ok = lim.tryTake(c); !ok {
@@ -134,40 +170,57 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 			return nil, errNoPrewarm
 		}
 	} else if lim != nil {
-		// A slot under the ceiling first; a stop or close of this
-		// connection ends the wait.
-		waitCtx, cancelWait := context.WithCancel(ctx)
-		c.state, c.startCancel = StateWaiting, cancelWait
-		c.mu.Unlock()
-		waitStart := time.Now()
-		s, err = lim.take(waitCtx, c, c.queued)
-		cancelWait()
-		if d := time.Since(waitStart); d > time.Millisecond {
-			c.deps.observer.Waited(c.cfg.Name, d)
-		}
-		c.mu.Lock()
-		c.startCancel = nil
-		switch {
-		case c.state == StateClosed:
-			c.mu.Unlock()
-			lim.release(c, s)
-			return nil, ErrClosed
-		case err != nil && ctx.Err() != nil:
-			c.state = StateNotStarted
-			c.mu.Unlock()
-			return nil, context.Cause(ctx)
-		case err != nil:
-			c.state = StateNotStarted
-			c.mu.Unlock()
-			return nil, fmt.Errorf("%s: the wait for a free slot was cancelled (the server was restarted)", c.cfg.Name)
-		}
+		return c.waitForSlot(ctx, lim)
 	}
+	return s, nil
+}
+
+// waitForSlot waits in lim's line for a slot (StateWaiting). c.mu is held
+// on entry and released while waiting; it is held again on return unless
+// err is non-nil.
+func (c *connection) waitForSlot(ctx context.Context, lim *limiter) (*slot, error) {
+	// A slot under the ceiling first; a stop or close of this
+	// connection ends the wait.
+	waitCtx, cancelWait := context.WithCancel(ctx)
+	c.state, c.startCancel = StateWaiting, cancelWait
+	c.mu.Unlock()
+	waitStart := time.Now()
+	s, err := lim.take(waitCtx, c, c.queued)
+	cancelWait()
+	if d := time.Since(waitStart); d > time.Millisecond {
+		c.deps.observer.Waited(c.cfg.Name, d)
+	}
+	c.mu.Lock()
+	c.startCancel = nil
+	switch {
+	case c.state == StateClosed:
+		c.mu.Unlock()
+		lim.release(c, s)
+		return nil, ErrClosed
+	case err != nil && ctx.Err() != nil:
+		c.state = StateNotStarted
+		c.mu.Unlock()
+		return nil, context.Cause(ctx)
+	case err != nil:
+		c.state = StateNotStarted
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%s: the wait for a free slot was cancelled (the server was restarted)", c.cfg.Name)
+	}
+	return s, nil
+}
+
+// startNew starts a new process on slot s (StateStarting) and hands it to
+// the caller. c.mu is held on entry and released for the start, which is
+// bounded by the startup timeout (and by stop and close, which cancel
+// it); it is released on return. With prewarm the process makes its
+// WarmCall before any call can have it.
+func (c *connection) startNew(ctx context.Context, s *slot, prewarm bool) (*liveServer, error) {
 	c.state = StateStarting
 	startCtx, cancel := context.WithTimeout(context.Background(), c.cfg.StartupTimeout)
 	c.startCancel = cancel
 	c.mu.Unlock()
 
-	srv, err = c.start(ctx, startCtx)
+	srv, err := c.start(ctx, startCtx)
 	if err == nil && prewarm && c.cfg.WarmCall != nil {
 		c.warm(startCtx, srv)
 	}
@@ -175,6 +228,14 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.startedLocked(ctx, srv, s, err)
+}
+
+// startedLocked records how a start ended: srv, which now holds slot s,
+// running and counted in flight; or the start's error err, slot s given
+// back. A connection closed while it started ends srv in the background.
+// c.mu must be held.
+func (c *connection) startedLocked(ctx context.Context, srv *liveServer, s *slot, err error) (*liveServer, error) {
 	c.startCancel = nil
 	if srv != nil {
 		srv.slot = s
@@ -182,21 +243,13 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 		c.releaseSlot(s)
 	}
 	if c.state == StateClosed { // closed while starting
-		if live := srv; live != nil { // not srv: the return below sets it
-			c.wg.Go(func() { c.end(live) })
+		if srv != nil {
+			c.wg.Go(func() { c.end(srv) })
 		}
 		return nil, ErrClosed
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			c.state = StateNotStarted
-			return nil, context.Cause(ctx)
-		}
-		c.state = StateFailed
-		c.deps.observer.StartFailed(c.cfg.Name)
-		c.lastErr = capMessage(c.redact(err.Error()), MaxErrorBytes)
-		c.deps.sp.logger.Warn("MCP server failed to start", "server", c.cfg.Name, "workspace", c.workspace, "err", c.lastErr)
-		return nil, errors.New(c.lastErr)
+		return nil, c.startFailedLocked(ctx, err)
 	}
 	c.srv = srv
 	c.state = StateRunning
@@ -211,6 +264,22 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 	c.starts++
 	c.inflight++
 	return srv, nil
+}
+
+// startFailedLocked records a start that failed with err, and is the
+// error its caller gets: the caller's own cancellation leaves the
+// connection not started; any other failure is the server's, logged and
+// kept for /mcp (StateFailed). c.mu must be held.
+func (c *connection) startFailedLocked(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		c.state = StateNotStarted
+		return context.Cause(ctx)
+	}
+	c.state = StateFailed
+	c.deps.observer.StartFailed(c.cfg.Name)
+	c.lastErr = capMessage(c.redact(err.Error()), MaxErrorBytes)
+	c.deps.sp.logger.Warn("MCP server failed to start", "server", c.cfg.Name, "workspace", c.workspace, "err", c.lastErr)
+	return errors.New(c.lastErr)
 }
 
 // start spawns the process in the workspace and negotiates. The start is
