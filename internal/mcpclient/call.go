@@ -61,25 +61,41 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 		}()
 	}
 	if err == nil {
-		fresh := c.cfg.State != nil && c.freshContext(ctx, srv, tool, contexts)
-		if c.cfg.State != nil {
-			adoptContext(srv)
-		}
-		res, err := mapValidResult(c.cfg.Name, tool.Name, raw)
-		if err != nil {
-			return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: invalid result: %v", tool.Name, err)), nil
-		}
-		if fresh && !res.IsError {
-			res.Content = append(res.Content, chat.Part{Kind: chat.TextPart, Text: "Note: the browser had stopped (it crashed, or was closed) " +
-				"and this call ran in a new one: the chat's other tabs are gone, and its cookies and storage were restored only after " +
-				"this call. If the page needed a login, repeat the step."})
-		}
-		// Inlined files count against the cap: as many bytes as the cap
-		// has tokens times four, then the cap itself.
-		inlineLinkedFiles(&res, srv.dir, c.workspace, c.deps.maxResultTokens*4-len(res.Text()))
-		c.bound(&res, tool)
-		return res, nil
+		return c.resultOf(ctx, srv, tool, raw, contexts), nil
 	}
+	return c.failureOf(ctx, srv, tool, err)
+}
+
+// resultOf is what the model gets of a call on srv that returned raw:
+// the result mapped, the linked files inlined, bounded. contexts is how
+// many contexts the server had opened for the connection before the call
+// (State).
+func (c *connection) resultOf(ctx context.Context, srv *liveServer, tool Tool, raw json.RawMessage, contexts int32) Result {
+	fresh := c.cfg.State != nil && c.freshContext(ctx, srv, tool, contexts)
+	if c.cfg.State != nil {
+		adoptContext(srv)
+	}
+	res, err := mapValidResult(c.cfg.Name, tool.Name, raw)
+	if err != nil {
+		return ErrorResult(c.cfg.Name, tool.Name, fmt.Sprintf("%s: invalid result: %v", tool.Name, err))
+	}
+	if fresh && !res.IsError {
+		res.Content = append(res.Content, chat.Part{Kind: chat.TextPart, Text: "Note: the browser had stopped (it crashed, or was closed) " +
+			"and this call ran in a new one: the chat's other tabs are gone, and its cookies and storage were restored only after " +
+			"this call. If the page needed a login, repeat the step."})
+	}
+	// Inlined files count against the cap: as many bytes as the cap
+	// has tokens times four, then the cap itself.
+	inlineLinkedFiles(&res, srv.dir, c.workspace, c.deps.maxResultTokens*4-len(res.Text()))
+	c.bound(&res, tool)
+	return res
+}
+
+// failureOf is what a call on srv that failed with err returns: an error
+// result that says why (the server's error, a bad argument, the timeout,
+// a login needed, the process's end), or the caller's own cancellation.
+// A process seen to have ended is recorded as ended.
+func (c *connection) failureOf(ctx context.Context, srv *liveServer, tool Tool, err error) (Result, error) {
 	var rpcErr *RPCError
 	var inErr *inputError
 	switch {
