@@ -135,14 +135,7 @@ func (s *Session) ServerText(name string) (string, error) { return s.ServerTextW
 func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 	cfg, ok := s.client.Server(name)
 	if !ok {
-		names := make([]string, 0, len(s.client.servers))
-		for _, c := range s.client.servers {
-			names = append(names, c.Display())
-		}
-		if len(names) == 0 {
-			return "", fmt.Errorf("no MCP server named %q (none are configured)", name)
-		}
-		return "", fmt.Errorf("no MCP server named %q (configured: %s)", name, strings.Join(names, ", "))
+		return "", s.client.unknownServer(name)
 	}
 	name = cfg.Name
 	cats := s.client.Lookup()
@@ -158,62 +151,97 @@ func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", cfg.Display(), s.stateLine(sc, all, cost))
+	writeConfigLines(&b, cfg)
+	s.writeProcessLines(&b, name, sc, st)
+	writeToolLines(&b, cfg, sc, refusals)
+	writeTroubleLines(&b, sc, st)
+	return capMessage(s.client.sp.redactor.Redact(strings.TrimRight(b.String(), "\n")), maxServerTextBytes), nil
+}
+
+// unknownServer is the error of a /mcp <name> that names no configured
+// server: it lists the configured ones.
+func (c *Client) unknownServer(name string) error {
+	names := make([]string, 0, len(c.servers))
+	for _, cfg := range c.servers {
+		names = append(names, cfg.Display())
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("no MCP server named %q (none are configured)", name)
+	}
+	return fmt.Errorf("no MCP server named %q (configured: %s)", name, strings.Join(names, ", "))
+}
+
+// writeConfigLines writes what the configuration says of the server: its
+// internal name, command or URL, working directory, environment (names
+// only) and where it was configured.
+func writeConfigLines(b *strings.Builder, cfg mcpconfig.ServerConfig) {
 	if cfg.Label != "" {
-		fmt.Fprintf(&b, "internal name: %s (its tools, files and the log use it; /mcp accepts either)\n", cfg.Name)
+		fmt.Fprintf(b, "internal name: %s (its tools, files and the log use it; /mcp accepts either)\n", cfg.Name)
 	}
 	if cfg.Shared {
-		fmt.Fprintf(&b, "command: %s\n", commandLine(cfg))
-		fmt.Fprintf(&b, "url: %s (one process for every chat, on a free port)\n", cfg.URL)
+		fmt.Fprintf(b, "command: %s\n", commandLine(cfg))
+		fmt.Fprintf(b, "url: %s (one process for every chat, on a free port)\n", cfg.URL)
 	} else if cfg.URL != "" {
-		fmt.Fprintf(&b, "url: %s\n", cfg.URL)
+		fmt.Fprintf(b, "url: %s\n", cfg.URL)
 		if len(cfg.Headers) > 0 {
-			fmt.Fprintf(&b, "headers: %s\n", strings.Join(sortedKeys(cfg.Headers), ", "))
+			fmt.Fprintf(b, "headers: %s\n", strings.Join(sortedKeys(cfg.Headers), ", "))
 		}
 	} else {
-		fmt.Fprintf(&b, "command: %s\n", commandLine(cfg))
+		fmt.Fprintf(b, "command: %s\n", commandLine(cfg))
 	}
 	if cfg.Cwd != "" {
-		fmt.Fprintf(&b, "cwd: %s\n", cfg.Cwd)
+		fmt.Fprintf(b, "cwd: %s\n", cfg.Cwd)
 	}
 	if len(cfg.Env) > 0 {
-		fmt.Fprintf(&b, "env: %s\n", strings.Join(sortedKeys(cfg.Env), ", "))
+		fmt.Fprintf(b, "env: %s\n", strings.Join(sortedKeys(cfg.Env), ", "))
 	}
-	fmt.Fprintf(&b, "source: %s\n", firstNonEmpty(cfg.Origin, string(cfg.Source)))
+	fmt.Fprintf(b, "source: %s\n", firstNonEmpty(cfg.Origin, string(cfg.Source)))
+}
+
+// writeProcessLines writes what runs: the server's name and version, its
+// resources, the shared process, the chat's process (pid, memory) and
+// how often it started and was stopped for other chats.
+func (s *Session) writeProcessLines(b *strings.Builder, name string, sc ServerCatalog, st ConnStatus) {
 	info := st.Info
 	if info.Name == "" {
 		info = sc.Catalog.ServerInfo
 	}
 	if info.Name != "" {
-		fmt.Fprintf(&b, "server: %s %s (protocol %s)\n", info.Name, info.Version, info.ProtocolVersion)
+		fmt.Fprintf(b, "server: %s %s (protocol %s)\n", info.Name, info.Version, info.ProtocolVersion)
 	}
 	if sc.Catalog.ServerInfo.Resources {
-		fmt.Fprintf(&b, "resources: offered (the model lists them with %s and reads them with %s)\n", ListResourcesTool, ReadResourceTool)
+		fmt.Fprintf(b, "resources: offered (the model lists them with %s and reads them with %s)\n", ListResourcesTool, ReadResourceTool)
 	}
 	if h := s.client.sp.hosts[name]; h != nil {
 		if pid, users, mem := h.status(); pid != 0 {
-			fmt.Fprintf(&b, "shared process: pid %d, %s (PSS, with its children) for %s\n", pid, sizeText(int(mem)),
+			fmt.Fprintf(b, "shared process: pid %d, %s (PSS, with its children) for %s\n", pid, sizeText(int(mem)),
 				plural(users, "session"))
 		} else {
 			b.WriteString("shared process: not running (it starts with the first call of any chat)\n")
 		}
 		if why, at := h.lastReplaced(); why != "" {
-			fmt.Fprintf(&b, "last replaced: %s UTC: it %s\n", at.UTC().Format("2006-01-02 15:04:05"), why)
+			fmt.Fprintf(b, "last replaced: %s UTC: it %s\n", at.UTC().Format("2006-01-02 15:04:05"), why)
 		}
 	}
 	if st.PID != 0 {
-		fmt.Fprintf(&b, "pid: %d\n", st.PID)
+		fmt.Fprintf(b, "pid: %d\n", st.PID)
 		if m, ok := s.Memory(name); ok && m > 0 {
-			fmt.Fprintf(&b, "memory: %s (the process and its children, PSS)\n", sizeText(int(m)))
+			fmt.Fprintf(b, "memory: %s (the process and its children, PSS)\n", sizeText(int(m)))
 		}
 	}
 	if st.Starts > 0 {
-		fmt.Fprintf(&b, "starts in this chat: %d\n", st.Starts)
+		fmt.Fprintf(b, "starts in this chat: %d\n", st.Starts)
 	}
 	if st.Evictions > 0 {
-		fmt.Fprintf(&b, "stopped for other chats (maxLive): %d\n", st.Evictions)
+		fmt.Fprintf(b, "stopped for other chats (maxLive): %d\n", st.Evictions)
 	}
+}
+
+// writeToolLines writes the server's tools: the prefix, those offered and
+// those that ask first, those hidden, refused or left out.
+func writeToolLines(b *strings.Builder, cfg mcpconfig.ServerConfig, sc ServerCatalog, refusals []Refusal) {
 	if cfg.ToolPrefix != "" {
-		fmt.Fprintf(&b, "tool prefix: %s\n", cfg.ToolPrefix)
+		fmt.Fprintf(b, "tool prefix: %s\n", cfg.ToolPrefix)
 	}
 	var offered, asking []string
 	for _, t := range offeredTools(sc.Catalog.Tools, refusals) {
@@ -223,37 +251,41 @@ func (s *Session) ServerTextWith(name string, cost ToolCost) (string, error) {
 		}
 	}
 	if len(offered) > 0 {
-		fmt.Fprintf(&b, "tools (%d): %s\n", len(offered), strings.Join(offered, ", "))
+		fmt.Fprintf(b, "tools (%d): %s\n", len(offered), strings.Join(offered, ", "))
 	}
 	if line := approvalLine(cfg, asking); line != "" {
 		b.WriteString(line)
 	}
 	if len(sc.Catalog.Hidden) > 0 {
-		fmt.Fprintf(&b, "hidden from the model (disabledTools, includeTools, excludeTools): %d: %s\n", len(sc.Catalog.Hidden),
+		fmt.Fprintf(b, "hidden from the model (disabledTools, includeTools, excludeTools): %d: %s\n", len(sc.Catalog.Hidden),
 			capMessage(strings.Join(sc.Catalog.Hidden, ", "), 1<<10))
 	}
 	for _, r := range refusals {
-		fmt.Fprintf(&b, "refused: %s\n", r.String())
+		fmt.Fprintf(b, "refused: %s\n", r.String())
 	}
 	for _, w := range sc.Catalog.Warnings {
-		fmt.Fprintf(&b, "left out: %s\n", w)
+		fmt.Fprintf(b, "left out: %s\n", w)
 	}
+}
+
+// writeTroubleLines writes what went wrong: the discovery's error, the
+// last error, the stderr tail, the last crash and its tail.
+func writeTroubleLines(b *strings.Builder, sc ServerCatalog, st ConnStatus) {
 	if sc.Err != nil {
-		fmt.Fprintf(&b, "discovery error:\n%s\n", sc.Err.Error())
+		fmt.Fprintf(b, "discovery error:\n%s\n", sc.Err.Error())
 	}
 	if st.LastErr != "" && st.LastErr != st.LastExit {
-		fmt.Fprintf(&b, "last error: %s\n", st.LastErr)
+		fmt.Fprintf(b, "last error: %s\n", st.LastErr)
 	}
 	if len(st.Tail) > 0 {
-		fmt.Fprintf(&b, "stderr (last lines):\n%s\n", capTail(st.Tail, maxTailBytes))
+		fmt.Fprintf(b, "stderr (last lines):\n%s\n", capTail(st.Tail, maxTailBytes))
 	}
 	if st.LastExit != "" {
-		fmt.Fprintf(&b, "last crash: %s\n", st.LastExit)
+		fmt.Fprintf(b, "last crash: %s\n", st.LastExit)
 		if len(st.ExitTail) > 0 {
-			fmt.Fprintf(&b, "its stderr (last lines):\n%s\n", capTail(st.ExitTail, maxTailBytes))
+			fmt.Fprintf(b, "its stderr (last lines):\n%s\n", capTail(st.ExitTail, maxTailBytes))
 		}
 	}
-	return capMessage(s.client.sp.redactor.Redact(strings.TrimRight(b.String(), "\n")), maxServerTextBytes), nil
 }
 
 // maxServerTextBytes caps /mcp <name>: three Telegram messages at most,
