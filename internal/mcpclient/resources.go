@@ -173,6 +173,19 @@ func (c *connection) request(ctx context.Context, method string, params any) (ra
 // listResources writes one page of the server's resources and one of its
 // resource templates to b, with the cursors of the next pages.
 func (c *connection) listResources(ctx context.Context, b *strings.Builder, cursor, templatesCursor string) error {
+	if err := c.listResourcePage(ctx, b, cursor); err != nil {
+		return err
+	}
+	if cursor != "" && templatesCursor == "" {
+		return nil // a later page of resources: the templates were on the first
+	}
+	return c.listTemplatePage(ctx, b, templatesCursor)
+}
+
+// listResourcePage writes the page of the server's resources at cursor
+// to b, with the cursor of the next page; a failure of the server is
+// written too. Only the caller's cancellation is returned.
+func (c *connection) listResourcePage(ctx context.Context, b *strings.Builder, cursor string) error {
 	name := c.cfg.Name
 	var page struct {
 		Resources []struct {
@@ -223,10 +236,15 @@ func (c *connection) listResources(ctx context.Context, b *strings.Builder, curs
 			fmt.Fprintf(b, "More resources: %s with {\"server\":%q,\"cursor\":%q}\n", ListResourcesTool, name, page.NextCursor)
 		}
 	}
+	return nil
+}
 
-	if cursor != "" && templatesCursor == "" {
-		return nil // a later page of resources: the templates were on the first
-	}
+// listTemplatePage writes the page of the server's resource templates at
+// templatesCursor to b, with the cursor of the next page; a failure of
+// the server is written too, but for a server that does not answer the
+// method (it has none). Only the caller's cancellation is returned.
+func (c *connection) listTemplatePage(ctx context.Context, b *strings.Builder, templatesCursor string) error {
+	name := c.cfg.Name
 	var tpage struct {
 		ResourceTemplates []struct {
 			URITemplate string `json:"uriTemplate"`
@@ -237,7 +255,7 @@ func (c *connection) listResources(ctx context.Context, b *strings.Builder, curs
 		} `json:"resourceTemplates"`
 		NextCursor string `json:"nextCursor"`
 	}
-	raw, err, ctxErr = c.request(ctx, string(mcp.MethodResourcesTemplatesList), cursorParams(templatesCursor))
+	raw, err, ctxErr := c.request(ctx, string(mcp.MethodResourcesTemplatesList), cursorParams(templatesCursor))
 	if ctxErr != nil {
 		return ctxErr
 	}
