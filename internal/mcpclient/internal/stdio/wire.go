@@ -10,7 +10,7 @@ import (
 )
 
 // The wire format of the stdio transport: each request is one line (and
-// each incoming line is read by jsonscan.ScanEnvelope, in transport.go).
+// each incoming line is read by jsonscan.ScanEnvelope, in read.go).
 
 // appendRequest renders m as one line. tools/call with raw arguments, the
 // hot path, is written by hand; the rest goes through encoding/json.
