@@ -65,7 +65,7 @@ func matchesTool(globs []string, names ...string) bool {
 }
 
 // approval validates the approval fields of e.
-func (e ServerEntry) approval(refuse func(field, format string, args ...any)) (Approval, []string, []string) {
+func (e ServerEntry) approval(refuse refuseFunc) (Approval, []string, []string) {
 	var mode Approval // never
 	switch a := Approval(strings.ToLower(strings.TrimSpace(e.Approval))); a {
 	case "":

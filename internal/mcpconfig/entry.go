@@ -174,15 +174,41 @@ func objectMembers(data []byte) ([]member, error) {
 	return out, nil
 }
 
+// refuseFunc records one refusal of an entry's field; the message is
+// format applied to args.
+type refuseFunc func(field, format string, args ...any)
+
 // Config applies the defaults to e and validates it as the server name of
 // source src; origin describes where it came from for messages. Every
-// refusal is a *ConfigError; all of them are returned, joined.
+// refusal is a *ConfigError; all of them are returned, joined, in the
+// order of the steps below.
 func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfig, error) {
 	var errs []error
 	refuse := func(field, format string, args ...any) {
 		errs = append(errs, &ConfigError{Origin: origin, Server: name, Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 
+	c := e.baseConfig(name, src, origin, refuse)
+	e.applyOAuth(&c, refuse)
+	e.checkTransport(refuse)
+	e.checkReferences(refuse)
+	e.applyRoots(&c)
+	e.applyHeaders(&c, refuse)
+	e.applyEnv(&c, refuse)
+	e.applyLimits(&c, refuse)
+	e.applyTools(&c, refuse)
+	e.applyLogging(&c, refuse)
+
+	if len(errs) > 0 {
+		return ServerConfig{}, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// baseConfig checks the server's name and its enabled/disabled pair, and
+// returns the configuration of the fields taken over as written, with
+// the entry's warnings (and the one about a name kept as a label).
+func (e ServerEntry) baseConfig(name string, src Source, origin string, refuse refuseFunc) ServerConfig {
 	internal, label := name, ""
 	if !ValidServerName(name) {
 		if why := validLabel(name); why != "" {
@@ -222,6 +248,12 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	if label != "" {
 		c.Warnings = append(c.Warnings, labelWarning(label, internal))
 	}
+	return c
+}
+
+// applyOAuth takes over the oauth fields of a url server and refuses them
+// on a command, and a client metadata URL that is not https.
+func (e ServerEntry) applyOAuth(c *ServerConfig, refuse refuseFunc) {
 	if e.URL != "" {
 		c.OAuth = OAuthConfig{ClientID: e.OAuthClientID, ClientSecret: e.OAuthClientSecret,
 			ClientMetadataURL: e.OAuthClientMetadataURL, Scopes: slices.Clone(e.OAuthScopes)}
@@ -231,18 +263,24 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	if u := e.OAuthClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "${") {
 		refuse("oauthClientMetadataUrl", "oauthClientMetadataUrl must be an https URL (the client's metadata document)")
 	}
+}
 
-	e.checkTransport(refuse)
-	// A reference that is never closed would reach the server as text
-	// (${A:-${workspace}/x without its last '}'). The value is not
-	// quoted: it may hold a secret.
+// checkReferences refuses a field holding a reference that is never
+// closed: it would reach the server as text (${A:-${workspace}/x without
+// its last '}'). The value is not quoted: it may hold a secret.
+func (e ServerEntry) checkReferences(refuse refuseFunc) {
 	e.eachField(func(field, v string) {
 		if why := CheckReferences(v); why != "" {
 			refuse(field, "%s: %s", field, why)
 		}
 	})
-	// A command runs in the workspace, and is told so unless its args name
-	// directories of its own (roots.go); a server elsewhere cannot see it.
+}
+
+// applyRoots decides whether the chat's workspace is declared as the
+// client's root. A command runs in the workspace, and is told so unless
+// its args name directories of its own (roots.go); a server elsewhere
+// cannot see it.
+func (e ServerEntry) applyRoots(c *ServerConfig) {
 	c.Roots = defaultRoots(e)
 	if e.Roots != nil {
 		c.Roots = *e.Roots
@@ -250,63 +288,63 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	if w := rootsWarning(e, c.Roots); w != "" {
 		c.Warnings = append(c.Warnings, w)
 	}
-	if e.URL != "" {
-		c.URL = strings.TrimSpace(e.URL)
-		if len(e.Headers) > 0 {
-			c.Headers = make(map[string]string, len(e.Headers))
-			for _, k := range sortedKeys(e.Headers) {
-				v := e.Headers[k]
-				switch {
-				case k == "" || strings.ContainsAny(k, " \t\r\n:"):
-					refuse("headers", "headers has an invalid header name %q", k)
-				case strings.ContainsAny(v, "\r\n"):
-					refuse("headers", "header %s must be one line", k)
-				default:
-					c.Headers[k] = v
-				}
-			}
-		}
-	}
-	if len(e.Env) > 0 {
-		c.Env = make(map[string]*string, len(e.Env))
-		for _, k := range sortedKeys(e.Env) {
-			v := e.Env[k]
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				refuse("env", "env has an invalid variable name %q", k)
-				continue
-			}
-			if v != nil {
-				s := *v
-				v = &s
-			}
-			c.Env[k] = v
-		}
-	}
+}
 
-	seconds := func(field string, v *float64, def time.Duration, zeroOK bool) time.Duration {
-		if v == nil {
-			return def
-		}
-		f := *v
-		switch {
-		case zeroOK && f < 0:
-			refuse(field, "%s must not be negative (got %s)", field, formatSeconds(f))
-		case !zeroOK && f <= 0:
-			refuse(field, "%s must be positive (got %s)", field, formatSeconds(f))
-		case math.IsNaN(f) || f > float64(math.MaxInt64)/float64(time.Second):
-			refuse(field, "%s is too large (got %s)", field, formatSeconds(f))
-		default:
-			return time.Duration(f * float64(time.Second))
-		}
-		return def
+// applyHeaders takes over the url and the headers of a url server,
+// refusing a header whose name is invalid or whose value spans lines.
+func (e ServerEntry) applyHeaders(c *ServerConfig, refuse refuseFunc) {
+	if e.URL == "" {
+		return
 	}
+	c.URL = strings.TrimSpace(e.URL)
+	if len(e.Headers) == 0 {
+		return
+	}
+	c.Headers = make(map[string]string, len(e.Headers))
+	for _, k := range sortedKeys(e.Headers) {
+		v := e.Headers[k]
+		switch {
+		case k == "" || strings.ContainsAny(k, " \t\r\n:"):
+			refuse("headers", "headers has an invalid header name %q", k)
+		case strings.ContainsAny(v, "\r\n"):
+			refuse("headers", "header %s must be one line", k)
+		default:
+			c.Headers[k] = v
+		}
+	}
+}
+
+// applyEnv copies the environment overrides, refusing an invalid
+// variable name.
+func (e ServerEntry) applyEnv(c *ServerConfig, refuse refuseFunc) {
+	if len(e.Env) == 0 {
+		return
+	}
+	c.Env = make(map[string]*string, len(e.Env))
+	for _, k := range sortedKeys(e.Env) {
+		v := e.Env[k]
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			refuse("env", "env has an invalid variable name %q", k)
+			continue
+		}
+		if v != nil {
+			s := *v
+			v = &s
+		}
+		c.Env[k] = v
+	}
+}
+
+// applyLimits sets the three timeouts (an installer such as npx gets the
+// longer startup default) and the process limits maxLive and memoryMiB.
+func (e ServerEntry) applyLimits(c *ServerConfig, refuse refuseFunc) {
 	startup := DefaultStartupTimeout
 	if c.Command != "" && (ServerConfig{Command: c.Command, Args: c.Args}).Installer() {
 		startup = DefaultInstallerStartupTimeout
 	}
-	c.StartupTimeout = seconds("startupTimeoutSeconds", e.StartupTimeoutSeconds, startup, false)
-	c.CallTimeout = seconds("callTimeoutSeconds", e.CallTimeoutSeconds, DefaultCallTimeout, false)
-	c.IdleTimeout = seconds("idleTimeoutSeconds", e.IdleTimeoutSeconds, DefaultIdleTimeout, true)
+	c.StartupTimeout = seconds(refuse, "startupTimeoutSeconds", e.StartupTimeoutSeconds, startup, false)
+	c.CallTimeout = seconds(refuse, "callTimeoutSeconds", e.CallTimeoutSeconds, DefaultCallTimeout, false)
+	c.IdleTimeout = seconds(refuse, "idleTimeoutSeconds", e.IdleTimeoutSeconds, DefaultIdleTimeout, true)
 	if e.MaxLive != nil {
 		if *e.MaxLive < 1 {
 			refuse("maxLive", "maxLive must be at least 1 (got %d): it is how many processes of the server may run at once, across chats", *e.MaxLive)
@@ -320,7 +358,33 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 			c.Memory.PerLive = int64(*e.MemoryMiB) << 20
 		}
 	}
+}
 
+// seconds returns the duration of v seconds, or def when v is nil or
+// refused: zeroOK allows 0 (never), nothing allows a negative, NaN or a
+// value past time.Duration's range.
+func seconds(refuse refuseFunc, field string, v *float64, def time.Duration, zeroOK bool) time.Duration {
+	if v == nil {
+		return def
+	}
+	f := *v
+	switch {
+	case zeroOK && f < 0:
+		refuse(field, "%s must not be negative (got %s)", field, formatSeconds(f))
+	case !zeroOK && f <= 0:
+		refuse(field, "%s must be positive (got %s)", field, formatSeconds(f))
+	case math.IsNaN(f) || f > float64(math.MaxInt64)/float64(time.Second):
+		refuse(field, "%s is too large (got %s)", field, formatSeconds(f))
+	default:
+		return time.Duration(f * float64(time.Second))
+	}
+	return def
+}
+
+// applyTools checks what decides which tools the model sees and how they
+// run: alwaysLoad (trimmed, each once), the include and exclude patterns,
+// the approval fields and the tool prefix.
+func (e ServerEntry) applyTools(c *ServerConfig, refuse refuseFunc) {
 	for _, n := range e.AlwaysLoad {
 		if n = strings.TrimSpace(n); n == "" {
 			refuse("alwaysLoad", "alwaysLoad must name tools (got an empty name)")
@@ -349,7 +413,11 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	} else if strings.HasPrefix(e.ToolPrefix, "mcp__") {
 		refuse("toolPrefix", "toolPrefix %q must not start with mcp__", e.ToolPrefix)
 	}
+}
 
+// applyLogging sets the level the server's stderr is logged at and
+// checks the pinned protocol version.
+func (e ServerEntry) applyLogging(c *ServerConfig, refuse refuseFunc) {
 	if e.StderrLevel != "" {
 		if l, ok := ParseStderrLevel(e.StderrLevel); ok {
 			c.StderrLevel = l
@@ -361,16 +429,11 @@ func (e ServerEntry) Config(name string, src Source, origin string) (ServerConfi
 	if e.ProtocolVersion != "" && !slices.Contains(ProtocolVersions, e.ProtocolVersion) {
 		refuse("protocolVersion", "protocolVersion must be one of %s (got %q)", strings.Join(ProtocolVersions, ", "), e.ProtocolVersion)
 	}
-
-	if len(errs) > 0 {
-		return ServerConfig{}, errors.Join(errs...)
-	}
-	return c, nil
 }
 
 // checkTransport refuses an entry that is neither a command nor a URL,
 // or mixes the fields of both.
-func (e ServerEntry) checkTransport(refuse func(field, format string, args ...any)) {
+func (e ServerEntry) checkTransport(refuse refuseFunc) {
 	typ := strings.ToLower(strings.TrimSpace(e.Type))
 	switch typ {
 	case "":
