@@ -163,6 +163,35 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 		fmt.Fprintln(w, "MCP servers: none configured")
 		return true
 	}
+	r := resolveCatalogs(cats, toolTokens, plan)
+	ok, total, failures := r.writeTable(w)
+	fmt.Fprintf(w, "\n%s offered to the model, about %d tokens per request with every schema\n", countOf(len(r.tools), "tool"), total)
+	r.writeToolSearch(w)
+	r.writeToolNames(w)
+	r.writeWarnings(w)
+	for _, f := range failures {
+		fmt.Fprintf(w, "\nfailed: %s\n", f)
+	}
+	return ok
+}
+
+// catalogReport is what check prints of the discovered servers: the
+// tools offered to the model, by server, the tools refused, and how the
+// bot offers them.
+type catalogReport struct {
+	cats       []mcpclient.ServerCatalog
+	tools      []mcpclient.Tool
+	refusals   []mcpclient.Refusal
+	offered    map[string][]mcpclient.Tool // by group: the server's name, or mcpclient.ResourcesGroup
+	refused    map[string]int              // how many of a server's tools were refused
+	plan       session.ToolPlan
+	toolTokens func([]mcpclient.Tool) int
+}
+
+// resolveCatalogs names the tools of every enabled server that was
+// discovered, as the bot would, and plans how they are offered.
+func resolveCatalogs(cats []mcpclient.ServerCatalog, toolTokens func([]mcpclient.Tool) int,
+	plan func([]mcpclient.Tool) session.ToolPlan) *catalogReport {
 	var discovered []mcpclient.Catalog
 	for _, sc := range cats {
 		if sc.Err == nil && sc.Config.Enabled {
@@ -171,49 +200,34 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 			discovered = append(discovered, cat)
 		}
 	}
-	tools, refusals := mcpclient.ResolveTools(discovered, builtinTools, nil)
-	offered := map[string][]mcpclient.Tool{}
-	for _, t := range tools {
-		offered[t.Group()] = append(offered[t.Group()], t)
+	r := &catalogReport{cats: cats, offered: map[string][]mcpclient.Tool{}, refused: map[string]int{}, toolTokens: toolTokens}
+	r.tools, r.refusals = mcpclient.ResolveTools(discovered, builtinTools, nil)
+	for _, t := range r.tools {
+		r.offered[t.Group()] = append(r.offered[t.Group()], t)
 	}
-	refused := map[string]int{}
-	for _, r := range refusals {
-		refused[r.Server]++
+	for _, rf := range r.refusals {
+		r.refused[rf.Server]++
 	}
-	p := plan(tools)
+	r.plan = plan(r.tools)
+	return r
+}
 
+// writeTable writes a row per server, and one for the resource tools when
+// there are any. It reports whether every row is fine, the tokens of
+// every tool offered, and the failures' reasons.
+func (r *catalogReport) writeTable(w io.Writer) (ok bool, total int, failures []string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\t~TOKENS\tLOADED\tSOURCE")
-	ok := true
-	var failures []string
-	total := 0
-	for _, sc := range cats {
-		state, count, tokens, loaded := "ok", "-", "-", "-"
-		name := sc.Config.Name
-		switch {
-		case !sc.Config.Enabled:
-			state = "disabled"
-		case sc.Err != nil:
-			state = "failed"
+	ok = true
+	for _, sc := range r.cats {
+		state, count, tokens, loaded, n := r.serverRow(sc)
+		total += n
+		switch state {
+		case "failed":
 			ok = false
 			failures = append(failures, sc.Err.Error())
-		default:
-			n := toolTokens(offered[name])
-			total += n
-			count, tokens = fmt.Sprint(len(offered[name])), fmt.Sprint(n)
-			if h := len(sc.Catalog.Hidden); h > 0 {
-				count += fmt.Sprintf(" (+%d hidden)", h)
-			}
-			if len(offered[name]) > 0 {
-				loaded = loadedColumn(offered[name], p, toolTokens)
-			}
-			if refused[name] > 0 {
-				count += fmt.Sprintf(" (+%d refused)", refused[name])
-				if len(offered[name]) == 0 {
-					state = "refused"
-					ok = false
-				}
-			}
+		case "refused":
+			ok = false
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", sc.Config.Display(), state, count, tokens, loaded,
 			cmp.Or(sc.Config.Origin, string(sc.Config.Source)))
@@ -221,15 +235,49 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 	// The resource tools (list and read, for every server that offers
 	// resources) are offered too, whatever the servers' own tools: a row
 	// of their own, so the total adds up what the rows show.
-	if res := offered[mcpclient.ResourcesGroup]; len(res) > 0 {
-		n := toolTokens(res)
+	if res := r.offered[mcpclient.ResourcesGroup]; len(res) > 0 {
+		n := r.toolTokens(res)
 		total += n
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", resourcesRow, "ok", len(res), n, loadedColumn(res, p, toolTokens),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", resourcesRow, "ok", len(res), n, loadedColumn(res, r.plan, r.toolTokens),
 			"the servers' resources")
 	}
 	tw.Flush()
+	return ok, total, failures
+}
 
-	fmt.Fprintf(w, "\n%s offered to the model, about %d tokens per request with every schema\n", countOf(len(tools), "tool"), total)
+// serverRow is the STATE, TOOLS, ~TOKENS and LOADED columns of a server's
+// row, and the tokens its offered tools cost.
+func (r *catalogReport) serverRow(sc mcpclient.ServerCatalog) (state, count, tokens, loaded string, n int) {
+	state, count, tokens, loaded = "ok", "-", "-", "-"
+	name := sc.Config.Name
+	switch {
+	case !sc.Config.Enabled:
+		return "disabled", count, tokens, loaded, 0
+	case sc.Err != nil:
+		return "failed", count, tokens, loaded, 0
+	}
+	offered := r.offered[name]
+	n = r.toolTokens(offered)
+	count, tokens = fmt.Sprint(len(offered)), fmt.Sprint(n)
+	if h := len(sc.Catalog.Hidden); h > 0 {
+		count += fmt.Sprintf(" (+%d hidden)", h)
+	}
+	if len(offered) > 0 {
+		loaded = loadedColumn(offered, r.plan, r.toolTokens)
+	}
+	if r.refused[name] > 0 {
+		count += fmt.Sprintf(" (+%d refused)", r.refused[name])
+		if len(offered) == 0 {
+			state = "refused"
+		}
+	}
+	return state, count, tokens, loaded, n
+}
+
+// writeToolSearch writes whether tool search is on, and what the tool
+// list costs either way.
+func (r *catalogReport) writeToolSearch(w io.Writer) {
+	p := r.plan
 	switch {
 	case p.Search:
 		fmt.Fprintf(w, "tool search (LLM_TOOL_SEARCH=%s): on; %d tools deferred, found with tool_search; the tool list costs about %d tokens per request "+
@@ -240,39 +288,44 @@ func printCatalogs(w io.Writer, cats []mcpclient.ServerCatalog, toolTokens func(
 	default:
 		fmt.Fprintf(w, "tool search (LLM_TOOL_SEARCH=%s): off\n", p.Mode)
 	}
-	for _, sc := range cats {
-		if len(offered[sc.Config.Name]) == 0 {
-			continue
-		}
-		names := make([]string, len(offered[sc.Config.Name]))
-		for i, t := range offered[sc.Config.Name] {
+}
+
+// writeToolNames writes the names of the tools offered, a line per server
+// that offers any, then one for the resource tools.
+func (r *catalogReport) writeToolNames(w io.Writer) {
+	line := func(display string, tools []mcpclient.Tool) {
+		names := make([]string, len(tools))
+		for i, t := range tools {
 			names[i] = t.Name
 		}
-		fmt.Fprintf(w, "  %s: %s\n", sc.Config.Display(), strings.Join(names, ", "))
+		fmt.Fprintf(w, "  %s: %s\n", display, strings.Join(names, ", "))
 	}
-	if res := offered[mcpclient.ResourcesGroup]; len(res) > 0 {
-		names := make([]string, len(res))
-		for i, t := range res {
-			names[i] = t.Name
+	for _, sc := range r.cats {
+		if tools := r.offered[sc.Config.Name]; len(tools) > 0 {
+			line(sc.Config.Display(), tools)
 		}
-		fmt.Fprintf(w, "  %s: %s\n", resourcesRow, strings.Join(names, ", "))
 	}
-	for _, r := range refusals {
-		fmt.Fprintf(w, "refused: %s\n", r.String())
+	if res := r.offered[mcpclient.ResourcesGroup]; len(res) > 0 {
+		line(resourcesRow, res)
 	}
-	for _, sc := range cats {
+}
+
+// writeWarnings writes the tools refused for a name clash, the servers'
+// warnings, and the alwaysLoad names no server offers.
+func (r *catalogReport) writeWarnings(w io.Writer) {
+	for _, rf := range r.refusals {
+		fmt.Fprintf(w, "refused: %s\n", rf.String())
+	}
+	for _, sc := range r.cats {
 		for _, warning := range sc.Catalog.Warnings {
 			fmt.Fprintf(w, "warning: server %q: %s\n", sc.Config.Display(), warning)
 		}
 	}
-	for _, server := range slices.Sorted(maps.Keys(p.MissingAlwaysLoad)) {
+	missing := r.plan.MissingAlwaysLoad
+	for _, server := range slices.Sorted(maps.Keys(missing)) {
 		fmt.Fprintf(w, "warning: server %q: alwaysLoad names %s, which the server does not offer\n", server,
-			strings.Join(p.MissingAlwaysLoad[server], ", "))
+			strings.Join(missing[server], ", "))
 	}
-	for _, f := range failures {
-		fmt.Fprintf(w, "\nfailed: %s\n", f)
-	}
-	return ok
 }
 
 // resourcesRow names the row of the resource tools in check's table.
