@@ -83,108 +83,147 @@ func openFence(s string) (string, string) {
 
 // completeInline closes what the paragraph p leaves open at its end.
 func completeInline(p string) string {
-	type opener struct {
-		marker string
-		at     int // byte offset in p
+	s := inlineScan{p: p, linkText: -1}
+	if at, dangling := s.scan(); dangling {
+		// A marker with nothing after it yet.
+		return completeInline(p[:at])
 	}
-	var (
-		stack    []opener
-		code     int // the length of the open code span's backtick run, 0: none
-		codeAt   int
-		linkText = -1 // offset of the '[' of a link whose target is open
-		inTarget bool
-	)
-	top := func() string {
-		if len(stack) == 0 {
-			return ""
-		}
-		return stack[len(stack)-1].marker
+	return s.complete()
+}
+
+// opener is an emphasis marker left open, at byte offset at of the
+// paragraph.
+type opener struct {
+	marker string
+	at     int
+}
+
+// inlineScan is what is open at a point of the paragraph p.
+type inlineScan struct {
+	p        string
+	stack    []opener // open emphasis, innermost last
+	code     int      // the length of the open code span's backtick run, 0: none
+	codeAt   int
+	linkText int // offset of the '[' of a link whose target is open, -1: none
+	inTarget bool
+}
+
+// top is the innermost open emphasis marker, or "".
+func (s *inlineScan) top() string {
+	if len(s.stack) == 0 {
+		return ""
 	}
+	return s.stack[len(s.stack)-1].marker
+}
+
+// scan walks the paragraph, keeping what is open. It stops at an emphasis
+// marker with nothing after it yet, at the very end, and returns its
+// offset and true.
+func (s *inlineScan) scan() (int, bool) {
+	p := s.p
 	for i := 0; i < len(p); {
 		c := p[i]
 		switch {
-		case inTarget:
+		case s.inTarget:
 			if c == ')' {
-				inTarget, linkText = false, -1
+				s.inTarget, s.linkText = false, -1
 			}
 			i++
-			continue
-		case c == '\\' && code == 0:
+		case c == '\\' && s.code == 0:
 			i += 2
-			continue
 		case c == '`':
-			n := runLen(p, i, '`')
-			switch {
-			case code == 0:
-				code, codeAt = n, i
-			case n == code:
-				code = 0
-			}
-			i += n
-			continue
-		case code > 0:
+			i += s.backticks(i)
+		case s.code > 0:
 			i++
-			continue
 		case c == ']' && i+1 < len(p) && p[i+1] == '(':
 			if j := strings.LastIndexByte(p[:i], '['); j >= 0 {
-				linkText, inTarget = j, true
+				s.linkText, s.inTarget = j, true
 			}
 			i += 2
-			continue
 		case c == '*' || c == '_' || c == '~':
-			n := runLen(p, i, c)
-			if c == '~' && n != 2 {
-				i += n
-				continue
-			}
-			marker := p[i : i+min(n, 2)]
-			if n >= 3 && c != '~' {
-				marker = p[i : i+3]
-			}
-			prev, _ := utf8.DecodeLastRuneInString(p[:i])
-			next, _ := utf8.DecodeRuneInString(p[i+n:])
-			if c == '_' && isAlnum(prev) && isAlnum(next) {
-				i += n // intraword underscore: no emphasis
-				continue
-			}
-			switch {
-			case top() == marker:
-				stack = stack[:len(stack)-1]
-			case len(marker) == 3 && top() == marker[:1]+marker[:1]:
-				stack = stack[:len(stack)-1] // "***" closing "**" then opening or closing "*"
-				if top() == marker[:1] {
-					stack = stack[:len(stack)-1]
-				}
-			case i+n < len(p) && !unicode.IsSpace(next):
-				if len(marker) == 3 {
-					stack = append(stack, opener{marker[:1], i}, opener{marker[:2], i + 1})
-				} else {
-					stack = append(stack, opener{marker, i})
-				}
-			case i+n == len(p):
-				// A marker with nothing after it yet.
-				return completeInline(p[:i])
+			n, dangling := s.emphasis(i)
+			if dangling {
+				return i, true
 			}
 			i += n
-			continue
+		default:
+			i++
 		}
-		i++
+	}
+	return 0, false
+}
+
+// backticks opens or closes a code span with the backtick run at i, and
+// returns the run's length.
+func (s *inlineScan) backticks(i int) int {
+	n := runLen(s.p, i, '`')
+	switch {
+	case s.code == 0:
+		s.code, s.codeAt = n, i
+	case n == s.code:
+		s.code = 0
+	}
+	return n
+}
+
+// emphasis opens or closes emphasis with the run of '*', '_' or '~' at i,
+// and returns the run's length; dangling is true when the run ends the
+// paragraph without closing anything.
+func (s *inlineScan) emphasis(i int) (n int, dangling bool) {
+	p, c := s.p, s.p[i]
+	n = runLen(p, i, c)
+	if c == '~' && n != 2 {
+		return n, false
+	}
+	marker := p[i : i+min(n, 2)]
+	if n >= 3 && c != '~' {
+		marker = p[i : i+3]
+	}
+	prev, _ := utf8.DecodeLastRuneInString(p[:i])
+	next, _ := utf8.DecodeRuneInString(p[i+n:])
+	if c == '_' && isAlnum(prev) && isAlnum(next) {
+		return n, false // intraword underscore: no emphasis
 	}
 	switch {
-	case inTarget:
+	case s.top() == marker:
+		s.stack = s.stack[:len(s.stack)-1]
+	case len(marker) == 3 && s.top() == marker[:1]+marker[:1]:
+		s.stack = s.stack[:len(s.stack)-1] // "***" closing "**" then opening or closing "*"
+		if s.top() == marker[:1] {
+			s.stack = s.stack[:len(s.stack)-1]
+		}
+	case i+n < len(p) && !unicode.IsSpace(next):
+		if len(marker) == 3 {
+			s.stack = append(s.stack, opener{marker[:1], i}, opener{marker[:2], i + 1})
+		} else {
+			s.stack = append(s.stack, opener{marker, i})
+		}
+	case i+n == len(p):
+		return n, true
+	}
+	return n, false
+}
+
+// complete returns the scanned paragraph with what it left open closed:
+// a link whose target is open becomes its text, an open code span is
+// closed, then the open emphasis, innermost first.
+func (s *inlineScan) complete() string {
+	p := s.p
+	switch {
+	case s.inTarget:
 		// "[text](partial target": the text alone, and what was open
 		// before the link.
-		return completeInline(p[:linkText] + p[linkText+1:strings.LastIndex(p, "](")])
-	case code > 0:
-		if codeAt+code == len(p) {
-			return completeInline(p[:codeAt]) // "`" with nothing after it
+		return completeInline(p[:s.linkText] + p[s.linkText+1:strings.LastIndex(p, "](")])
+	case s.code > 0:
+		if s.codeAt+s.code == len(p) {
+			return completeInline(p[:s.codeAt]) // "`" with nothing after it
 		}
-		return p + strings.Repeat("`", code)
+		return p + strings.Repeat("`", s.code)
 	}
 	var sb strings.Builder
 	sb.WriteString(strings.TrimRight(p, " \t"))
-	for k := len(stack) - 1; k >= 0; k-- {
-		o := stack[k]
+	for k := len(s.stack) - 1; k >= 0; k-- {
+		o := s.stack[k]
 		if strings.TrimSpace(p[o.at+len(o.marker):]) == "" {
 			// Opened with nothing after it: drop the marker instead.
 			return completeInline(p[:o.at] + p[o.at+len(o.marker):])
