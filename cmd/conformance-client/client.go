@@ -73,20 +73,58 @@ func runClient(args []string) error {
 		return errors.New("usage: conformance-client <server-url> (MCP_CONFORMANCE_SCENARIO set), or conformance-client suite")
 	}
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
-	version := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")
-	var sctx struct {
-		ToolCalls    []call `json:"toolCalls"`
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-	}
-	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
-		if err := json.Unmarshal([]byte(raw), &sctx); err != nil {
-			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
-		}
+	sctx, err := readScenarioContext()
+	if err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	client, err := newClient(args[0], os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"), sctx, logger)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
 
-	entry := map[string]any{"url": args[0], "startupTimeoutSeconds": 20, "callTimeoutSeconds": 20,
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	cat, err := discover(ctx, client, logger)
+	if err != nil {
+		return err
+	}
+	tools := cat.Tools
+	logger.Info("discovered", "scenario", scenario, "tools", len(tools), "protocol", cat.ServerInfo.ProtocolVersion)
+
+	calls, err := scenarioPlan(scenario, sctx.ToolCalls, tools)
+	if err != nil || len(calls) == 0 {
+		return err
+	}
+	return makeCalls(ctx, client, tools, calls, logger)
+}
+
+// scenarioContext is what the suite tells of a scenario in
+// MCP_CONFORMANCE_CONTEXT: the calls it expects, and the credentials of a
+// client it registered.
+type scenarioContext struct {
+	ToolCalls    []call `json:"toolCalls"`
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+}
+
+// readScenarioContext decodes MCP_CONFORMANCE_CONTEXT, when it is set.
+func readScenarioContext() (scenarioContext, error) {
+	var sctx scenarioContext
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &sctx); err != nil {
+			return sctx, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	return sctx, nil
+}
+
+// newClient configures the scenario's server at serverURL as a user would, in
+// a settings entry (version, when set, pins the protocol version), and
+// returns a client of it alone.
+func newClient(serverURL, version string, sctx scenarioContext, logger *slog.Logger) (*mcpclient.Client, error) {
+	entry := map[string]any{"url": serverURL, "startupTimeoutSeconds": 20, "callTimeoutSeconds": 20,
 		"oauthClientMetadataUrl": clientMetadataURL}
 	if sctx.ClientID != "" {
 		entry["oauthClientId"], entry["oauthClientSecret"] = sctx.ClientID, sctx.ClientSecret
@@ -97,19 +135,20 @@ func runClient(args []string) error {
 	raw, _ := json.Marshal(entry)
 	cfg, err := mcpconfig.ParseEntry("conformance", raw, mcpconfig.SourceConfig, "conformance-client")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	client := mcpclient.New(mcpclient.Options{
+	return mcpclient.New(mcpclient.Options{
 		Servers:       []mcpconfig.ServerConfig{cfg},
 		Env:           redact.NewEnvFilter(os.Environ()),
 		Logger:        logger,
 		ClientName:    "volcanicbot-conformance",
 		ClientVersion: "1.0.0",
-	})
-	defer client.Close()
+	}), nil
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-	defer cancel()
+// discover discovers the server's tools, logging in (up to maxLogins
+// times) while the server asks for it.
+func discover(ctx context.Context, client *mcpclient.Client, logger *slog.Logger) (mcpclient.Catalog, error) {
 	cats := client.Discover(ctx)
 	for range maxLogins {
 		var nl *mcpclient.NeedsLoginError
@@ -117,33 +156,39 @@ func runClient(args []string) error {
 			break
 		}
 		if err := login(ctx, client, logger); err != nil {
-			return err
+			return mcpclient.Catalog{}, err
 		}
 		cats = client.Discover(ctx)
 	}
 	if cats[0].Err != nil {
-		return fmt.Errorf("discovery: %w", cats[0].Err)
+		return mcpclient.Catalog{}, fmt.Errorf("discovery: %w", cats[0].Err)
 	}
-	tools := cats[0].Catalog.Tools
-	logger.Info("discovered", "scenario", scenario, "tools", len(tools), "protocol", cats[0].Catalog.ServerInfo.ProtocolVersion)
+	return cats[0].Catalog, nil
+}
 
-	calls := sctx.ToolCalls
-	if calls == nil {
-		plan, planned := scenarioCalls[scenario]
-		switch {
-		case planned && plan == nil:
-		case planned:
-			if calls, err = plan(tools); err != nil {
-				return err
-			}
-		case len(tools) > 0:
-			calls = []call{{Name: tools[0].MCPName, Arguments: json.RawMessage(`{"a":2,"b":3}`)}}
-		}
+// scenarioPlan is the calls the scenario expects: those its context
+// lists, else its entry in scenarioCalls, else the first tool with
+// {"a":2,"b":3} (none when the server offers no tool).
+func scenarioPlan(scenario string, listed []call, tools []mcpclient.Tool) ([]call, error) {
+	if listed != nil {
+		return listed, nil
 	}
-	if len(calls) == 0 {
-		return nil
+	plan, planned := scenarioCalls[scenario]
+	switch {
+	case planned && plan == nil:
+	case planned:
+		return plan(tools)
+	case len(tools) > 0:
+		return []call{{Name: tools[0].MCPName, Arguments: json.RawMessage(`{"a":2,"b":3}`)}}, nil
 	}
+	return nil, nil
+}
 
+// makeCalls makes the calls in a chat session of its own, as the bot's
+// model would, skipping the tools the client does not offer. It fails at
+// the first call or login that fails, or at the end when some results
+// were errors.
+func makeCalls(ctx context.Context, client *mcpclient.Client, tools []mcpclient.Tool, calls []call, logger *slog.Logger) error {
 	workspace, err := os.MkdirTemp("", "conformance-chat-*")
 	if err != nil {
 		return err
@@ -162,19 +207,9 @@ func runClient(args []string) error {
 			logger.Info("not called: the client does not offer it", "tool", c.Name)
 			continue
 		}
-		res, err := session.Call(ctx, tool, c.Arguments)
-		for range maxLogins {
-			if err != nil || !res.IsError || !strings.Contains(res.Text(), "needs a login") {
-				break
-			}
-			// A step-up: the server wants more scopes for this call.
-			if err := login(ctx, client, logger); err != nil {
-				return err
-			}
-			res, err = session.Call(ctx, tool, c.Arguments)
-		}
+		res, err := callWithStepUp(ctx, client, session, tool, c.Arguments, logger)
 		if err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
+			return err
 		}
 		logger.Info("called", "tool", c.Name, "error", res.IsError, "result", res.Text())
 		if res.IsError {
@@ -185,6 +220,28 @@ func runClient(args []string) error {
 		return fmt.Errorf("error results from %v", failed)
 	}
 	return nil
+}
+
+// callWithStepUp calls tool, and again after a login (up to maxLogins
+// times) while the result says it needs one. A call's error is returned
+// with the tool's name before it, a login's as it is.
+func callWithStepUp(ctx context.Context, client *mcpclient.Client, session *mcpclient.Session, tool mcpclient.Tool,
+	args json.RawMessage, logger *slog.Logger) (mcpclient.Result, error) {
+	res, err := session.Call(ctx, tool, args)
+	for range maxLogins {
+		if err != nil || !res.IsError || !strings.Contains(res.Text(), "needs a login") {
+			break
+		}
+		// A step-up: the server wants more scopes for this call.
+		if err := login(ctx, client, logger); err != nil {
+			return res, err
+		}
+		res, err = session.Call(ctx, tool, args)
+	}
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", tool.MCPName, err)
+	}
+	return res, nil
 }
 
 // clientMetadataURL is the client ID metadata document the auth
