@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/bench/internal/botrun"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
@@ -32,8 +28,7 @@ type soaker struct {
 	site  *site
 	tg    *telegramtest.Fake
 	model *llmtest.Server
-	cmd   *exec.Cmd
-	log   *os.File
+	bot   *botrun.Bot
 	ids   []int64
 
 	mu       sync.Mutex
@@ -60,15 +55,11 @@ func start(o options, tmp string, st *site) (*soaker, error) {
 		s.ids = append(s.ids, id)
 		users[i] = strconv.FormatInt(id, 10)
 	}
-	addr, err := freeAddr()
+	addr, err := botrun.FreeAddr()
 	if err != nil {
 		return s, err
 	}
-	if s.log, err = os.Create(filepath.Join(tmp, "bot.log")); err != nil {
-		return s, err
-	}
-	s.cmd = exec.Command(o.bin, "run")
-	s.cmd.Env = []string{
+	s.bot, err = botrun.Start(o.bin, tmp, []string{
 		"HOME=" + tmp, "PATH=" + os.Getenv("PATH"),
 		"TELEGRAM_BOT_TOKEN=" + s.tg.Token(), "TELEGRAM_API_URL=" + s.tg.URL(),
 		"TELEGRAM_ALLOWED_USERS=" + strings.Join(users, ","),
@@ -79,13 +70,12 @@ func start(o options, tmp string, st *site) (*soaker, error) {
 		"PLAYWRIGHT_EXECUTABLE_PATH=" + o.chromium, "PLAYWRIGHT_NO_SANDBOX=true",
 		"CHAT_DISK_BUDGET_MB=" + strconv.Itoa(o.budgetMB),
 		"HTTP_ADDR=" + addr, "LOG_FORMAT=json", "LOG_LEVEL=info",
-	}
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
+	})
+	if err != nil {
 		return s, err
 	}
-	if err := waitHealthy(addr, 2*time.Minute); err != nil {
-		return s, fmt.Errorf("%w (log: %s)", err, s.log.Name())
+	if err := s.bot.WaitHealthy(addr, 2*time.Minute, 200*time.Millisecond); err != nil {
+		return s, err
 	}
 	return s, nil
 }
@@ -100,12 +90,8 @@ func (s *soaker) stop() {
 	if stopped {
 		return
 	}
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		_ = s.cmd.Wait()
-	}
-	if s.log != nil {
-		s.log.Close()
+	if s.bot != nil {
+		s.bot.Stop()
 	}
 	s.model.Close()
 	s.tg.Close()
@@ -220,28 +206,4 @@ func (s *soaker) countText(id int64, text string) int {
 		}
 	}
 	return n
-}
-
-func waitHealthy(addr string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return errors.New("the bot never became healthy")
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -27,9 +27,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/bench/internal/botrun"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
@@ -253,79 +253,27 @@ var script = []step{
 	}},
 }
 
-// runBot runs the binary with LLM_TOOL_SEARCH=mode through the script and
-// returns its data dir and the requests it sent, counted.
+// runBot runs the bot with LLM_TOOL_SEARCH=mode through the turns, the
+// scripted model answering at site. It returns the bot's data folder (the
+// caller removes it) and the requests the bot sent the model, counted with
+// tok.
 func runBot(bin, npm, chromium, site, mode string, tok *llm.Tokenizer) (string, []request, error) {
 	data, err := os.MkdirTemp("", "token-economy-*")
 	if err != nil {
 		return "", nil, err
 	}
 	agent := filepath.Join(data, "agent")
-	self, err := os.Executable()
-	if err != nil {
-		return data, nil, err
-	}
-	settings, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": filepath.Join(npm, "mcp-server-everything")},
-		"code":       map[string]any{"command": self, "env": map[string]string{fakemcp.EnvMode: fakemcp.ModeManyTools}},
-	}})
-	if err := os.MkdirAll(agent, 0o700); err != nil {
-		return data, nil, err
-	}
-	if err := os.WriteFile(filepath.Join(agent, "settings.json"), settings, 0o600); err != nil {
+	if err := writeSettings(agent, npm); err != nil {
 		return data, nil, err
 	}
 
 	tg := telegramtest.Start(telegramtest.Options{})
 	defer tg.Close()
-	var (
-		mu       sync.Mutex
-		reqs     []request
-		k        int
-		searched bool
-		failures []string
-		finals   []string // the answers that ended turns
-	)
-	model := llmtest.Start(llm.ProviderOpenAI, func(req llmtest.Request) llmtest.Reply {
-		mu.Lock()
-		defer mu.Unlock()
-		r := countRequest(req.Body, tok)
-		res := lastResults(req.Body)
-		var reply llmtest.Reply
-		switch {
-		case k == searchStep && !searched && offers(req.Body, "tool_search"):
-			searched = true
-			r.label = "tool_search \"open a new browser tab\" (shipped only)"
-			reply = toolCall("tool_search", `{"query":"open a new browser tab"}`)
-		case k < len(script):
-			r.label = script[k].label
-			reply = script[k].reply(site, res)
-			k++
-		default:
-			reply = llmtest.Text("the script is over " + finalMarker)
-		}
-		r.unknown = strings.Contains(res, "there is no tool named")
-		r.failed = strings.Contains(res, "### Error") || strings.Contains(res, "invalid arguments")
-		reqs = append(reqs, r)
-		if len(reply.ToolCalls) == 0 {
-			reply.Text = fmt.Sprintf("%s (answer %d)", reply.Text, len(finals)+1)
-			finals = append(finals, reply.Text)
-		}
-		return reply
-	}, func(format string, args ...any) {
-		mu.Lock()
-		failures = append(failures, fmt.Sprintf(format, args...))
-		mu.Unlock()
-	})
+	m := &scriptedModel{site: site, tok: tok}
+	model := llmtest.Start(llm.ProviderOpenAI, m.reply, m.fail)
 	defer model.Close()
 
-	logFile, err := os.Create(filepath.Join(data, "bot.log"))
-	if err != nil {
-		return data, nil, err
-	}
-	defer logFile.Close()
-	cmd := exec.Command(bin, "run")
-	cmd.Env = []string{
+	bot, err := botrun.Start(bin, data, []string{
 		"HOME=" + data, "PATH=" + os.Getenv("PATH"),
 		"TELEGRAM_BOT_TOKEN=" + tg.Token(), "TELEGRAM_API_URL=" + tg.URL(),
 		fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d", chat),
@@ -335,42 +283,101 @@ func runBot(bin, npm, chromium, site, mode string, tok *llm.Tokenizer) (string, 
 		"PLAYWRIGHT_ENABLED=true", "PLAYWRIGHT_COMMAND=" + filepath.Join(npm, "playwright-mcp"),
 		"PLAYWRIGHT_EXECUTABLE_PATH=" + chromium, "PLAYWRIGHT_NO_SANDBOX=true",
 		"LOG_FORMAT=json", "LOG_LEVEL=debug",
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	})
+	if err != nil {
 		return data, nil, err
 	}
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-		}
-	}
-	defer stop()
-	answer := func(i int) string {
-		mu.Lock()
-		defer mu.Unlock()
-		if i < len(finals) {
-			return finals[i]
-		}
-		return ""
-	}
+	defer bot.Stop()
 	for i, text := range turns {
 		tg.Message(chat, chat, text)
-		if err := waitAnswer(tg, func() string { return answer(i) }, 5*time.Minute); err != nil {
-			return data, nil, fmt.Errorf("turn %d: %w (log: %s)", i+1, err, logFile.Name())
+		if err := waitAnswer(tg, func() string { return m.answer(i) }, 5*time.Minute); err != nil {
+			return data, nil, fmt.Errorf("turn %d: %w (log: %s)", i+1, err, bot.LogName())
 		}
 	}
-	stop()
-	mu.Lock()
-	defer mu.Unlock()
-	fmt.Fprintf(os.Stderr, "LLM_TOOL_SEARCH=%s: %d requests; answers %q\n", mode, len(reqs), finals)
-	if len(failures) > 0 {
-		return data, nil, errors.New(strings.Join(failures, "; "))
+	bot.Stop()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "LLM_TOOL_SEARCH=%s: %d requests; answers %q\n", mode, len(m.reqs), m.finals)
+	if len(m.failures) > 0 {
+		return data, nil, errors.New(strings.Join(m.failures, "; "))
 	}
-	return data, reqs, nil
+	return data, m.reqs, nil
+}
+
+// writeSettings writes the settings.json of the agent folder: the
+// everything server, and the 60-tool server (this binary again).
+func writeSettings(agent, npm string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	settings, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": filepath.Join(npm, "mcp-server-everything")},
+		"code":       map[string]any{"command": self, "env": map[string]string{fakemcp.EnvMode: fakemcp.ModeManyTools}},
+	}})
+	if err := os.MkdirAll(agent, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(agent, "settings.json"), settings, 0o600)
+}
+
+// scriptedModel is the model of one run: it answers each request with the
+// script's next step (searching once before searchStep, when the bot
+// offers tool_search) and counts the request.
+type scriptedModel struct {
+	site string
+	tok  *llm.Tokenizer
+
+	mu       sync.Mutex
+	reqs     []request
+	k        int // the script's next step
+	searched bool
+	failures []string // what the fake found wrong
+	finals   []string // the answers that ended turns
+}
+
+func (m *scriptedModel) reply(req llmtest.Request) llmtest.Reply {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := countRequest(req.Body, m.tok)
+	res := lastResults(req.Body)
+	var reply llmtest.Reply
+	switch {
+	case m.k == searchStep && !m.searched && offers(req.Body, "tool_search"):
+		m.searched = true
+		r.label = "tool_search \"open a new browser tab\" (shipped only)"
+		reply = toolCall("tool_search", `{"query":"open a new browser tab"}`)
+	case m.k < len(script):
+		r.label = script[m.k].label
+		reply = script[m.k].reply(m.site, res)
+		m.k++
+	default:
+		reply = llmtest.Text("the script is over " + finalMarker)
+	}
+	r.unknown = strings.Contains(res, "there is no tool named")
+	r.failed = strings.Contains(res, "### Error") || strings.Contains(res, "invalid arguments")
+	m.reqs = append(m.reqs, r)
+	if len(reply.ToolCalls) == 0 {
+		reply.Text = fmt.Sprintf("%s (answer %d)", reply.Text, len(m.finals)+1)
+		m.finals = append(m.finals, reply.Text)
+	}
+	return reply
+}
+
+func (m *scriptedModel) fail(format string, args ...any) {
+	m.mu.Lock()
+	m.failures = append(m.failures, fmt.Sprintf(format, args...))
+	m.mu.Unlock()
+}
+
+// answer is the model's i-th answer that ended a turn, or "".
+func (m *scriptedModel) answer(i int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i < len(m.finals) {
+		return m.finals[i]
+	}
+	return ""
 }
 
 // waitAnswer waits until the model gave the turn's answer and the chat
