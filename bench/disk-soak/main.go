@@ -108,9 +108,9 @@ func run(ctx context.Context, o options) error {
 		defer os.RemoveAll(tmp)
 	}
 	s, err := start(o, tmp, st)
+	defer s.stop() // also a bot that started but never became healthy
 	if err != nil {
 		return err
 	}
-	defer s.stop()
 	return s.soak(ctx)
 }
