@@ -57,12 +57,15 @@ bench: setup
 	bench/call-vs-floor/run.sh
 
 # Every fuzz target of every package, one after the other (go test -fuzz takes one at a time).
+# A new interesting input is minimised for up to FUZZMINIMIZETIME: with Go's 60 s default, FuzzMatchTool spent
+# 40 of its 45 s minimising (0 execs/s); with 2 s it fuzzes at ~25k execs/s. A failing input is still minimised and saved.
 FUZZTIME ?= 30s
+FUZZMINIMIZETIME ?= 5s
 fuzz: go-deps
 	@for pkg in $$($(GO) list ./...); do \
 		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$target ($(FUZZTIME))"; \
-			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$$pkg" || exit 1; \
 		done; \
 	done
 
