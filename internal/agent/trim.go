@@ -112,16 +112,16 @@ func cutText(s string, limit int) (head, note string) {
 	}
 	note = fmt.Sprintf("[%s of this %s output were left out to fit the context window. "+
 		"If you need them, ask for less at a time: a narrower query, a smaller page or a specific part.]",
-		byteSize(len(s)-len(head)), byteSize(len(s)))
+		ByteSize(len(s)-len(head)), ByteSize(len(s)))
 	if head != "" && !strings.HasSuffix(head, "\n") {
 		note = "\n" + note
 	}
 	return head, note
 }
 
-// byteSize is n for people: 512 bytes, 12 KB, 3.4 MB (as the session
-// writes the sizes of its own notes).
-func byteSize(n int) string {
+// ByteSize is n for people: 512 bytes, 12 KB, 3.4 MB — how every note
+// to the model and the user gives a size.
+func ByteSize(n int) string {
 	switch {
 	case n < 1024:
 		return strconv.Itoa(n) + " bytes"

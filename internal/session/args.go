@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 )
 
 // A tool call's arguments must be a JSON object. Models cut off at their
@@ -100,7 +102,7 @@ func storableArguments(raw json.RawMessage) json.RawMessage {
 	switch {
 	case len(t) > maxArguments:
 		b, _ := json.Marshal(fmt.Sprintf("%s%s, over the %s a tool call may carry]", oversizedArguments,
-			byteSize(len(t)), byteSize(maxArguments)))
+			agent.ByteSize(len(t)), agent.ByteSize(maxArguments)))
 		return b
 	case len(t) == 0:
 		return json.RawMessage("{}")

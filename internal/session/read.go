@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 )
 
 // The built-in read tool pages through a text file of the workspace: a
@@ -130,7 +132,7 @@ func readWorkspaceFile(open beneathFunc, workspace string, args readArgs) (strin
 	}
 	if binary(head[:n], int64(n) < fi.Size()) {
 		return "", fmt.Errorf("%s is a binary file (%s, %s), not text: read takes text files; send can deliver this one to the user",
-			path, http.DetectContentType(head[:n]), byteSize(int(fi.Size())))
+			path, http.DetectContentType(head[:n]), agent.ByteSize(int(fi.Size())))
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("reading %s: %v", path, err)
@@ -213,7 +215,7 @@ func pageLines(r *bufio.Reader, path string, offset, limit int) (string, error) 
 	fmt.Fprintf(&b, "%s, lines %d–%d of %s:\n", path, first, last, of)
 	b.WriteString(out.String())
 	for _, n := range cutLines {
-		fmt.Fprintf(&b, "[line %d is longer than %s: only its start is shown]\n", n, byteSize(readMaxLine))
+		fmt.Fprintf(&b, "[line %d is longer than %s: only its start is shown]\n", n, agent.ByteSize(readMaxLine))
 	}
 	if stopped {
 		fmt.Fprintf(&b, "[more from line %d: read again with offset %d]", last+1, last+1)

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
@@ -51,7 +52,7 @@ func (s *session) userMessage(text string, files []Attachment) (llm.Message, err
 			what = "an image"
 		}
 		notes = append(notes, fmt.Sprintf("[The user sent %s, saved in the workspace as %s (%s, %s).]",
-			what, rel, orUnknown(f.MIMEType), byteSize(len(f.Data))))
+			what, rel, orUnknown(f.MIMEType), agent.ByteSize(len(f.Data))))
 		switch {
 		case isImage(f.MIMEType):
 			if len(f.Data) <= maxInlineImage {
@@ -171,7 +172,7 @@ func inlineText(rel string, data []byte) string {
 	note := ""
 	if len(shown) > maxInlineText {
 		shown = trimPartialRune(shown[:maxInlineText])
-		note = fmt.Sprintf("\n[only the first %s of %s are shown; the whole file is %s]", byteSize(len(shown)), byteSize(len(data)), rel)
+		note = fmt.Sprintf("\n[only the first %s of %s are shown; the whole file is %s]", agent.ByteSize(len(shown)), agent.ByteSize(len(data)), rel)
 	}
 	return fmt.Sprintf("--- %s ---\n%s\n--- end of %s ---%s", rel, strings.ToValidUTF8(string(shown), "\uFFFD"), rel, note)
 }
@@ -212,15 +213,4 @@ func orUnknown(mime string) string {
 		return "unknown type"
 	}
 	return mime
-}
-
-// byteSize is n for people: 512 bytes, 12 KB, 3.4 MB.
-func byteSize(n int) string {
-	switch {
-	case n < 1024:
-		return strconv.Itoa(n) + " bytes"
-	case n < 1024*1024:
-		return strconv.Itoa((n+512)/1024) + " KB"
-	}
-	return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 1, 64) + " MB"
 }
