@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // browsing builds turns of 40 tool steps each with 20 KB page snapshots.
@@ -44,7 +45,7 @@ func TestBudgetElidesOldToolResultsFirst(t *testing.T) {
 		t.Errorf("request of ~%d tokens exceeds the limit %d", got, limit)
 	}
 	// Nothing of the current turn is cut, and calls keep their results.
-	if got := lastUserText(llm.Request{Messages: out}); got != "turn 2" {
+	if got := llmtest.LastUserText(llm.Request{Messages: out}); got != "turn 2" {
 		t.Errorf("the current turn's message is %q", got)
 	}
 	calls, results := map[string]bool{}, map[string]bool{}
@@ -79,7 +80,7 @@ func TestBudgetBoundsAGrowingConversation(t *testing.T) {
 		if got := total(fixed, out); got > limit {
 			t.Errorf("%d turns: ~%d tokens, limit %d", turns, got, limit)
 		}
-		if got := lastToolResults(llm.Request{Messages: out}); resultText(got[0]) == elidedNote {
+		if got := llmtest.LastToolResults(llm.Request{Messages: out}); llmtest.ResultText(got[0]) == elidedNote {
 			t.Errorf("%d turns: the newest tool result was elided", turns)
 		}
 	}
@@ -224,14 +225,14 @@ func TestBudgetCutsTheNewestResultsLast(t *testing.T) {
 			if !reflect.DeepEqual(cloneHistory(c.history), before) {
 				t.Error("the history was modified")
 			}
-			if got := lastUserText(llm.Request{Messages: out}); got != lastUserText(llm.Request{Messages: c.history}) {
+			if got := llmtest.LastUserText(llm.Request{Messages: out}); got != llmtest.LastUserText(llm.Request{Messages: c.history}) {
 				t.Errorf("the user's message became %q", got)
 			}
-			sent := lastToolResults(llm.Request{Messages: out})
-			orig := lastToolResults(llm.Request{Messages: c.history})
+			sent := llmtest.LastToolResults(llm.Request{Messages: out})
+			orig := llmtest.LastToolResults(llm.Request{Messages: c.history})
 			cut := 0
 			for i, r := range sent {
-				text, was := resultText(r), resultText(orig[i])
+				text, was := llmtest.ResultText(r), llmtest.ResultText(orig[i])
 				if text == was {
 					continue
 				}
@@ -287,7 +288,7 @@ func FuzzFitBudget(f *testing.F) {
 		out := FitBudget(h, current, int(fixed), int(limit))
 		smallest := FitBudget(h, current, int(fixed), 0)
 		floor := total(int(fixed), smallest)
-		for _, r := range lastToolResults(llm.Request{Messages: smallest}) {
+		for _, r := range llmtest.LastToolResults(llm.Request{Messages: smallest}) {
 			for _, p := range r.Content {
 				if p.Kind == llm.PartImage || len(p.Text) > 400 {
 					t.Fatalf("with no room, a newest result still holds %s", p.Kind)
@@ -302,48 +303,6 @@ func FuzzFitBudget(f *testing.F) {
 			t.Error("the history was modified")
 		}
 	})
-}
-
-// lastUserText is the text of the last user message that is not tool
-// results.
-func lastUserText(req llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		m := req.Messages[i]
-		if m.Role != llm.RoleUser {
-			continue
-		}
-		for j := len(m.Parts) - 1; j >= 0; j-- {
-			if m.Parts[j].Kind == llm.PartText {
-				return m.Parts[j].Text
-			}
-		}
-	}
-	return ""
-}
-
-// lastToolResults returns the tool results of the last message, if it
-// holds any.
-func lastToolResults(req llm.Request) []llm.ToolResult {
-	if len(req.Messages) == 0 {
-		return nil
-	}
-	var out []llm.ToolResult
-	for _, p := range req.Messages[len(req.Messages)-1].Parts {
-		if p.ToolResult != nil {
-			out = append(out, *p.ToolResult)
-		}
-	}
-	return out
-}
-
-func resultText(r llm.ToolResult) string {
-	var b strings.Builder
-	for _, p := range r.Content {
-		if p.Kind == llm.PartText {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence at the end of b.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // budget is an Allowance of a number of tokens per chat, recording who
@@ -58,7 +59,7 @@ func TestAllowance(t *testing.T) {
 		switch {
 		case req.System == "Answer briefly.":
 			return llm.Response{Text: "42", Usage: u}, nil
-		case len(lastToolResults(req)) > 0:
+		case len(llmtest.LastToolResults(req)) > 0:
 			return llm.Response{Text: "done", Usage: u}, nil
 		}
 		return llm.Response{ToolCalls: []llm.ToolCall{{ID: "1", Name: fakemcp.ToolSample, Arguments: []byte(`{"prompt":"?"}`)}}, Usage: u}, nil

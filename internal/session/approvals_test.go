@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -38,8 +39,8 @@ func (a *approvals) all() []ApprovalRequest {
 // returned.
 func callThenReport(tool, args string) func(context.Context, llm.Request) (llm.Response, error) {
 	return func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
-			return llm.Response{Text: "result: " + resultText(res[0])}, nil
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
+			return llm.Response{Text: "result: " + llmtest.ResultText(res[0])}, nil
 		}
 		return toolCall("c1", tool, args), nil
 	}
@@ -170,8 +171,8 @@ func TestStopDeniesAWaitingApproval(t *testing.T) {
 		t.Errorf("texts %q", got)
 	}
 	for _, req := range e.model.Requests() {
-		for _, r := range lastToolResults(req) {
-			t.Errorf("the model was called again with %q", resultText(r))
+		for _, r := range llmtest.LastToolResults(req) {
+			t.Errorf("the model was called again with %q", llmtest.ResultText(r))
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 func userText(s string) llm.Message {
@@ -69,7 +70,7 @@ func cloneParts(parts []llm.Part) []llm.Part {
 func TestRequestWithAHugeNewestResultFitsTheBudget(t *testing.T) {
 	const limit = 3_000 // the system prompt and the fake's tools are ~1,100; the text ~4,700
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
 			return llm.Response{Text: "read it"}, nil
 		}
 		return toolCall("l1", fakemcp.ToolLongText, `{}`), nil
@@ -85,7 +86,7 @@ func TestRequestWithAHugeNewestResultFitsTheBudget(t *testing.T) {
 	if got := total(agent.EstimateText(req.System)+agent.EstimateTools(req.Tools), req.Messages); got > limit {
 		t.Errorf("request of ~%d tokens, limit %d", got, limit)
 	}
-	sent := resultText(lastToolResults(req)[0])
+	sent := llmtest.ResultText(llmtest.LastToolResults(req)[0])
 	if !strings.HasPrefix(sent, "line 1\n") || !strings.Contains(sent, "left out to fit the context window") {
 		t.Errorf("the result sent: %.100q … %q", sent, sent[max(0, len(sent)-200):])
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // Whatever the model or a tool sends, what reaches the transcript, the
@@ -49,8 +50,8 @@ func TestTextsReachingTheTranscriptAreCapped(t *testing.T) {
 			chat := int64(60 + i)
 			var result string
 			answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
-				if res := lastToolResults(req); len(res) > 0 {
-					result = resultText(res[0])
+				if res := llmtest.LastToolResults(req); len(res) > 0 {
+					result = llmtest.ResultText(res[0])
 					return llm.Response{Text: "done"}, nil
 				}
 				return tt.first(), nil

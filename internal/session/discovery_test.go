@@ -13,6 +13,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
@@ -36,7 +37,7 @@ func TestToolsThatArriveLateJoinTheNextStep(t *testing.T) {
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		results := lastToolResults(req)
+		results := llmtest.LastToolResults(req)
 		switch {
 		case len(results) == 0:
 			if offers(req, fakemcp.ToolEcho) {
@@ -44,7 +45,7 @@ func TestToolsThatArriveLateJoinTheNextStep(t *testing.T) {
 			}
 			return toolCall("e0", fakemcp.ToolEcho, `{"text":"early"}`), nil // expected of the fake, not offered yet
 		case results[0].Name == fakemcp.ToolEcho && results[0].CallID == "e0":
-			if got := resultText(results[0]); !results[0].IsError ||
+			if got := llmtest.ResultText(results[0]); !results[0].IsError ||
 				!strings.Contains(got, `there is no tool named "echo"; the tools of the MCP server fake are not known yet`) {
 				fail("echo before the discovery answered %q", got)
 			}
@@ -61,7 +62,7 @@ func TestToolsThatArriveLateJoinTheNextStep(t *testing.T) {
 			}
 			return toolCall("e1", fakemcp.ToolEcho, `{"text":"late"}`), nil
 		case results[0].Name == fakemcp.ToolEcho:
-			if got := resultText(results[0]); got != "late" {
+			if got := llmtest.ResultText(results[0]); got != "late" {
 				fail("echo answered %q", got)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -54,8 +55,8 @@ func TestDiskBudgetFollowsNoSymlinkOut(t *testing.T) {
 	}
 	step := 0
 	e := newEnv(t, func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
-			return llm.Response{Text: resultText(res[0])}, nil
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
+			return llm.Response{Text: llmtest.ResultText(res[0])}, nil
 		}
 		step++
 		if step <= len(plants) {

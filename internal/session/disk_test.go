@@ -14,6 +14,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
@@ -63,10 +64,10 @@ const floodReply = "I stopped this chat's fake server: it kept writing its log t
 func TestRunawayLogStopsTheChatsProcess(t *testing.T) {
 	rec := &logRecorder{}
 	e := newEnv(t, func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
-			return llm.Response{Text: "the tool said: " + resultText(res[0])}, nil
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
+			return llm.Response{Text: "the tool said: " + llmtest.ResultText(res[0])}, nil
 		}
-		if lastUserText(req) == "flood" {
+		if llmtest.LastUserText(req) == "flood" {
 			return toolCall("c1", fakemcp.ToolWriteLog, `{"path":".out/console-1.log"}`), nil
 		}
 		return toolCall("c2", fakemcp.ToolEcho, `{"text":"again"}`), nil
@@ -105,7 +106,7 @@ func TestRunawayLogDuringATurnIsOnlyEmptied(t *testing.T) {
 	thinking := make(chan struct{})
 	release := make(chan struct{})
 	e := newEnv(t, func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
 			close(thinking)
 			select {
 			case <-release:
@@ -140,7 +141,7 @@ func TestDiskBudgetPrunesWhatIsGenerated(t *testing.T) {
 	const kb = 1 << 10
 	step := 0
 	e := newEnv(t, func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
 			return llm.Response{Text: "ok"}, nil
 		}
 		step++
@@ -206,7 +207,7 @@ func TestDiskBudgetPrunesAtOpen(t *testing.T) {
 // count.
 func TestDiskBudgetImagesOfTheConversation(t *testing.T) {
 	e := newEnv(t, func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
 			return llm.Response{Text: "seen"}, nil
 		}
 		return toolCall("c1", fakemcp.ToolImage, `{}`), nil

@@ -11,6 +11,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -24,9 +25,9 @@ type elicitModel struct {
 func newElicitModel() *elicitModel { return &elicitModel{done: make(chan struct{})} }
 
 func (m *elicitModel) answer(_ context.Context, req llm.Request) (llm.Response, error) {
-	if res := lastToolResults(req); len(res) > 0 {
+	if res := llmtest.LastToolResults(req); len(res) > 0 {
 		m.mu.Lock()
-		m.result = resultText(res[0])
+		m.result = llmtest.ResultText(res[0])
 		m.mu.Unlock()
 		close(m.done)
 		return llm.Response{Text: "done"}, nil

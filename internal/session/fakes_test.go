@@ -198,50 +198,8 @@ func (m *scriptModel) Requests() []llm.Request {
 	return append([]llm.Request(nil), m.requests...)
 }
 
-// lastUserText is the text of the last user message that is not tool
-// results.
-func lastUserText(req llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		m := req.Messages[i]
-		if m.Role != llm.RoleUser {
-			continue
-		}
-		for j := len(m.Parts) - 1; j >= 0; j-- {
-			if m.Parts[j].Kind == llm.PartText {
-				return m.Parts[j].Text
-			}
-		}
-	}
-	return ""
-}
-
-// lastToolResults returns the tool results of the last message, if it
-// holds any.
-func lastToolResults(req llm.Request) []llm.ToolResult {
-	if len(req.Messages) == 0 {
-		return nil
-	}
-	var out []llm.ToolResult
-	for _, p := range req.Messages[len(req.Messages)-1].Parts {
-		if p.ToolResult != nil {
-			out = append(out, *p.ToolResult)
-		}
-	}
-	return out
-}
-
 func toolCall(id, name, args string) llm.Response {
 	return llm.Response{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}}
-}
-
-func resultText(r llm.ToolResult) string {
-	var b strings.Builder
-	for _, p := range r.Content {
-		if p.Kind == llm.PartText {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
 }
 
 // env is a session manager over the fake MCP server.

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // fullDisk is a transcript file on a disk that fills up: while room is
@@ -64,7 +65,7 @@ func historyAfterRestart(t *testing.T, dir string, chat int64, text string) []st
 }
 
 func echoText(_ context.Context, req llm.Request) (llm.Response, error) {
-	return llm.Response{Text: "re: " + lastUserText(req)}, nil
+	return llm.Response{Text: "re: " + llmtest.LastUserText(req)}, nil
 }
 
 // A write cut short by a full disk (or a crash) leaves a partial line at

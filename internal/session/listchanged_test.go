@@ -10,6 +10,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // notifications/tools/list_changed: the chat whose server sent it gets the
@@ -27,12 +28,12 @@ func TestToolsListChangedReachesTheNextStep(t *testing.T) {
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		results := lastToolResults(req)
+		results := llmtest.LastToolResults(req)
 		last := ""
 		if len(results) > 0 {
 			last = results[0].Name
 		}
-		switch lastUserText(req) {
+		switch llmtest.LastUserText(req) {
 		case "add":
 			switch last {
 			case "":
@@ -46,7 +47,7 @@ func TestToolsListChangedReachesTheNextStep(t *testing.T) {
 				}
 				return toolCall("a2", "late", `{}`), nil
 			case "late":
-				if got := resultText(results[0]); got != "I am late" {
+				if got := llmtest.ResultText(results[0]); got != "I am late" {
 					fail("late answered %q", got)
 				}
 			}
@@ -64,7 +65,7 @@ func TestToolsListChangedReachesTheNextStep(t *testing.T) {
 				}
 				return toolCall("r2", "late", `{}`), nil
 			case "late":
-				if got := resultText(results[0]); !results[0].IsError || !strings.Contains(got, "no longer offered") ||
+				if got := llmtest.ResultText(results[0]); !results[0].IsError || !strings.Contains(got, "no longer offered") ||
 					!strings.Contains(got, "fake MCP server's tool list changed") {
 					fail("the vanished tool answered %q (error %v), want why", got, results[0].IsError)
 				}

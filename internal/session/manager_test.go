@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // reAgent answers every message with "re: <text>", without tools.
 func reAgent(_ context.Context, req llm.Request) (llm.Response, error) {
-	return llm.Response{Text: "re: " + lastUserText(req)}, nil
+	return llm.Response{Text: "re: " + llmtest.LastUserText(req)}, nil
 }
 
 // await fails the test unless ch delivers within a generous deadline (a
@@ -38,7 +39,7 @@ func TestSessionsWorkWithoutTheManagerLock(t *testing.T) {
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	answer := func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		if lastUserText(req) == "first" {
+		if llmtest.LastUserText(req) == "first" {
 			started <- struct{}{}
 			<-release
 		}
@@ -105,7 +106,7 @@ func TestResetRacingCloseReturns(t *testing.T) {
 	gate := &gateHandler{match: "dropped waiting messages", held: make(chan struct{}, 1), open: make(chan struct{})}
 	started := make(chan struct{}, 1)
 	answer := func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		if lastUserText(req) == "busy" {
+		if llmtest.LastUserText(req) == "busy" {
 			started <- struct{}{}
 			<-ctx.Done()
 			return llm.Response{}, ctx.Err()
@@ -136,7 +137,7 @@ func TestResetRacingCloseReturns(t *testing.T) {
 // race detector stays quiet, and after Close nothing is accepted.
 func TestConcurrentDeliverStopResetAndClose(t *testing.T) {
 	answer := func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		if lastUserText(req) == "slow" { // ends when stopped, reset or closed
+		if llmtest.LastUserText(req) == "slow" { // ends when stopped, reset or closed
 			<-ctx.Done()
 			return llm.Response{}, ctx.Err()
 		}

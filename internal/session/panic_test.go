@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // A panic in a chat's turn — in the turn itself or in one of its tool
@@ -26,7 +27,7 @@ func TestPanicEndsTheTurnNotTheProcess(t *testing.T) {
 				if n == 1 {
 					panic("the model adapter blew up")
 				}
-				return llm.Response{Text: "re: " + lastUserText(req)}
+				return llm.Response{Text: "re: " + llmtest.LastUserText(req)}
 			},
 		},
 		{
@@ -35,7 +36,7 @@ func TestPanicEndsTheTurnNotTheProcess(t *testing.T) {
 				if n == 1 {
 					return toolCall("s1", SendToolName, `{"path":"notes.txt"}`)
 				}
-				return llm.Response{Text: "re: " + lastUserText(req)}
+				return llm.Response{Text: "re: " + llmtest.LastUserText(req)}
 			},
 			chat: func(c *fakeChat) { c.panicOnSend.Store(true) },
 		},

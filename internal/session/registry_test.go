@@ -13,6 +13,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -143,8 +144,8 @@ func TestRunnerDispatch(t *testing.T) {
 			mu.Unlock()
 			r, act, asked := testRunner(ts, tools...)
 			res := r.run(t.Context(), []llm.ToolCall{{ID: "c", Name: tt.name, Arguments: json.RawMessage(tt.args)}})[0]
-			if res.CallID != "c" || res.Name != tt.name || res.IsError != tt.isError || !strings.HasPrefix(resultText(res), tt.text) {
-				t.Errorf("result %+v %q, want error %v, text %q…", res, resultText(res), tt.isError, tt.text)
+			if res.CallID != "c" || res.Name != tt.name || res.IsError != tt.isError || !strings.HasPrefix(llmtest.ResultText(res), tt.text) {
+				t.Errorf("result %+v %q, want error %v, text %q…", res, llmtest.ResultText(res), tt.isError, tt.text)
 			}
 			mu.Lock()
 			ran := slices.Equal(called, []string{tt.name})
@@ -169,8 +170,8 @@ func TestRunnerDispatch(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		go func() { <-stopped; cancel() }()
 		res := r.run(ctx, []llm.ToolCall{{ID: "c", Name: "stopped"}})[0]
-		if !res.IsError || resultText(res) != stoppedResult {
-			t.Errorf("result %q, want %q", resultText(res), stoppedResult)
+		if !res.IsError || llmtest.ResultText(res) != stoppedResult {
+			t.Errorf("result %q, want %q", llmtest.ResultText(res), stoppedResult)
 		}
 	})
 }
@@ -213,7 +214,7 @@ func TestRunnerLanes(t *testing.T) {
 	calls := []llm.ToolCall{{ID: "1", Name: "other"}, {ID: "2", Name: "a1"}, {ID: "3", Name: "a2"}, {ID: "4", Name: "free"}, {ID: "5", Name: "a3"}}
 	for i, res := range r.run(t.Context(), calls) {
 		if res.IsError || res.CallID != calls[i].ID {
-			t.Errorf("call %s: %+v %q", calls[i].ID, res, resultText(res))
+			t.Errorf("call %s: %+v %q", calls[i].ID, res, llmtest.ResultText(res))
 		}
 	}
 	mu.Lock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
@@ -22,7 +23,7 @@ func TestResourceToolsDeferredAndRun(t *testing.T) {
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if res := lastToolResults(req); len(res) > 0 {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
 			result = res[0]
 			return llm.Response{Text: "done"}, nil
 		}
@@ -43,7 +44,7 @@ func TestResourceToolsDeferredAndRun(t *testing.T) {
 	if !strings.Contains(first.System, "- "+mcpclient.ResourcesGroup+": "+mcpclient.ListResourcesTool+", "+mcpclient.ReadResourceTool) {
 		t.Errorf("the system prompt does not name the deferred resource tools:\n%s", first.System)
 	}
-	if got := resultText(result); result.IsError || !strings.HasPrefix(got, "Resource "+fakemcp.ResourceNotes+":\n") || strings.Contains(got, fakemcp.NotesText) {
+	if got := llmtest.ResultText(result); result.IsError || !strings.HasPrefix(got, "Resource "+fakemcp.ResourceNotes+":\n") || strings.Contains(got, fakemcp.NotesText) {
 		t.Errorf("the read: %q (error %v), want the notes, redacted", got, result.IsError)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // A chat whose turn a restart cut off is told so once, after the restart,
@@ -20,7 +21,7 @@ func TestResumeTellsACutOffChatOnce(t *testing.T) {
 	dir := t.TempDir()
 	inModel := make(chan struct{}, 1)
 	first := newEnv(t, func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		if lastUserText(req) == "slow" {
+		if llmtest.LastUserText(req) == "slow" {
 			inModel <- struct{}{}
 			<-ctx.Done() // the shutdown cuts it off
 			return llm.Response{}, ctx.Err()
@@ -72,7 +73,7 @@ func TestAReadyAnswerGoesOutDuringTheShutdown(t *testing.T) {
 	dir := t.TempDir()
 	cutOff := make(chan struct{})
 	first := newEnv(t, func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		if lastUserText(req) == "slow" {
+		if llmtest.LastUserText(req) == "slow" {
 			<-ctx.Done() // the shutdown began
 			close(cutOff)
 			return llm.Response{}, ctx.Err()
@@ -187,7 +188,7 @@ func TestMessagesAreTakenOnlyWhenTheChatNoLongerNeedsThem(t *testing.T) {
 	}
 	inModel := make(chan struct{}, 1)
 	e := newEnv(t, func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		if strings.HasPrefix(lastUserText(req), "block") {
+		if strings.HasPrefix(llmtest.LastUserText(req), "block") {
 			inModel <- struct{}{}
 			<-ctx.Done()
 			return llm.Response{}, ctx.Err()

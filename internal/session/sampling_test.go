@@ -8,6 +8,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // A server whose entry says "sampling": true gets its sampling request
@@ -27,8 +28,8 @@ func TestSamplingUsesTheChatsModel(t *testing.T) {
 					sampled = append(sampled, req)
 					return llm.Response{Text: "forty-two, and the key is sk-samplingsecret1234", StopReason: llm.StopEnd}, nil
 				}
-				if res := lastToolResults(req); len(res) > 0 {
-					result = resultText(res[0])
+				if res := llmtest.LastToolResults(req); len(res) > 0 {
+					result = llmtest.ResultText(res[0])
 					return llm.Response{Text: "done"}, nil
 				}
 				return llm.Response{ToolCalls: []llm.ToolCall{{ID: "1", Name: fakemcp.ToolSample, Arguments: []byte(`{"prompt":"the answer?"}`)}}}, nil

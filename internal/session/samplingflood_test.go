@@ -10,6 +10,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/spend"
 )
@@ -62,7 +63,7 @@ func TestSamplingFloodHoldsTheAllowance(t *testing.T) {
 					inFlight--
 					mu.Unlock()
 					return llm.Response{Text: "ok", Usage: llm.Usage{InputTokens: 40, OutputTokens: maxTokens}}, nil
-				case len(lastToolResults(req)) > 0:
+				case len(llmtest.LastToolResults(req)) > 0:
 					return llm.Response{Text: "done", Usage: step}, nil
 				}
 				resp := toolCall("1", fakemcp.ToolSampleMany, fmt.Sprintf(`{"prompt":"?","count":%d,"maxTokens":%d}`, count, maxTokens))

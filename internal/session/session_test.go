@@ -14,16 +14,17 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // echoAgent calls echo with the user's text, then answers with the tool's
 // output.
 func echoAgent(_ context.Context, req llm.Request) (llm.Response, error) {
-	if res := lastToolResults(req); len(res) > 0 {
-		return llm.Response{Text: "the tool said: " + resultText(res[0])}, nil
+	if res := llmtest.LastToolResults(req); len(res) > 0 {
+		return llm.Response{Text: "the tool said: " + llmtest.ResultText(res[0])}, nil
 	}
-	return toolCall("c1", "echo", fmt.Sprintf(`{"text":%q}`, lastUserText(req))), nil
+	return toolCall("c1", "echo", fmt.Sprintf(`{"text":%q}`, llmtest.LastUserText(req))), nil
 }
 
 func TestMessageToolCallAnswer(t *testing.T) {
@@ -108,7 +109,7 @@ func TestRestartContinuesHistory(t *testing.T) {
 		t.Errorf("after restart: %q, want the earlier two messages plus the new one", got[0])
 	}
 	msgs := e2.model.Requests()[0].Messages
-	if lastUserText(llm.Request{Messages: msgs[:1]}) != "one" {
+	if llmtest.LastUserText(llm.Request{Messages: msgs[:1]}) != "one" {
 		t.Errorf("history = %+v", msgs)
 	}
 }
@@ -119,7 +120,7 @@ func TestMessagesDuringATurnWaitInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	answer := func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		text := lastUserText(req)
+		text := llmtest.LastUserText(req)
 		mu.Lock()
 		seen = append(seen, text)
 		mu.Unlock()
@@ -151,7 +152,7 @@ func TestTwoChatsRunConcurrentlyWithoutMixing(t *testing.T) {
 	go func() { inFlight.Wait(); close(both) }()
 	var once sync.Map
 	answer := func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		text := lastUserText(req)
+		text := llmtest.LastUserText(req)
 		if _, loaded := once.LoadOrStore(text, true); !loaded {
 			inFlight.Done()
 			select { // both turns must be running at once
@@ -178,7 +179,7 @@ func TestTwoChatsRunConcurrentlyWithoutMixing(t *testing.T) {
 
 func TestStopCancelsASlowTool(t *testing.T) {
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
 			return llm.Response{Text: "done"}, nil
 		}
 		return toolCall("s1", "slow", `{}`), nil
@@ -268,7 +269,7 @@ func TestSendTool(t *testing.T) {
 	var results []llm.ToolResult
 	paths := []string{"out/pic.png", "../escape.txt", "/etc/passwd", "link/secret.txt", ".volcanic/transcript.jsonl", "missing.txt"}
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
 			mu.Lock()
 			results = res
 			mu.Unlock()
@@ -297,7 +298,7 @@ func TestSendTool(t *testing.T) {
 	}
 	wantErr := []string{"", "leaves the workspace", "is absolute", "symlink", "no file at", "no file at"}
 	for i, r := range results {
-		text := resultText(r)
+		text := llmtest.ResultText(r)
 		if wantErr[i] == "" {
 			if r.IsError {
 				t.Errorf("send %s failed: %s", paths[i], text)
@@ -341,7 +342,7 @@ func TestModelErrorTellsTheUserBriefly(t *testing.T) {
 
 func TestToolImagesReachTheModelAndAreStoredAsFiles(t *testing.T) {
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
 			return llm.Response{Text: "saw it"}, nil
 		}
 		return toolCall("i1", "image", `{}`), nil
@@ -349,7 +350,7 @@ func TestToolImagesReachTheModelAndAreStoredAsFiles(t *testing.T) {
 	e := newEnv(t, answer, envOptions{})
 	e.deliver(8, "picture")
 	e.chat.waitTexts(t, 8, 1)
-	res := lastToolResults(e.model.Requests()[1])
+	res := llmtest.LastToolResults(e.model.Requests()[1])
 	if len(res) != 1 || len(res[0].Content) == 0 || res[0].Content[0].Image == nil ||
 		string(res[0].Content[0].Image.Data) != string(fakemcp.PNG1x1()) {
 		t.Fatalf("tool result sent to the model: %+v", res)
@@ -367,8 +368,8 @@ func TestToolImagesReachTheModelAndAreStoredAsFiles(t *testing.T) {
 func TestSecretsAreRedacted(t *testing.T) {
 	const secret = "ghp_session_secret_123456"
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
-			return llm.Response{Text: "the env says " + resultText(res[0]) + " and " + secret}, nil
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
+			return llm.Response{Text: "the env says " + llmtest.ResultText(res[0]) + " and " + secret}, nil
 		}
 		return toolCall("e1", "env", `{}`), nil
 	}
@@ -379,8 +380,8 @@ func TestSecretsAreRedacted(t *testing.T) {
 	if strings.Contains(got[0], secret) {
 		t.Errorf("the reply holds the secret")
 	}
-	res := lastToolResults(e.model.Requests()[1])
-	if strings.Contains(resultText(res[0]), secret) || !strings.Contains(resultText(res[0]), "[REDACTED]") {
+	res := llmtest.LastToolResults(e.model.Requests()[1])
+	if strings.Contains(llmtest.ResultText(res[0]), secret) || !strings.Contains(llmtest.ResultText(res[0]), "[REDACTED]") {
 		t.Errorf("the tool result reached the model unredacted")
 	}
 }
@@ -441,7 +442,7 @@ func TestNewDropsWaitingMessages(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	answer := func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		text := lastUserText(req)
+		text := llmtest.LastUserText(req)
 		mu.Lock()
 		seen = append(seen, text)
 		mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // recordingStream is a StreamingActivity that keeps what it was shown.
@@ -117,10 +118,10 @@ func speak(req llm.Request, pieces ...string) string {
 func TestTurnStreamsEachStep(t *testing.T) {
 	log := &streamLog{}
 	e := newEnv(t, func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
-			return llm.Response{Text: speak(req, "the tool ", "said: ", resultText(res[0]))}, nil
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
+			return llm.Response{Text: speak(req, "the tool ", "said: ", llmtest.ResultText(res[0]))}, nil
 		}
-		resp := toolCall("c1", "echo", fmt.Sprintf(`{"text":%q}`, lastUserText(req)))
+		resp := toolCall("c1", "echo", fmt.Sprintf(`{"text":%q}`, llmtest.LastUserText(req)))
 		resp.Text = speak(req, "Let me ", "check.")
 		return resp, nil
 	}, envOptions{streams: log})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
@@ -46,7 +47,7 @@ func TestMalformedToolArguments(t *testing.T) {
 	var mu sync.Mutex
 	var results []llm.ToolResult
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
-		if res := lastToolResults(req); len(res) > 0 {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
 			mu.Lock()
 			results = res
 			mu.Unlock()
@@ -69,7 +70,7 @@ func TestMalformedToolArguments(t *testing.T) {
 	}
 	var wantSent []string
 	for i, c := range cases {
-		r, text := results[i], resultText(results[i])
+		r, text := results[i], llmtest.ResultText(results[i])
 		if c.want == "" {
 			wantSent = append(wantSent, c.sent)
 			if r.IsError {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -278,7 +279,7 @@ func TestToolSearchInTheAgentLoop(t *testing.T) {
 			t.Errorf("request %d: the system prompt changed", i+2)
 		}
 	}
-	results := func(r llm.Request) string { return resultText(lastToolResults(r)[0]) }
+	results := func(r llm.Request) string { return llmtest.ResultText(llmtest.LastToolResults(r)[0]) }
 	if got := results(reqs[1]); !strings.Contains(got, "- echo (fake): Echoes the text back. Parameters: text*.") {
 		t.Errorf("search result %q", got)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // writeTranscript puts lines into chat's transcript before its session
@@ -101,7 +102,7 @@ func TestCorruptedTranscriptIsRepairedOnLoad(t *testing.T) {
 				t.Errorf("the model got an invalid message: %+v", m)
 			}
 		}
-		return llm.Response{Text: "re: " + lastUserText(req)}, nil
+		return llm.Response{Text: "re: " + llmtest.LastUserText(req)}, nil
 	}
 	logs := &recordHandler{level: slog.LevelWarn}
 	e := newEnv(t, answer, envOptions{logger: slog.New(logs)})
@@ -130,7 +131,7 @@ func TestCorruptedTranscriptIsRepairedOnLoad(t *testing.T) {
 			case p.Kind == llm.PartText:
 				texts = append(texts, p.Text)
 			case p.ToolResult != nil:
-				texts = append(texts, "result:"+p.ToolResult.CallID+":"+resultText(*p.ToolResult))
+				texts = append(texts, "result:"+p.ToolResult.CallID+":"+llmtest.ResultText(*p.ToolResult))
 			case p.ToolCall != nil:
 				texts = append(texts, "call:"+p.ToolCall.ID)
 			}
@@ -209,7 +210,7 @@ func callsOf(m llm.Message) map[string]bool {
 // after every restart.
 func TestTranscriptLongLineIsSkippedNotTheRest(t *testing.T) {
 	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
-		return llm.Response{Text: "re: " + lastUserText(req)}, nil
+		return llm.Response{Text: "re: " + llmtest.LastUserText(req)}, nil
 	}
 	logs := &recordHandler{level: slog.LevelWarn}
 	e := newEnv(t, answer, envOptions{logger: slog.New(logs)})
