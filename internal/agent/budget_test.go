@@ -129,36 +129,6 @@ func results(prefix string, images int, texts ...string) []llm.Message {
 	return []llm.Message{call, res}
 }
 
-// cloneHistory copies msgs deeply enough to tell whether FitBudget changed
-// anything in them.
-func cloneHistory(msgs []llm.Message) []llm.Message {
-	out := make([]llm.Message, len(msgs))
-	for i, m := range msgs {
-		out[i] = llm.Message{Role: m.Role, Parts: cloneParts(m.Parts)}
-	}
-	return out
-}
-
-func cloneParts(parts []llm.Part) []llm.Part {
-	out := slices.Clone(parts)
-	for i, p := range out {
-		if p.Image != nil {
-			img := *p.Image
-			out[i].Image = &img
-		}
-		if p.ToolCall != nil {
-			c := *p.ToolCall
-			out[i].ToolCall = &c
-		}
-		if p.ToolResult != nil {
-			r := *p.ToolResult
-			r.Content = cloneParts(r.Content)
-			out[i].ToolResult = &r
-		}
-	}
-	return out
-}
-
 // checkPairs reports calls without results and results without calls.
 func checkPairs(t *testing.T, msgs []llm.Message) {
 	t.Helper()
@@ -216,13 +186,13 @@ func TestBudgetCutsTheNewestResultsLast(t *testing.T) {
 					current = i
 				}
 			}
-			before := cloneHistory(c.history)
+			before := llmtest.CloneHistory(c.history)
 			out := FitBudget(c.history, current, c.fixed, limit)
 			if got := total(c.fixed, out); got > limit {
 				t.Errorf("request of ~%d tokens, limit %d", got, limit)
 			}
 			checkPairs(t, out)
-			if !reflect.DeepEqual(cloneHistory(c.history), before) {
+			if !reflect.DeepEqual(llmtest.CloneHistory(c.history), before) {
 				t.Error("the history was modified")
 			}
 			if got := llmtest.LastUserText(llm.Request{Messages: out}); got != llmtest.LastUserText(llm.Request{Messages: c.history}) {
@@ -284,7 +254,7 @@ func FuzzFitBudget(f *testing.F) {
 			texts = append(texts, page(int(size)%20_000*(1+i%3)))
 		}
 		h = append(h, results("z", int(images%64), texts...)...)
-		before := cloneHistory(h)
+		before := llmtest.CloneHistory(h)
 		out := FitBudget(h, current, int(fixed), int(limit))
 		smallest := FitBudget(h, current, int(fixed), 0)
 		floor := total(int(fixed), smallest)
@@ -299,7 +269,7 @@ func FuzzFitBudget(f *testing.F) {
 			t.Errorf("~%d tokens, limit %d, the smallest request %d", got, limit, floor)
 		}
 		checkPairs(t, out)
-		if !reflect.DeepEqual(cloneHistory(h), before) {
+		if !reflect.DeepEqual(llmtest.CloneHistory(h), before) {
 			t.Error("the history was modified")
 		}
 	})

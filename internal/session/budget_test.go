@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -33,36 +32,6 @@ func total(fixed int, msgs []llm.Message) int {
 		n += agent.EstimateMessage(m)
 	}
 	return n
-}
-
-// cloneHistory copies msgs deeply enough to tell whether a step changed
-// anything in them.
-func cloneHistory(msgs []llm.Message) []llm.Message {
-	out := make([]llm.Message, len(msgs))
-	for i, m := range msgs {
-		out[i] = llm.Message{Role: m.Role, Parts: cloneParts(m.Parts)}
-	}
-	return out
-}
-
-func cloneParts(parts []llm.Part) []llm.Part {
-	out := slices.Clone(parts)
-	for i, p := range out {
-		if p.Image != nil {
-			img := *p.Image
-			out[i].Image = &img
-		}
-		if p.ToolCall != nil {
-			c := *p.ToolCall
-			out[i].ToolCall = &c
-		}
-		if p.ToolResult != nil {
-			r := *p.ToolResult
-			r.Content = cloneParts(r.Content)
-			out[i].ToolResult = &r
-		}
-	}
-	return out
 }
 
 // Through a session: the newest result is cut so the request that reaches

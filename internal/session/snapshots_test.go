@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
 
 // Results in @playwright/mcp 0.0.83's format, as the MCP client hands them
@@ -79,7 +80,7 @@ func TestSupersedeSnapshots(t *testing.T) {
 		directCall("4", "other_snapshot"), browserResult("4", "other_snapshot", snapshotResult("http://a/", one, 0)),
 		directCall("5", "browser_snapshot"), browserResult("5", "browser_snapshot", snapshotResult("http://a/", two, 0)),
 	}
-	before := cloneHistory(history)
+	before := llmtest.CloneHistory(history)
 	got := supersedeSnapshots(history, browserServer)
 	text := func(msgs []llm.Message, i int) string { return msgs[i].Parts[0].ToolResult.Content[0].Text }
 	if !strings.Contains(text(got, 2), "- [Snapshot](browser/page-1.yml) — an older snapshot of this tab, left out") ||
