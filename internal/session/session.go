@@ -434,6 +434,13 @@ func (s *session) appendMessage(m llm.Message) error {
 		return &storageError{err: err}
 	}
 	s.history = append(s.history, m)
+	if hasStoredImage(m.Parts) {
+		// Its images are the live conversation's from now on: pinned at
+		// once, or the disk watcher's prune, which runs beside the turn,
+		// could take one (an image an archived conversation showed too is
+		// one old file) before the next step pins it.
+		s.pinImages()
+	}
 	return nil
 }
 

@@ -215,7 +215,9 @@ func (t *transcript) writeImage(img *llm.Image) (string, error) {
 	sum := sha256.Sum256(img.Data)
 	name := filepath.Join(imagesDir, hex.EncodeToString(sum[:16])+imageExt(img.MIMEType))
 	path := filepath.Join(t.dir, name)
-	if _, err := os.Stat(path); err == nil {
+	// Stored once: used again, it is as new as this use (a prune takes the
+	// oldest first), and written again when a prune took it meanwhile.
+	if now := time.Now(); os.Chtimes(path, now, now) == nil {
 		return name, nil
 	}
 	if err := mkdir(filepath.Dir(path)); err != nil {
