@@ -143,13 +143,13 @@ func (l Layout) migrateChat(id int64, old string, own func(string) error) (kept 
 		}
 	}
 	// The renames reach the disk before the folder they left goes.
-	if err := syncDir(priv); err != nil {
+	if err := store.SyncDir(priv); err != nil {
 		return kept, err
 	}
 	if err := os.Remove(old); err != nil {
 		return kept, err
 	}
-	return kept, syncDir(filepath.Dir(old))
+	return kept, store.SyncDir(filepath.Dir(old))
 }
 
 // mkdirOwned makes dir (0700) unless it exists, and gives it own's owner
@@ -159,16 +159,4 @@ func mkdirOwned(dir string, own func(string) error) error {
 		return err
 	}
 	return own(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) { // EINVAL: a file system that cannot sync folders
-		return err
-	}
-	return nil
 }

@@ -54,7 +54,7 @@ type steps struct {
 }
 
 func osSteps() steps {
-	return steps{sync: (*os.File).Sync, rename: os.Rename, syncDir: syncDir}
+	return steps{sync: (*os.File).Sync, rename: os.Rename, syncDir: SyncDir}
 }
 
 // replace does WriteFile's work and, when keep is set, returns the new
@@ -112,13 +112,18 @@ func createTemp(dir, name string) (*os.File, error) {
 	return nil, fmt.Errorf("no free temporary name beside %s in %s", name, dir)
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
+// SyncDir makes the renames and new files in dir durable. A file system
+// that cannot sync folders (EINVAL) is not an error: there is nothing more
+// to do on it.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	err = d.Sync()
+	if errors.Is(err, syscall.EINVAL) {
+		err = nil
+	}
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
