@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // A restart cuts off the turn that was running: the bot was killed, or
@@ -64,9 +65,11 @@ func (s *session) deliverAnswer(streamer StreamingActivity, text string) error {
 }
 
 // markUndelivered says in the turn's mark that its answer is still to be
-// sent.
+// sent. The mark's content decides, at the next start, whether the answer
+// is sent: it is replaced whole (store.WriteFile), never left empty or
+// short by a crash.
 func (s *session) markUndelivered() {
-	if err := os.WriteFile(turnMarkPath(s.private), []byte(undeliveredMark), 0o600); err != nil {
+	if err := store.WriteFile(turnMarkPath(s.private), []byte(undeliveredMark), nil); err != nil {
 		s.m.logger.Warn("mark the undelivered answer", "chat", s.id, "err", err)
 		return
 	}
