@@ -1,10 +1,12 @@
 package mcpclient
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -96,29 +98,77 @@ func headWithin(text string, limit int, count func(string) int) string {
 
 // saveResult writes text to a new file of the workspace's results folder
 // and returns its workspace-relative path. The oldest saved results are
-// removed past maxSavedResults.
+// removed past maxSavedResults. Every step goes through an os.Root of the
+// workspace: the chat's servers write there too, and a results folder one
+// of them made a symlink to another chat's workspace (or anywhere out of
+// this one) is refused, never written into nor pruned.
 func saveResult(workspace, tool, text string) (string, error) {
-	dir := filepath.Join(workspace, ResultsDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	ws, err := os.OpenRoot(workspace)
+	if err != nil {
 		return "", err
 	}
-	name := time.Now().UTC().Format("20060102T150405.000") + "-" + SanitizeToolName("", tool) + ".txt"
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+	defer ws.Close()
+	if err := ws.Mkdir(ResultsDir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", err
 	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > maxSavedResults {
-		names := make([]string, 0, len(entries))
-		for _, e := range entries {
-			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".txt") {
-				names = append(names, e.Name())
-			}
+	dir, err := ws.OpenRoot(ResultsDir)
+	if err != nil {
+		return "", err
+	}
+	defer dir.Close()
+	name, err := createResult(dir, time.Now().UTC().Format("20060102T150405.000")+"-"+SanitizeToolName("", tool), text)
+	if err != nil {
+		return "", err
+	}
+	pruneResults(dir)
+	return ResultsDir + "/" + name, nil
+}
+
+// createResult writes text to a new file of dir named stem.txt, or
+// stem-2.txt … when a result of the same millisecond took that name.
+func createResult(dir *os.Root, stem, text string) (string, error) {
+	for n := 1; ; n++ {
+		name := stem + ".txt"
+		if n > 1 {
+			name = stem + "-" + strconv.Itoa(n) + ".txt"
 		}
-		slices.Sort(names) // the time first: the oldest first
-		for _, n := range names[:max(0, len(names)-maxSavedResults)] {
-			_ = os.Remove(filepath.Join(dir, n))
+		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return name, err
+	}
+}
+
+// pruneResults removes the oldest saved results of dir past
+// maxSavedResults (their names start with the time they were saved).
+func pruneResults(dir *os.Root) {
+	d, err := dir.Open(".")
+	if err != nil {
+		return
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil || len(entries) <= maxSavedResults {
+		return
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".txt") {
+			names = append(names, e.Name())
 		}
 	}
-	return filepath.ToSlash(filepath.Join(ResultsDir, name)), nil
+	slices.Sort(names) // the time first: the oldest first
+	for _, n := range names[:max(0, len(names)-maxSavedResults)] {
+		_ = dir.Remove(n)
+	}
 }
 
 func sizeText(n int) string {
