@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,12 +69,23 @@ func (s *session) userMessage(text string, files []Attachment) (llm.Message, err
 }
 
 // saveUpload writes f to uploads/ under a safe, unused name and returns
-// its workspace-relative path.
+// its workspace-relative path. It goes through an os.Root of the
+// workspace: the chat's servers write there too, and an uploads folder one
+// of them made a symlink out of the workspace (another chat's) is refused.
 func (s *session) saveUpload(f Attachment, i int) (string, error) {
-	dir := filepath.Join(s.workspace, uploadsDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	ws, err := os.OpenRoot(s.workspace)
+	if err != nil {
 		return "", fmt.Errorf("uploads: %w", err)
 	}
+	defer ws.Close()
+	if err := ws.Mkdir(uploadsDir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("uploads: %w", err)
+	}
+	dir, err := ws.OpenRoot(uploadsDir)
+	if err != nil {
+		return "", fmt.Errorf("uploads: %w", err)
+	}
+	defer dir.Close()
 	name := uploadName(f, s.m.o.Now().UTC().Format("20060102-150405"), i)
 	ext := filepath.Ext(name)
 	stem := strings.TrimSuffix(name, ext)
@@ -82,7 +94,7 @@ func (s *session) saveUpload(f Attachment, i int) (string, error) {
 		if n > 1 {
 			candidate = stem + "-" + strconv.Itoa(n) + ext
 		}
-		file, err := os.OpenFile(filepath.Join(dir, candidate), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		file, err := dir.OpenFile(candidate, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}

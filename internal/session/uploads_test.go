@@ -129,3 +129,34 @@ func TestTextFilesAreInlined(t *testing.T) {
 		t.Errorf("binary content or a broken rune in the message:\n%.300s", text)
 	}
 }
+
+// A chat's server may replace the uploads folder with a symlink to another
+// chat's workspace: the user's file is then not saved (they are told), and
+// nothing lands in the other chat.
+func TestAnUploadNeverLeavesTheWorkspace(t *testing.T) {
+	e := newEnv(t, echoText, envOptions{})
+	e.deliver(3, "hello")
+	e.chat.waitTexts(t, 3, 1)
+	e.deliver(4, "hello")
+	e.chat.waitTexts(t, 4, 1)
+	other := e.manager.Workspace(4)
+	if err := os.Symlink(other, filepath.Join(e.manager.Workspace(3), uploadsDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.manager.Deliver(3, Message{Text: "keep this", Files: []Attachment{
+		{Name: "secret.pdf", MIMEType: "application/pdf", Data: []byte("%PDF chat 3's")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.chat.waitTexts(t, 3, 2); !strings.HasPrefix(got[1], "Sorry, I could not save") {
+		t.Errorf("reply = %q, want the could-not-save reply", got[1])
+	}
+	entries, err := os.ReadDir(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range entries {
+		if strings.HasPrefix(en.Name(), "secret") {
+			t.Errorf("chat 3's upload landed in chat 4's workspace: %s", en.Name())
+		}
+	}
+}
