@@ -280,12 +280,16 @@ func (m *Main) migrateChats() error {
 		return err
 	}
 	left, err := chatdir.New(m.cfg.DataDir).Leftovers()
+	if err != nil {
+		// Only a warning would come of it: the start goes on.
+		m.logger.Warn("could not look for conversations left in workspaces by a rollback", "err", err)
+	}
 	for _, dir := range left {
 		m.logger.Warn("a workspace holds a conversation or browser logins in .volcanic/, as versions before the private folders "+
 			"kept them (a rollback ran one on this data directory): the bot does not read them, the chat's tools can — "+
 			"move that folder out of the workspace or delete it (docs/deployment.md, Rolling back)", "path", dir)
 	}
-	return err
+	return nil
 }
 
 // ownerMark ties this bot's processes to its data dir, so the next start
@@ -360,6 +364,13 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The listeners are bound before anything runs: an address in use ends
+	// the start with nothing left running.
+	listeners, err := m.httpListeners(tg, b)
+	if err != nil {
+		m.closeChatSide(sessions, tg)
+		return err
+	}
 	// Before the bot hands in again what the last run left in its inbox:
 	// a chat whose turn the restart cut off is told so first.
 	if n, err := sessions.Resume(); err != nil {
@@ -389,10 +400,6 @@ func (m *Main) Run(ctx context.Context) error {
 		m.logger.Info("MCP catalogue ready", "tools", len(tools), "refused", len(refusals))
 		return nil
 	})
-	listeners, err := m.httpListeners(tg, b)
-	if err != nil {
-		return err
-	}
 	for _, l := range listeners {
 		l.serve(gctx, g)
 	}
@@ -400,6 +407,16 @@ func (m *Main) Run(ctx context.Context) error {
 	runErr := g.Wait()
 
 	m.logger.Info("shutting down")
+	m.closeChatSide(sessions, tg)
+	if runErr != nil && ctx.Err() == nil {
+		return runErr
+	}
+	return nil
+}
+
+// closeChatSide ends the sessions (their turns, goroutines and MCP
+// processes), then the update journal.
+func (m *Main) closeChatSide(sessions *session.Manager, tg *telegram.Client) {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := sessions.Close(sctx); err != nil {
@@ -408,10 +425,6 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := tg.Close(); err != nil { // after the sessions: they report what they took
 		m.logger.Warn("shutdown: the update journal", "err", err)
 	}
-	if runErr != nil && ctx.Err() == nil {
-		return runErr
-	}
-	return nil
 }
 
 // model builds the LLM adapter the configuration names. With no

@@ -69,6 +69,7 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		Usage:         ledger,
 	})
 	if err != nil {
+		m.closeChatSide(sessions, tg)
 		return nil, nil, nil, err
 	}
 	return tg, sessions, b, nil

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
@@ -264,4 +268,44 @@ func nonLoopbackIP() string {
 		}
 	}
 	return ""
+}
+
+// An HTTP_ADDR in use ends the start with an error that names it, and with
+// nothing left running: the listeners are bound before the catalogue's
+// discovery, the usage journal's upkeep or the sessions start (before, Run
+// returned with those goroutines running and the sessions never closed).
+func TestAnAddressInUseStopsTheStartCleanly(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	tg := newTelegram(t)
+	model := llmtest.NewOpenAI(t)
+	agentDir := t.TempDir()
+	mcpLog := filepath.Join(t.TempDir(), "fake.log")
+	l := fakemcp.Command(fakemcp.ModeCountStarts).WithLog(mcpLog)
+	settings, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fake": map[string]any{"command": l.Command, "env": l.Env}}})
+	if err := os.WriteFile(filepath.Join(agentDir, "settings.json"), settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := &testkit.SyncBuffer{}
+	m, err := NewMain(logs, []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
+		"TELEGRAM_BOT_TOKEN=" + tg.Token(), "TELEGRAM_API_URL=" + tg.URL(), "TELEGRAM_ALLOWED_USERS=1",
+		"VOLCANIC_DATA_DIR=" + t.TempDir(), "VOLCANIC_AGENT_DIR=" + agentDir, "HTTP_ADDR=" + held.Addr().String(),
+		"LLM_PROVIDER=openai", "LLM_MODEL=test-model", "OPENAI_API_KEY=sk-e2e-openai-0123456789", "OPENAI_BASE_URL=" + model.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Run(context.Background())
+	m.Close()
+	if err == nil || !strings.Contains(err.Error(), "HTTP_ADDR") {
+		t.Fatalf("Run with HTTP_ADDR in use = %v, want an error naming HTTP_ADDR", err)
+	}
+	if strings.Contains(logs.String(), "MCP catalogue ready") {
+		t.Errorf("the catalogue was built after the start failed:\n%s", logs.String())
+	}
+	if _, err := os.Stat(mcpLog); err == nil {
+		t.Errorf("an MCP server was started after the start failed: %v", fakemcp.ReadLog(t, mcpLog))
+	}
 }
