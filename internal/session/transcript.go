@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -53,7 +52,7 @@ type transcriptFile = store.File
 
 // openTranscript opens (creating if needed) the transcript in dir, the
 // chat's private folder (which exists), and returns the messages it
-// holds, every one valid (see readTranscriptFrom).
+// holds, every one valid (see decodeLines).
 // A torn last line (a crash mid-write) is cut off, and a whole message
 // that only lacks its newline given one, with a warning; any other
 // undecodable line is skipped with a warning.
@@ -92,14 +91,6 @@ func mkdir(dir string) error {
 	return nil
 }
 
-// readTranscriptFrom decodes a transcript and logs, once for the file,
-// what it skipped or repaired (see decodeTranscript).
-func readTranscriptFrom(r io.Reader, path string, logger *slog.Logger) []llm.Message {
-	msgs, report := decodeTranscript(r)
-	report.log(logger, path)
-	return msgs
-}
-
 // readReport is what decoding a transcript skipped or repaired.
 type readReport struct {
 	unreadable, long, mended int
@@ -125,16 +116,11 @@ func (r readReport) log(logger *slog.Logger, path string) {
 	logger.Warn("transcript: left out or repaired what the conversation cannot use", attrs...)
 }
 
-// decodeTranscript decodes a transcript. Lines that are not JSON, and
-// lines over maxTranscriptLine (which are not read into memory), are
+// decodeLines decodes the lines each hands over. Lines that are not JSON,
+// and lines over maxTranscriptLine (which are not read into memory), are
 // skipped; messages that are JSON but that the agent cannot use are
 // repaired or left out (see repairMessage); every message returned is
 // valid. A read error ends the reading with what was read so far.
-func decodeTranscript(r io.Reader) ([]llm.Message, readReport) {
-	return decodeLines(func(fn func([]byte, int64)) error { return store.Lines(r, maxTranscriptLine, fn) })
-}
-
-// decodeLines decodes the lines each hands over, as decodeTranscript.
 func decodeLines(each func(fn func(line []byte, size int64)) error) ([]llm.Message, readReport) {
 	var (
 		msgs []llm.Message

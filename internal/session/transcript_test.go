@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // writeTranscript puts lines into chat's transcript before its session
@@ -239,4 +241,17 @@ func TestTranscriptLongLineIsSkippedNotTheRest(t *testing.T) {
 	if n := len(logs.Records()); n != 1 {
 		t.Errorf("%d warnings, want 1: %q", n, logs.Records())
 	}
+}
+
+// readTranscriptFrom decodes a transcript and logs, once for the file,
+// what it skipped or repaired (see decodeTranscript).
+func readTranscriptFrom(r io.Reader, path string, logger *slog.Logger) []llm.Message {
+	msgs, report := decodeTranscript(r)
+	report.log(logger, path)
+	return msgs
+}
+
+// decodeTranscript decodes a transcript read from r, as decodeLines.
+func decodeTranscript(r io.Reader) ([]llm.Message, readReport) {
+	return decodeLines(func(fn func([]byte, int64)) error { return store.Lines(r, maxTranscriptLine, fn) })
 }
