@@ -17,7 +17,8 @@
 //
 // A file replaced whole (WriteFile) — pairing's users, OAuth tokens,
 // grants, a chat's browser state, the spend journal's compacted days, the
-// browser's launch configuration — is written in a new file beside it
+// browser's launch configuration, the subreaper's record of the MCP
+// servers' processes — is written in a new file beside it
 // (never in $TMPDIR: it may hold a token, and a rename across file
 // systems is no rename), 0600 whatever the umask, given its owner,
 // synced, renamed over the old one, and the folder synced: a crash at any

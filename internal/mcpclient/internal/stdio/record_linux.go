@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
 // The record of the subreaper mode: a file per bot process in the state
-// directory, "<bot pid>-<bot start>.procs", rewritten (write and rename)
+// directory, "<bot pid>-<bot start>.procs", rewritten (store.WriteFile)
 // whenever the processes known to its trees change, touched at every scan
 // otherwise, and removed by Close. A bot killed with SIGKILL leaves it
 // behind, and the next start ends what it lists (reapRecords): the
@@ -68,7 +70,7 @@ func (t *Tracker) writeRecord() {
 		_ = os.Chtimes(t.sys.record, now, now)
 		return
 	}
-	if err := writeFileAtomic(t.sys.record, content); err != nil {
+	if err := writeFile(t.sys.record, content); err != nil {
 		if !t.sys.recordErr {
 			t.logger.Warn("the record of the MCP servers' processes is not written: after a SIGKILL of the bot, the next start may not end them all",
 				"path", t.sys.record, "err", err)
@@ -79,15 +81,13 @@ func (t *Tracker) writeRecord() {
 	t.sys.recorded = content
 }
 
-func writeFileAtomic(path, content string) error {
+// writeFile replaces the record at path with content (store.WriteFile),
+// creating its folder (0700) first.
+func writeFile(path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return store.WriteFile(path, []byte(content), nil)
 }
 
 type record struct {
