@@ -189,8 +189,8 @@ func TestTransportCancel(t *testing.T) {
 		slow <- err
 	}()
 	// The slow call holds the read token once it waits; the other one
-	// waits behind it.
-	waitUntil(t, func() bool {
+	// waits behind it. (State inside the transport: no event to wait on.)
+	testkit.WaitFor(t, "the slow call to hold the read token", 10*time.Second, func() bool {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
 		return len(tr.pending) == 1 && len(tr.read) == 1
@@ -216,11 +216,4 @@ func TestTransportCancel(t *testing.T) {
 	if err := <-other; err != nil {
 		t.Errorf("the other call: %v", err)
 	}
-}
-
-// waitUntil polls cond (state inside the transport, which has no event to
-// wait on) until it holds.
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	testkit.WaitFor(t, "the transport's state", 10*time.Second, cond)
 }
