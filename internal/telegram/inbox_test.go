@@ -126,10 +126,10 @@ func TestInboxRecognisesWhatCanRepeat(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			now := time.Unix(1_700_000_000, 0)
+			clock := testkit.NewClock(time.Unix(1_700_000_000, 0))
 			var logs testkit.SyncBuffer
 			in := newInbox(t.TempDir(), slog.New(slog.NewTextHandler(&logs, nil)))
-			in.now = func() time.Time { return now }
+			in.now = clock.Now
 			if err := in.open(testBotID); err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +142,7 @@ func TestInboxRecognisesWhatCanRepeat(t *testing.T) {
 			if tc.confirm {
 				in.confirm(8)
 			}
-			now = now.Add(tc.later)
+			clock.Advance(tc.later)
 			n, err := in.journal([]json.RawMessage{json.RawMessage(tc.second)})
 			if err != nil {
 				t.Fatal(err)
@@ -171,9 +171,9 @@ func TestInboxForgetsWhatCannotComeBackAndReadsOldJournals(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Unix(1_700_000_000, 0)
+	clock := testkit.NewClock(time.Unix(1_700_000_000, 0))
 	in := newInbox(dir, slog.New(slog.DiscardHandler))
-	in.now = func() time.Time { return now }
+	in.now = clock.Now
 	if err := in.open(testBotID); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestInboxForgetsWhatCannotComeBackAndReadsOldJournals(t *testing.T) {
 		t.Fatalf("replayed %+v, want the waiting one", kept)
 	}
 	in.done(kept[0].key) // done, never confirmed
-	now = now.Add(telegramKeeps)
+	clock.Advance(telegramKeeps)
 	raw := json.RawMessage(`{"update_id":1,"message":{"message_id":1,"date":2,"chat":{"id":1,"type":"private"},"text":"new"}}`)
 	if n, _ := in.journal([]json.RawMessage{raw}); n != 1 {
 		t.Fatal("a new update was not journaled")
