@@ -71,30 +71,33 @@ type enumConst struct {
 	Title string `json:"title"`
 }
 
+// elicitProperty is a property of a requested schema, as JSON gives it.
+type elicitProperty struct {
+	Type        json.RawMessage `json:"type"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Default     json.RawMessage `json:"default"`
+	Enum        []string        `json:"enum"`
+	EnumNames   []string        `json:"enumNames"`
+	OneOf       []enumConst     `json:"oneOf"`
+	AnyOf       []enumConst     `json:"anyOf"`
+	Items       *struct {
+		Type  string      `json:"type"`
+		Enum  []string    `json:"enum"`
+		AnyOf []enumConst `json:"anyOf"`
+		OneOf []enumConst `json:"oneOf"`
+	} `json:"items"`
+	Format    string   `json:"format"`
+	MinLength *int     `json:"minLength"`
+	MaxLength *int     `json:"maxLength"`
+	Minimum   *float64 `json:"minimum"`
+	Maximum   *float64 `json:"maximum"`
+	MinItems  *int     `json:"minItems"`
+	MaxItems  *int     `json:"maxItems"`
+}
+
 func parseElicitField(name string, raw json.RawMessage) (chat.ElicitField, error) {
-	var p struct {
-		Type        json.RawMessage `json:"type"`
-		Title       string          `json:"title"`
-		Description string          `json:"description"`
-		Default     json.RawMessage `json:"default"`
-		Enum        []string        `json:"enum"`
-		EnumNames   []string        `json:"enumNames"`
-		OneOf       []enumConst     `json:"oneOf"`
-		AnyOf       []enumConst     `json:"anyOf"`
-		Items       *struct {
-			Type  string      `json:"type"`
-			Enum  []string    `json:"enum"`
-			AnyOf []enumConst `json:"anyOf"`
-			OneOf []enumConst `json:"oneOf"`
-		} `json:"items"`
-		Format    string   `json:"format"`
-		MinLength *int     `json:"minLength"`
-		MaxLength *int     `json:"maxLength"`
-		Minimum   *float64 `json:"minimum"`
-		Maximum   *float64 `json:"maximum"`
-		MinItems  *int     `json:"minItems"`
-		MaxItems  *int     `json:"maxItems"`
-	}
+	var p elicitProperty
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return chat.ElicitField{}, errors.New("not a schema object with primitive keywords")
 	}
@@ -105,32 +108,10 @@ func parseElicitField(name string, raw json.RawMessage) (chat.ElicitField, error
 	f := chat.ElicitField{Name: name, Title: p.Title, Description: p.Description, Format: p.Format,
 		MinLength: p.MinLength, MaxLength: p.MaxLength, Minimum: p.Minimum, Maximum: p.Maximum,
 		MinItems: p.MinItems, MaxItems: p.MaxItems}
+	var err error
 	switch typ {
 	case "string", "":
-		switch {
-		case len(p.OneOf) > 0:
-			f.Kind, f.Options = chat.FieldChoice, constOptions(p.OneOf)
-		case len(p.AnyOf) > 0:
-			f.Kind, f.Options = chat.FieldChoice, constOptions(p.AnyOf)
-		case len(p.Enum) > 0:
-			f.Kind = chat.FieldChoice
-			for i, v := range p.Enum {
-				label := v
-				if i < len(p.EnumNames) && p.EnumNames[i] != "" {
-					label = p.EnumNames[i]
-				}
-				f.Options = append(f.Options, chat.ElicitOption{Value: v, Label: label})
-			}
-		case typ == "":
-			return chat.ElicitField{}, errors.New("no type")
-		default:
-			f.Kind = chat.FieldString
-			switch p.Format {
-			case "", "email", "uri", "date", "date-time":
-			default:
-				f.Format = "" // an unknown format checks nothing
-			}
-		}
+		err = p.single(&f, typ)
 	case "number":
 		f.Kind = chat.FieldNumber
 	case "integer":
@@ -138,27 +119,14 @@ func parseElicitField(name string, raw json.RawMessage) (chat.ElicitField, error
 	case "boolean":
 		f.Kind = chat.FieldBoolean
 	case "array":
-		if p.Items == nil || (p.Items.Type != "" && p.Items.Type != "string") {
-			return chat.ElicitField{}, errors.New("an array that is not a multiple choice of strings")
-		}
-		f.Kind = chat.FieldMultiChoice
-		switch {
-		case len(p.Items.AnyOf) > 0:
-			f.Options = constOptions(p.Items.AnyOf)
-		case len(p.Items.OneOf) > 0:
-			f.Options = constOptions(p.Items.OneOf)
-		default:
-			for _, v := range p.Items.Enum {
-				f.Options = append(f.Options, chat.ElicitOption{Value: v, Label: v})
-			}
-		}
-		if len(f.Options) == 0 {
-			return chat.ElicitField{}, errors.New("a multiple choice without choices")
-		}
+		err = p.multiple(&f)
 	case "object":
-		return chat.ElicitField{}, errors.New("a nested object (MCP allows only primitive fields)")
+		err = errors.New("a nested object (MCP allows only primitive fields)")
 	default:
-		return chat.ElicitField{}, fmt.Errorf("type %q is not a primitive", typ)
+		err = fmt.Errorf("type %q is not a primitive", typ)
+	}
+	if err != nil {
+		return chat.ElicitField{}, err
 	}
 	if len(p.Default) > 0 && string(p.Default) != "null" {
 		v, err := decodeFieldValue(f, p.Default)
@@ -168,6 +136,58 @@ func parseElicitField(name string, raw json.RawMessage) (chat.ElicitField, error
 		f.Default = v
 	}
 	return f, nil
+}
+
+// single makes f a string or a single choice (typ "string", or none when
+// the property lists its choices).
+func (p *elicitProperty) single(f *chat.ElicitField, typ string) error {
+	switch {
+	case len(p.OneOf) > 0:
+		f.Kind, f.Options = chat.FieldChoice, constOptions(p.OneOf)
+	case len(p.AnyOf) > 0:
+		f.Kind, f.Options = chat.FieldChoice, constOptions(p.AnyOf)
+	case len(p.Enum) > 0:
+		f.Kind = chat.FieldChoice
+		for i, v := range p.Enum {
+			label := v
+			if i < len(p.EnumNames) && p.EnumNames[i] != "" {
+				label = p.EnumNames[i]
+			}
+			f.Options = append(f.Options, chat.ElicitOption{Value: v, Label: label})
+		}
+	case typ == "":
+		return errors.New("no type")
+	default:
+		f.Kind = chat.FieldString
+		switch p.Format {
+		case "", "email", "uri", "date", "date-time":
+		default:
+			f.Format = "" // an unknown format checks nothing
+		}
+	}
+	return nil
+}
+
+// multiple makes f a multiple choice of strings (typ "array").
+func (p *elicitProperty) multiple(f *chat.ElicitField) error {
+	if p.Items == nil || (p.Items.Type != "" && p.Items.Type != "string") {
+		return errors.New("an array that is not a multiple choice of strings")
+	}
+	f.Kind = chat.FieldMultiChoice
+	switch {
+	case len(p.Items.AnyOf) > 0:
+		f.Options = constOptions(p.Items.AnyOf)
+	case len(p.Items.OneOf) > 0:
+		f.Options = constOptions(p.Items.OneOf)
+	default:
+		for _, v := range p.Items.Enum {
+			f.Options = append(f.Options, chat.ElicitOption{Value: v, Label: v})
+		}
+	}
+	if len(f.Options) == 0 {
+		return errors.New("a multiple choice without choices")
+	}
+	return nil
 }
 
 func constOptions(cs []enumConst) []chat.ElicitOption {
