@@ -45,6 +45,24 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		}
 	}
 	l.checkKeys()
+	l.setFromEnv(lookup)
+
+	c := l.config(lookup)
+	servers, err := mcpconfig.FromConfigFile(mcpServersSection(raw), environ, "config "+l.file)
+	if err != nil {
+		l.errs = append(l.errs, err)
+	}
+	c.MCPServers = servers
+
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	return c, nil
+}
+
+// setFromEnv sets the keys whose variables are set, but for those the
+// config file sets and wins (fileWins).
+func (l *configLoader) setFromEnv(lookup func(string) (string, bool)) {
 	for _, k := range configKeys {
 		if val, ok := lookup(k.env); ok {
 			if fileWins(k.key) && l.v.IsSet(k.key) {
@@ -54,7 +72,11 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 			l.fromEnv[k.key] = k.env
 		}
 	}
+}
 
+// config reads every setting but the MCP servers, in the order their
+// errors are reported.
+func (l *configLoader) config(lookup func(string) (string, bool)) *Config {
 	c := &Config{ConfigFile: l.file}
 	c.Telegram.Token = l.str("telegram.bot_token")
 	c.Telegram.AllowedUsers = l.userIDs("telegram.allowed_users")
@@ -64,7 +86,32 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 	c.Telegram.WebhookSecret = l.str("telegram.webhook_secret")
 	c.DataDir = l.dir("data_dir", defaultDataDir, lookup)
 	c.AgentDir = l.dir("agent_dir", defaultAgentDir, lookup)
-	c.LLM = LLMConfig{
+	c.LLM = l.llm()
+	c.Agent = AgentConfig{
+		SystemPrompt: l.systemPrompt("agent.system_prompt", "agent.system_prompt_file"),
+		MaxSteps:     l.positiveInt("agent.max_steps", defaultMaxSteps),
+
+		ApprovalTimeout: time.Duration(l.positiveInt("approval.timeout_seconds", defaultApprovalSecs)) * time.Second,
+	}
+	if stream := l.boolean("agent.stream_replies"); stream != nil && !*stream {
+		c.Agent.NoStream = true
+	}
+	c.HTTPAddr = l.str("http_addr")
+	c.MetricsAddr = l.str("metrics_addr")
+	c.Log = LogConfig{
+		Level:  strings.ToLower(cmp.Or(l.str("log.level"), defaultLogLevel)),
+		Format: strings.ToLower(cmp.Or(l.str("log.format"), defaultLogFormat)),
+	}
+	c.Playwright = l.playwright()
+	c.MaxResultTokens = l.positiveInt("mcp.max_result_tokens", mcpclient.DefaultMaxResultTokens)
+	c.MemoryLimitMiB = l.positiveInt("memory_limit_mib", 0)
+	c.ChatDiskBudgetMB = l.positiveInt("chat_disk_budget_mb", session.DefaultDiskBudget>>20)
+	return c
+}
+
+// llm reads the llm.* settings.
+func (l *configLoader) llm() LLMConfig {
+	return LLMConfig{
 		Provider:            strings.ToLower(l.str("llm.provider")),
 		Model:               l.str("llm.model"),
 		OpenAIKey:           l.str("llm.openai.api_key"),
@@ -81,22 +128,11 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		PriceOutputPerMTok:  l.price("llm.price_output_per_mtok"),
 		ToolSearch:          l.toolSearch("llm.tool_search"),
 	}
-	c.Agent = AgentConfig{
-		SystemPrompt: l.systemPrompt("agent.system_prompt", "agent.system_prompt_file"),
-		MaxSteps:     l.positiveInt("agent.max_steps", defaultMaxSteps),
+}
 
-		ApprovalTimeout: time.Duration(l.positiveInt("approval.timeout_seconds", defaultApprovalSecs)) * time.Second,
-	}
-	if stream := l.boolean("agent.stream_replies"); stream != nil && !*stream {
-		c.Agent.NoStream = true
-	}
-	c.HTTPAddr = l.str("http_addr")
-	c.MetricsAddr = l.str("metrics_addr")
-	c.Log = LogConfig{
-		Level:  strings.ToLower(cmp.Or(l.str("log.level"), defaultLogLevel)),
-		Format: strings.ToLower(cmp.Or(l.str("log.format"), defaultLogFormat)),
-	}
-	c.Playwright = preset.Playwright{
+// playwright reads the mcp.playwright.* settings.
+func (l *configLoader) playwright() preset.Playwright {
+	p := preset.Playwright{
 		Enabled:        l.boolean("mcp.playwright.enabled"),
 		Headless:       l.boolean("mcp.playwright.headless"),
 		Browser:        l.str("mcp.playwright.browser"),
@@ -111,21 +147,9 @@ func LoadConfig(getenv func(string) (string, bool), environ []string) (*Config, 
 		CDPHeader:      l.str("mcp.playwright.cdp_header"),
 	}
 	if allow := l.boolean("mcp.playwright.allow_unsafe_code"); allow != nil {
-		c.Playwright.AllowUnsafeCode = *allow
+		p.AllowUnsafeCode = *allow
 	}
-	c.MaxResultTokens = l.positiveInt("mcp.max_result_tokens", mcpclient.DefaultMaxResultTokens)
-	c.MemoryLimitMiB = l.positiveInt("memory_limit_mib", 0)
-	c.ChatDiskBudgetMB = l.positiveInt("chat_disk_budget_mb", session.DefaultDiskBudget>>20)
-	servers, err := mcpconfig.FromConfigFile(mcpServersSection(raw), environ, "config "+l.file)
-	if err != nil {
-		l.errs = append(l.errs, err)
-	}
-	c.MCPServers = servers
-
-	if len(l.errs) > 0 {
-		return nil, errors.Join(l.errs...)
-	}
-	return c, nil
+	return p
 }
 
 // configLoader reads typed values out of one viper instance and collects
