@@ -321,11 +321,34 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, address, error) {
 	if err != nil {
 		return nil, address{}, fmt.Errorf("%s: a port for the shared server: %w", h.cfg.Name, err)
 	}
+	cfg, addr, sp, err := h.prepare(port)
+	if err != nil {
+		return nil, address{}, err
+	}
+	p, err := h.sp.startProcess(cfg, sp, nil)
+	if err != nil {
+		return nil, address{}, err
+	}
+	if err := h.awaitListen(ctx, p, cfg, port); err != nil {
+		return nil, address{}, err
+	}
+	h.sp.logger.Info("shared MCP server started", "server", cfg.Name, "pid", p.PID(), "url", addr.url)
+	return p, addr, nil
+}
+
+// prepare is the configuration of a start on port (its URL's, a fresh
+// host name in HostEnv), the process it expands to, and where it is
+// reached; it makes the working directory and runs BeforeStart.
+func (h *host) prepare(port int) (mcpconfig.ServerConfig, address, mcpconfig.Spawn, error) {
 	cfg := withPort(h.cfg, port)
 	addr := address{url: cfg.URL}
+	fail := func(err error) (mcpconfig.ServerConfig, address, mcpconfig.Spawn, error) {
+		return mcpconfig.ServerConfig{}, address{}, mcpconfig.Spawn{}, fmt.Errorf("%s: %w", cfg.Name, err)
+	}
 	if cfg.HostEnv != "" {
+		var err error
 		if addr.hostName, err = h.newHostName(); err != nil {
-			return nil, address{}, fmt.Errorf("%s: %w", cfg.Name, err)
+			return fail(err)
 		}
 		cfg.Env = maps.Clone(cfg.Env)
 		if cfg.Env == nil {
@@ -335,21 +358,24 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, address, error) {
 	}
 	cfg.URL = "" // Expand the process, not the connection
 	if err := os.MkdirAll(cfg.Cwd, 0o700); err != nil {
-		return nil, address{}, fmt.Errorf("%s: %w", cfg.Name, err)
+		return fail(err)
 	}
 	sp, err := cfg.Expand(mcpconfig.Dirs{Workspace: cfg.Cwd}, h.sp.env)
 	if err != nil {
-		return nil, address{}, fmt.Errorf("%s: %w", cfg.Name, err)
+		return fail(err)
 	}
 	if cfg.BeforeStart != nil {
 		if err := cfg.BeforeStart(sp); err != nil {
-			return nil, address{}, fmt.Errorf("%s: %w", cfg.Name, err)
+			return fail(err)
 		}
 	}
-	p, err := h.sp.startProcess(cfg, sp, nil)
-	if err != nil {
-		return nil, address{}, err
-	}
+	return cfg, addr, sp, nil
+}
+
+// awaitListen waits until the started process p listens on port. It
+// fails (and ends p) when p exits first, a portTakenError when the port
+// was taken, or when ctx ends.
+func (h *host) awaitListen(ctx context.Context, p *stdio.Process, cfg mcpconfig.ServerConfig, port int) error {
 	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
@@ -365,40 +391,53 @@ func (h *host) startOnce(ctx context.Context) (*stdio.Process, address, error) {
 			// bound it: it is not the server (which then exits, its port
 			// taken, or never listens).
 			if mine, known := p.Listens(port); mine || !known {
-				h.sp.logger.Info("shared MCP server started", "server", cfg.Name, "pid", p.PID(), "url", addr.url)
-				return p, addr, nil
+				return nil
 			}
 			foreign = true
 		}
 		select {
 		case <-p.Exited():
-			p.WaitExit(exitNoticeWindow) // its stderr
-			msg := fmt.Sprintf("%s: the shared server exited (%s) during start-up", cfg.Name, p.ExitDescription())
-			tail := p.Tail()
-			if len(tail) > 0 {
-				msg += "\nstderr:\n" + capTail(tail, maxTailBytes)
-			}
-			p.Terminate()
-			if foreign || slices.ContainsFunc(tail, func(l string) bool {
-				return strings.Contains(l, "EADDRINUSE") || strings.Contains(l, "address already in use")
-			}) {
-				return nil, address{}, &portTakenError{port: port, err: errors.New(msg)}
-			}
-			return nil, address{}, errors.New(msg)
+			return exitedDuringStart(p, cfg, port, foreign)
 		case <-ctx.Done():
 			p.Terminate()
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				if foreign {
-					return nil, address{}, fmt.Errorf("%s: another program listens on %s, the shared server's port, and the server did not "+
-						"within the startup timeout of %s", cfg.Name, listen, fmtSeconds(cfg.StartupTimeout))
-				}
-				return nil, address{}, fmt.Errorf("%s: the shared server did not listen on %s within the startup timeout of %s",
-					cfg.Name, listen, fmtSeconds(cfg.StartupTimeout))
-			}
-			return nil, address{}, fmt.Errorf("%s: start abandoned: %w", cfg.Name, context.Cause(ctx))
+			return abandonedStart(ctx, cfg, listen, foreign)
 		case <-tick.C:
 		}
 	}
+}
+
+// exitedDuringStart ends p, which exited before it listened on port, and
+// says why, with its stderr: a portTakenError when the port was taken
+// (foreign: another program listened on it).
+func exitedDuringStart(p *stdio.Process, cfg mcpconfig.ServerConfig, port int, foreign bool) error {
+	p.WaitExit(exitNoticeWindow) // its stderr
+	msg := fmt.Sprintf("%s: the shared server exited (%s) during start-up", cfg.Name, p.ExitDescription())
+	tail := p.Tail()
+	if len(tail) > 0 {
+		msg += "\nstderr:\n" + capTail(tail, maxTailBytes)
+	}
+	p.Terminate()
+	if foreign || slices.ContainsFunc(tail, func(l string) bool {
+		return strings.Contains(l, "EADDRINUSE") || strings.Contains(l, "address already in use")
+	}) {
+		return &portTakenError{port: port, err: errors.New(msg)}
+	}
+	return errors.New(msg)
+}
+
+// abandonedStart says why a start that waited on listen ended with ctx:
+// the startup timeout (foreign: another program listened there), or
+// ctx's cause.
+func abandonedStart(ctx context.Context, cfg mcpconfig.ServerConfig, listen string, foreign bool) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if foreign {
+			return fmt.Errorf("%s: another program listens on %s, the shared server's port, and the server did not "+
+				"within the startup timeout of %s", cfg.Name, listen, fmtSeconds(cfg.StartupTimeout))
+		}
+		return fmt.Errorf("%s: the shared server did not listen on %s within the startup timeout of %s",
+			cfg.Name, listen, fmtSeconds(cfg.StartupTimeout))
+	}
+	return fmt.Errorf("%s: start abandoned: %w", cfg.Name, context.Cause(ctx))
 }
 
 // newHostName is a fresh host name for a start (HostEnv): 128 random bits
