@@ -273,62 +273,81 @@ func (s *sender) work(q *chatQueue) {
 				tk = nil
 			}
 			s.mu.Unlock()
-			var granted <-chan struct{}
-			if tk != nil && !tk.isGranted() {
-				granted = tk.ready
-			}
-			var due <-chan time.Time
-			if !wait.IsZero() {
-				timer.Reset(wait.Sub(now))
-				due = timer.C
-			}
-			select {
-			case <-q.wake:
-			case <-granted:
-			case <-due:
-			}
-			if !timer.Stop() {
-				select {
-				case <-timer.C:
-				default:
-				}
-			}
+			awaitTurn(q, tk, timer, now, wait)
 			continue
 		}
-		if o.pace == Paced {
-			s.stats.Paced++
-			q.chat.start()
-			if q.isGroup {
-				q.group.start()
-			}
-		} else {
-			s.stats.Unpaced++
-		}
+		s.starting(q, o)
 		s.mu.Unlock()
 		err := o.fn(o.ctx)
 		o.try++
+		s.finished(q, o, err, &tk)
+	}
+}
 
-		s.mu.Lock()
-		end := time.Now()
-		if o.pace == Paced {
-			q.chat.finish(end)
-			if q.isGroup {
-				q.group.finish(end)
-			}
-			s.global.finish(end)
+// awaitTurn waits until q is woken, tk's global slot (when not granted
+// yet) is granted, or wait (when set) comes; timer is the worker's, left
+// stopped and drained.
+func awaitTurn(q *chatQueue, tk *ticket, timer *time.Timer, now, wait time.Time) {
+	var granted <-chan struct{}
+	if tk != nil && !tk.isGranted() {
+		granted = tk.ready
+	}
+	var due <-chan time.Time
+	if !wait.IsZero() {
+		timer.Reset(wait.Sub(now))
+		due = timer.C
+	}
+	select {
+	case <-q.wake:
+	case <-granted:
+	case <-due:
+	}
+	if !timer.Stop() {
+		select {
+		case <-timer.C:
+		default:
 		}
-		if err != nil && s.retry(q, o, err, end, &tk) {
-			q.ops = append([]*op{o}, q.ops...)
-			s.mu.Unlock()
-			continue
+	}
+}
+
+// starting counts o's call, which is about to be made, and takes its
+// chat's (and group's) slot when it is paced. sender.mu is held.
+func (s *sender) starting(q *chatQueue, o *op) {
+	if o.pace == Paced {
+		s.stats.Paced++
+		q.chat.start()
+		if q.isGroup {
+			q.group.start()
 		}
+	} else {
+		s.stats.Unpaced++
+	}
+}
+
+// finished settles o's call, which returned err: it frees the slots a
+// paced call took, puts o back at the head of q when it is retried, and
+// otherwise answers its callers.
+func (s *sender) finished(q *chatQueue, o *op, err error, tk **ticket) {
+	s.mu.Lock()
+	end := time.Now()
+	if o.pace == Paced {
+		q.chat.finish(end)
+		if q.isGroup {
+			q.group.finish(end)
+		}
+		s.global.finish(end)
+	}
+	if err != nil && s.retry(q, o, err, end, tk) {
+		q.ops = append([]*op{o}, q.ops...)
 		s.mu.Unlock()
-		if err != nil {
-			err = &callError{method: o.method, msg: s.rt.scrub(err.Error()), err: err}
-		}
-		for _, d := range o.done {
-			d <- err
-		}
+		return
+	}
+	s.mu.Unlock()
+	if err != nil {
+		err = &callError{method: o.method, msg: s.rt.scrub(err.Error()), err: err}
+	}
+	for _, d := range o.done {
+		d <- err
 	}
 }
 
