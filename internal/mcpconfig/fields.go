@@ -225,17 +225,9 @@ func (f *field) decodeValue(given string, raw json.RawMessage) (any, string) {
 		}
 		return int(n), ""
 	case kindStrings:
-		var elems []json.RawMessage
-		if json.Unmarshal(raw, &elems) != nil {
-			return fail(kind)
-		}
-		out := make([]string, 0, len(elems))
-		for _, e := range elems {
-			var s string
-			if json.Unmarshal(e, &s) != nil {
-				return fail(jsonKind(strings.TrimSpace(string(e))[0]) + " in the array")
-			}
-			out = append(out, s)
+		out, got := decodeStrings(raw, kind)
+		if got != "" {
+			return fail(got)
 		}
 		return out, ""
 	case kindHeaders, kindEnv:
@@ -243,33 +235,58 @@ func (f *field) decodeValue(given string, raw json.RawMessage) (any, string) {
 		if json.Unmarshal(raw, &m) != nil {
 			return fail(kind)
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		headers, env := map[string]string{}, map[string]*string{}
-		for _, k := range keys {
-			v := strings.TrimSpace(string(m[k]))
-			if f.kind == kindEnv && v == "null" {
-				env[k] = nil
-				continue
-			}
-			var s string
-			if json.Unmarshal(m[k], &s) != nil {
-				if f.kind == kindEnv {
-					return nil, fmt.Sprintf("%s.%s must be a string or null (got %s)", given, k, jsonKind(v[0]))
-				}
-				return nil, fmt.Sprintf("%s.%s must be a string (got %s)", given, k, jsonKind(v[0]))
-			}
-			headers[k], env[k] = s, &s
-		}
-		if f.kind == kindEnv {
-			return env, ""
-		}
-		return headers, ""
+		return f.decodeMap(given, m)
 	}
 	return fail(kind)
+}
+
+// decodeStrings decodes an array of strings (raw, a JSON value of kind),
+// or says what it got instead.
+func decodeStrings(raw json.RawMessage, kind string) ([]string, string) {
+	var elems []json.RawMessage
+	if json.Unmarshal(raw, &elems) != nil {
+		return nil, kind
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		var s string
+		if json.Unmarshal(e, &s) != nil {
+			return nil, jsonKind(strings.TrimSpace(string(e))[0]) + " in the array"
+		}
+		out = append(out, s)
+	}
+	return out, ""
+}
+
+// decodeMap decodes the members of a headers or env object into
+// map[string]string or map[string]*string (env's null: nil), or says
+// which member does not fit.
+func (f *field) decodeMap(given string, m map[string]json.RawMessage) (any, string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	headers, env := map[string]string{}, map[string]*string{}
+	for _, k := range keys {
+		v := strings.TrimSpace(string(m[k]))
+		if f.kind == kindEnv && v == "null" {
+			env[k] = nil
+			continue
+		}
+		var s string
+		if json.Unmarshal(m[k], &s) != nil {
+			if f.kind == kindEnv {
+				return nil, fmt.Sprintf("%s.%s must be a string or null (got %s)", given, k, jsonKind(v[0]))
+			}
+			return nil, fmt.Sprintf("%s.%s must be a string (got %s)", given, k, jsonKind(v[0]))
+		}
+		headers[k], env[k] = s, &s
+	}
+	if f.kind == kindEnv {
+		return env, ""
+	}
+	return headers, ""
 }
 
 // textValue converts a variable's text into the JSON value of field f, or
