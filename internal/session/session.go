@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/disk"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -452,6 +453,9 @@ type storageError struct{ err error }
 func (e *storageError) Error() string { return "storage: " + e.err.Error() }
 func (e *storageError) Unwrap() error { return e.err }
 
+// UserMessage is what the chat reads (chat.UserMessage).
+func (e *storageError) UserMessage() string { return storageReply }
+
 const storageReply = "Sorry, I could not save this conversation (the bot's disk may be full), so I stopped here. " +
 	"The operator has the details in the log; please try again later."
 
@@ -515,16 +519,11 @@ func (s *session) runTurn(in *input) {
 	default:
 		in.take()
 		m.logger.Error("turn failed", "chat", s.id, "err", err)
-		var lerr *llm.Error
-		var serr *storageError
-		switch {
-		case errors.As(err, &lerr):
-			s.reply(replyCtx, lerr.UserMessage())
-		case errors.As(err, &serr):
-			s.reply(replyCtx, storageReply)
-		default:
-			s.reply(replyCtx, "Sorry, something went wrong while answering. The operator has the details in the log.")
+		msg, ok := chat.UserMessage(err) // a failed model request's, a full disk's
+		if !ok {
+			msg = "Sorry, something went wrong while answering. The operator has the details in the log."
 		}
+		s.reply(replyCtx, msg)
 	}
 }
 
