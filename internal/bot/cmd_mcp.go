@@ -9,8 +9,8 @@ import (
 // <pre> block) and /mcp restart <name>. A name is the rest of the
 // command: a server named in another client's spelling may hold spaces
 // ("my server"); the session takes that name or the server's internal
-// one. The texts come redacted from the session; they are redacted again
-// here.
+// one. The session says where the servers stand; the texts are written
+// here (mcp_text.go) and redacted whole, before /mcp <name> is capped.
 func (b *Bot) cmdMCP(ctx context.Context, chatID, userID int64, args []string) {
 	switch {
 	case len(args) > 0 && strings.EqualFold(args[0], "login"):
@@ -20,12 +20,12 @@ func (b *Bot) cmdMCP(ctx context.Context, chatID, userID int64, args []string) {
 		}
 		b.cmdLogin(ctx, chatID, userID, strings.Join(args[1:], " "))
 	case len(args) == 0:
-		text, err := b.sessions.MCPText(ctx, chatID, "")
+		st, err := b.sessions.MCPStatus(ctx, chatID)
 		if err != nil {
 			b.mcpFailed(ctx, chatID, err)
 			return
 		}
-		b.reply(ctx, chatID, b.scrub(text))
+		b.reply(ctx, chatID, b.scrub(mcpStatusText(st)))
 	case strings.EqualFold(args[0], "restart"):
 		if len(args) < 2 {
 			b.reply(ctx, chatID, "Usage: /mcp restart <name>. Send /mcp to see the servers.")
@@ -38,12 +38,12 @@ func (b *Bot) cmdMCP(ctx context.Context, chatID, userID int64, args []string) {
 		}
 		b.reply(ctx, chatID, b.scrub(name)+" restarted: the next call starts a fresh process.")
 	default:
-		text, err := b.sessions.MCPText(ctx, chatID, strings.Join(args, " "))
+		st, err := b.sessions.MCPServer(ctx, chatID, strings.Join(args, " "))
 		if err != nil {
 			b.mcpFailed(ctx, chatID, err)
 			return
 		}
-		_ = b.chat.sendPre(ctx, chatID, b.scrub(text))
+		_ = b.chat.sendPre(ctx, chatID, mcpServerReply(st, b.scrub))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-telegram/bot/models"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 func TestCommands(t *testing.T) {
@@ -22,19 +23,19 @@ func TestCommands(t *testing.T) {
 		{"new fails", "/new", func(s *fakeSessions) { s.resetErr = errors.New("disk full") }, []string{"reset 1001"}, "Sorry, I could not start a new conversation."},
 		{"stop idle", "/stop", nil, []string{"stop 1001"}, "Nothing is running."},
 		{"stop running", "/stop", func(s *fakeSessions) { s.running = true }, []string{"stop 1001"}, ""},
-		{"mcp", "/mcp", nil, []string{"mcp 1001"}, "status of "},
-		{"mcp name", "/mcp fetch", nil, []string{"mcp 1001 fetch"}, "<pre>status of fetch</pre>"},
+		{"mcp", "/mcp", nil, []string{"mcp 1001"}, "MCP servers:\n• fetch: disabled"},
+		{"mcp name", "/mcp fetch", nil, []string{"mcp 1001 fetch"}, "<pre>fetch: disabled\ncommand: cmd\nsource: test</pre>"},
 		{"mcp unknown name", "/mcp nope", func(s *fakeSessions) {
-			s.mcpText = func(context.Context, int64, string) (string, error) {
-				return "", errors.New(`no MCP server named "nope" (configured: fetch)`)
+			s.mcpServer = func(context.Context, int64, string) (chat.ServerStatus, error) {
+				return chat.ServerStatus{}, errors.New(`no MCP server named "nope" (configured: fetch)`)
 			}
 		}, []string{"mcp 1001 nope"}, `Sorry: no MCP server named "nope" (configured: fetch)`},
 		{"mcp restart", "/mcp restart fetch", nil, []string{"restart 1001 fetch"}, "fetch restarted: the next call starts a fresh process."},
 		{"mcp restart no name", "/mcp restart", nil, nil, "Usage: /mcp restart <name>"},
 		// A server's name as another client wrote it: a marketplace name, or
 		// one with spaces (the words are its name).
-		{"mcp a marketplace name", "/mcp github.com/upstash/context7-mcp", nil, []string{"mcp 1001 github.com/upstash/context7-mcp"}, "<pre>status of github.com/upstash/context7-mcp</pre>"},
-		{"mcp a name with spaces", "/mcp my  server", nil, []string{"mcp 1001 my server"}, "<pre>status of my server</pre>"},
+		{"mcp a marketplace name", "/mcp github.com/upstash/context7-mcp", nil, []string{"mcp 1001 github.com/upstash/context7-mcp"}, "<pre>github.com/upstash/context7-mcp: disabled\ncommand: cmd"},
+		{"mcp a name with spaces", "/mcp my  server", nil, []string{"mcp 1001 my server"}, "<pre>my server: disabled\ncommand: cmd"},
 		{"mcp restart a name with spaces", "/mcp restart my server", nil, []string{"restart 1001 my server"}, "my server restarted"},
 		{"unknown", "/weather", nil, nil, "Unknown command /weather. Send /help"},
 		{"to us", "/new@volcanic_test_bot", nil, []string{"reset 1001"}, "New conversation started."},
@@ -85,19 +86,20 @@ func TestHelp(t *testing.T) {
 
 func TestMCPTextIsRedactedAndEscaped(t *testing.T) {
 	h := startBot(t, func(o *testOptions) { o.Redactor = replacer{strings.NewReplacer("hunter2", "[redacted]")} })
-	h.sess.mcpText = func(_ context.Context, _ int64, name string) (string, error) {
-		if name == "" {
-			return "• fetch: failed: password hunter2", nil
-		}
-		return "fetch: <running> & well\nkey: hunter2", nil
+	h.sess.mcpStatus = func(context.Context, int64) (chat.MCPStatus, error) {
+		return chat.MCPStatus{Servers: []chat.ServerStatus{{Display: "fetch", Enabled: true, DiscoveryError: "password hunter2"}}}, nil
+	}
+	h.sess.mcpServer = func(context.Context, int64, string) (chat.ServerStatus, error) {
+		return chat.ServerStatus{Display: "fetch", Enabled: true, State: chat.ServerRunning,
+			ServerDetails: chat.ServerDetails{Setup: chat.ServerSetup{Command: "run <it> & well", Env: []string{"KEY"}, Source: "hunter2", Approval: "never"}}}, nil
 	}
 	h.fake.Message(alice, alice, "/mcp")
 	h.fake.Message(alice, alice, "/mcp fetch")
 	got := h.texts(t, alice, 2)
-	if got[0] != "• fetch: failed: password [redacted]" {
+	if got[0] != "MCP servers:\n• fetch: failed: password [redacted]" {
 		t.Errorf("/mcp sent %q", got[0])
 	}
-	if got[1] != "<pre>fetch: &lt;running&gt; &amp; well\nkey: [redacted]</pre>" {
+	if got[1] != "<pre>fetch: running, 0 tools\ncommand: run &lt;it&gt; &amp; well\nenv: KEY\nsource: [redacted]</pre>" {
 		t.Errorf("/mcp fetch sent %q", got[1])
 	}
 }

@@ -48,7 +48,8 @@
 //     one short refusal naming their user id (at most one every ten
 //     minutes) and nothing else runs.
 //  5. Command or session. /start, /help, /new, /stop and /mcp run here,
-//     one file each (cmd_*.go), without the model. Text goes to
+//     one file each (cmd_*.go), without the model; /mcp's texts are
+//     written from the servers' status in mcp_text.go. Text goes to
 //     Sessions.Deliver with the message it replies to; photos and
 //     documents are downloaded first (files.go), and the photos of an
 //     album, which arrive as separate messages, are collected for

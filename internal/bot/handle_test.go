@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot/models"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 func TestTextIsDelivered(t *testing.T) {
@@ -41,7 +42,7 @@ func TestGroupRules(t *testing.T) {
 	want := []string{
 		"deliver -1001234567890 first question",
 		"mcp -1001234567890",
-		"deliver -1001234567890 [Replying to your earlier message: \"status of\"]\na reply to the bot",
+		"deliver -1001234567890 [Replying to your earlier message: \"MCP servers:\n• fetch: disabled\"]\na reply to the bot",
 		"stop -1001234567890",
 	}
 	if got := h.sess.Calls(); !slices.Equal(got, want) {
@@ -74,14 +75,14 @@ func TestGroupMentionAfterNonASCII(t *testing.T) {
 func TestPerChatOrder(t *testing.T) {
 	release := make(chan struct{})
 	h := startBot(t, nil)
-	h.sess.mcpText = func(ctx context.Context, chatID int64, name string) (string, error) {
+	h.sess.mcpStatus = func(ctx context.Context, chatID int64) (chat.MCPStatus, error) {
 		if chatID == alice {
 			select {
 			case <-release:
 			case <-ctx.Done():
 			}
 		}
-		return "servers", nil
+		return chat.MCPStatus{Servers: []chat.ServerStatus{{Display: "servers"}}}, nil
 	}
 	h.fake.Message(alice, alice, "/mcp")
 	h.sess.waitCalls(t, "mcp 1001", 1)
@@ -102,7 +103,7 @@ func TestPerChatOrder(t *testing.T) {
 	if want := []string{"deliver 1002 b1", "deliver 1002 b2", "deliver 1002 b3"}; !slices.Equal(h.sess.callsWith("deliver 1002"), want) {
 		t.Errorf("bob: %q, want %q", h.sess.callsWith("deliver 1002"), want)
 	}
-	if got := h.texts(t, alice, 1); got[0] != "servers" {
+	if got := h.texts(t, alice, 1); got[0] != "MCP servers:\n• servers: disabled" {
 		t.Errorf("alice got %q", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
@@ -33,12 +34,15 @@ type fakeSessions struct {
 	calls   []string // "deliver 5 hello", "reset 5", "stop 5", "mcp 5 name", "restart 5 name"
 	changed chan struct{}
 
-	files    []session.Attachment // every file delivered
-	servers  []string
-	running  bool                                                                 // what Stop reports
-	onCall   func(ctx context.Context, call string)                               // runs before the call returns (may block or panic)
-	mcpText  func(ctx context.Context, chatID int64, name string) (string, error) // nil: "status of <name>"
-	resetErr error
+	files   []session.Attachment // every file delivered
+	servers []string
+	running bool                                   // what Stop reports
+	onCall  func(ctx context.Context, call string) // runs before the call returns (may block or panic)
+	// mcpStatus answers /mcp (nil: one server, fetch, disabled), mcpServer
+	// /mcp <name> (nil: that server, disabled, run by "cmd").
+	mcpStatus func(ctx context.Context, chatID int64) (chat.MCPStatus, error)
+	mcpServer func(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error)
+	resetErr  error
 	// mcpLogin, when set, starts the logins (a real client's, in a test
 	// of what the chat sees of a login).
 	mcpLogin func(ctx context.Context, name, redirect string) (*session.MCPLogin, error)
@@ -95,12 +99,21 @@ func (s *fakeSessions) Reset(ctx context.Context, chatID int64) error {
 	return s.resetErr
 }
 
-func (s *fakeSessions) MCPText(ctx context.Context, chatID int64, name string) (string, error) {
-	s.record(ctx, strings.TrimSpace(fmt.Sprintf("mcp %d %s", chatID, name)))
-	if s.mcpText != nil {
-		return s.mcpText(ctx, chatID, name)
+func (s *fakeSessions) MCPStatus(ctx context.Context, chatID int64) (chat.MCPStatus, error) {
+	s.record(ctx, fmt.Sprintf("mcp %d", chatID))
+	if s.mcpStatus != nil {
+		return s.mcpStatus(ctx, chatID)
 	}
-	return "status of " + name, nil
+	return chat.MCPStatus{Servers: []chat.ServerStatus{{Name: "fetch", Display: "fetch", Ref: "fetch"}}}, nil
+}
+
+func (s *fakeSessions) MCPServer(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error) {
+	s.record(ctx, fmt.Sprintf("mcp %d %s", chatID, name))
+	if s.mcpServer != nil {
+		return s.mcpServer(ctx, chatID, name)
+	}
+	return chat.ServerStatus{Name: name, Display: name, Ref: name,
+		ServerDetails: chat.ServerDetails{Setup: chat.ServerSetup{Command: "cmd", Source: "test", Approval: "never"}}}, nil
 }
 
 func (s *fakeSessions) MCPRestart(chatID int64, name string) error {

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -21,8 +22,12 @@ type Sessions interface {
 	Stop(chatID int64) bool
 	// Reset starts a new conversation in chat and returns when done.
 	Reset(ctx context.Context, chatID int64) error
-	// MCPText is /mcp (name empty) or /mcp <name>, redacted.
-	MCPText(ctx context.Context, chatID int64, name string) (string, error)
+	// MCPStatus is what /mcp tells: every server's state in chat, not
+	// redacted.
+	MCPStatus(ctx context.Context, chatID int64) (chat.MCPStatus, error)
+	// MCPServer is what /mcp <name> tells, not redacted; its error is
+	// written for the user ("no MCP server named …").
+	MCPServer(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error)
 	// MCPRestart is /mcp restart <name>.
 	MCPRestart(chatID int64, name string) error
 	// MCPLogin starts /mcp login <name>: an OAuth login to a server at a

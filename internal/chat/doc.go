@@ -19,6 +19,10 @@
 //     [ElicitField]s, or a page to open), and [ElicitResult] the answer,
 //     each field's answer parsed and checked here ([ElicitField.ParseAnswer],
 //     [ElicitFormSpec.Complete]).
+//   - [MCPStatus] and [ServerStatus] are where a chat's MCP servers stand
+//     (what /mcp tells): the MCP adapter fills them in, the session adds
+//     what the tools cost ([ToolCost]), the bot writes them in words.
+//     [CatalogTool] is one tool of the catalogue.
 //
 // The package imports nothing from this module and does no I/O.
 package chat

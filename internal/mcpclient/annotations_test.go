@@ -3,7 +3,6 @@ package mcpclient
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
@@ -42,25 +41,20 @@ func TestToolAnnotations(t *testing.T) {
 // /mcp <name> says which of the offered tools wait for approval: under
 // "writes" every one but those that say they only read (echo) and those
 // autoApprove lets run (sleep).
-func TestServerTextSaysWhatAsks(t *testing.T) {
+func TestServerStatusSaysWhatAsks(t *testing.T) {
 	cfg, _ := fakeServer(t, "fake")
 	cfg.Approval, cfg.AutoApprove = mcpconfig.ApprovalWrites, []string{"sleep"}
 	h := newHarness(t, nil, cfg)
 	s := h.session("")
 	h.call(s, h.tool("fake", fakemcp.ToolEcho), `{"text":"one"}`)
-	detail, err := s.ServerText("fake")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, line, ok := strings.Cut(detail, "approval: writes; autoApprove: sleep — asks before ")
-	line, _, _ = strings.Cut(line, "\n")
-	_, list, _ := strings.Cut(line, ": ")
-	asks := strings.Split(list, ", ")
-	if !ok || slices.Contains(asks, fakemcp.ToolEcho) || slices.Contains(asks, fakemcp.ToolSleep) || !slices.Contains(asks, fakemcp.ToolSlow) {
-		t.Errorf("/mcp fake:\n%s", detail)
+	detail := detailOf(t, s, "fake")
+	asks := detail.Asking
+	if detail.Setup.Approval != "writes" || !slices.Equal(detail.Setup.AutoApprove, []string{"sleep"}) ||
+		slices.Contains(asks, fakemcp.ToolEcho) || slices.Contains(asks, fakemcp.ToolSleep) || !slices.Contains(asks, fakemcp.ToolSlow) {
+		t.Errorf("/mcp fake: %+v", detail)
 	}
 	cfg.Approval, cfg.AutoApprove = "", nil
-	if got := approvalLine(cfg, nil); got != "" {
-		t.Errorf("approval never: %q", got)
+	if got := serverSetup(cfg).Approval; got != string(mcpconfig.ApprovalNever) {
+		t.Errorf("no approval rule is %q, want never", got)
 	}
 }

@@ -47,8 +47,8 @@ func TestOAuthLogin(t *testing.T) {
 	}
 	s, _ := client.NewSession(t.TempDir(), t.TempDir())
 	defer s.Close()
-	if txt := s.StatusText(); !strings.Contains(txt, "needs login") {
-		t.Errorf("/mcp:\n%s", txt)
+	if st := statusOf(t, s, "remote"); st.Login == nil {
+		t.Errorf("/mcp: %+v", st)
 	}
 
 	const redirect = "http://127.0.0.1:9/callback"
@@ -83,8 +83,8 @@ func TestOAuthLogin(t *testing.T) {
 	if st, _ := s.Status("remote"); st.State == StateDisconnected {
 		t.Errorf("the refused call ended the connection: %v", st.State)
 	}
-	if txt := s.StatusText(); !strings.Contains(txt, `some calls need a login with more permissions (scope "mcp:read mcp:write"): an admin sends /mcp login remote`) {
-		t.Errorf("/mcp after a call refused for its scope:\n%s", txt)
+	if st := statusOf(t, s, "remote"); !st.ScopeShort || st.Scope != "mcp:read mcp:write" || st.Ref != "remote" {
+		t.Errorf("/mcp after a call refused for its scope: %+v", st)
 	}
 	login, err = client.Login(ctx, "remote", redirect)
 	if err != nil {
@@ -100,8 +100,8 @@ func TestOAuthLogin(t *testing.T) {
 	if res, err := s.Call(ctx, echo, json.RawMessage(`{"text":"hi"}`)); err != nil || res.IsError || res.Text() != "hi" {
 		t.Fatalf("the call after the step-up: %q (%v)", res.Text(), err)
 	}
-	if txt := s.StatusText(); strings.Contains(txt, "more permissions") {
-		t.Errorf("/mcp after the step-up login:\n%s", txt)
+	if st := statusOf(t, s, "remote"); st.ScopeShort {
+		t.Errorf("/mcp after the step-up login: %+v", st)
 	}
 	forms := o.TokenRequests()
 	last := forms[len(forms)-1]
@@ -201,8 +201,8 @@ func TestNeedsLoginKeepsTheTools(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Text(), "remote needs login (OAuth): an admin sends /mcp login remote") {
 		t.Errorf("a call: %q (%v)", res.Text(), err)
 	}
-	if txt := s.StatusText(); !strings.Contains(txt, "needs login") || !strings.Contains(txt, "tools from the last login say so when called") {
-		t.Errorf("/mcp:\n%s", txt)
+	if st := statusOf(t, s, "remote"); st.Login == nil || st.Login.Tools == 0 {
+		t.Errorf("/mcp: %+v", st)
 	}
 	if fi, err := os.Stat(filepath.Join(catalogs, "remote.tools.json")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the saved catalogue: %v (%v)", fi, err)
@@ -239,8 +239,8 @@ func TestNeverLoggedInOffersALoginTool(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Text(), "remote needs login (OAuth): an admin sends /mcp login remote") {
 		t.Fatalf("calling it: %q (%v)", res.Text(), err)
 	}
-	if txt := s.StatusText(); !strings.Contains(txt, "needs login") || strings.Contains(txt, "last login") {
-		t.Errorf("/mcp:\n%s", txt)
+	if st := statusOf(t, s, "remote"); st.Login == nil || st.Login.Tools != 0 {
+		t.Errorf("/mcp: %+v", st)
 	}
 
 	login, err := client.Login(ctx, "remote", "http://127.0.0.1:9/callback")
@@ -381,8 +381,8 @@ func TestOAuthLoginBadInput(t *testing.T) {
 			}
 			s, _ := client.NewSession(t.TempDir(), t.TempDir())
 			defer s.Close()
-			if txt := s.StatusText(); !strings.Contains(txt, "remote: needs login") {
-				t.Errorf("/mcp:\n%s", txt)
+			if st := statusOf(t, s, "remote"); st.Login == nil {
+				t.Errorf("/mcp: %+v", st)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "remote.json")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a token file: %v", err)
@@ -464,8 +464,8 @@ func TestOAuthRefresh(t *testing.T) {
 	}
 	s, _ := client.NewSession(t.TempDir(), t.TempDir())
 	defer s.Close()
-	if txt := s.StatusText(); !strings.Contains(txt, "needs login") || !strings.Contains(txt, "invalid_grant") {
-		t.Errorf("/mcp:\n%s", txt)
+	if st := statusOf(t, s, "remote"); st.Login == nil || !strings.Contains(st.Login.Reason, "invalid_grant") {
+		t.Errorf("/mcp: %+v", st)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "remote.json"))
 	if err != nil || strings.Contains(string(raw), "access_token") || strings.Contains(string(raw), "refresh_token") {

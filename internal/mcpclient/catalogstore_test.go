@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
@@ -125,8 +126,8 @@ func TestKeptCatalogueIsOfferedAtOnce(t *testing.T) {
 			if len(tt.want) == 0 {
 				return
 			}
-			if text := c.mustSession(t).StatusText(); !strings.Contains(text, "flaky: not started, ") {
-				t.Errorf("/mcp while the kept list is offered:\n%s", text)
+			if st := statusOf(t, c.mustSession(t), "flaky"); st.State != chat.ServerNotStarted || st.DiscoveryError != "" || st.Discovering || len(st.Offered) == 0 {
+				t.Errorf("/mcp while the kept list is offered: %+v", st)
 			}
 			testkit.WaitFor(t, "the discovery to fail", 20*time.Second, func() bool { return c.CatalogVersion() != version })
 			if tools, _ := c.ToolsWithin(t.Context(), 0); len(tools) != 0 {

@@ -184,9 +184,12 @@ func TestHangOnStartGivesUpAfterStartupTimeout(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no answer within the startup timeout of 0.3s") {
 		t.Errorf("err = %v", err)
 	}
-	st := h.session("").StatusText()
-	if !strings.Contains(st, "hang: failed: hang: no answer") || !strings.Contains(st, "good: not started") {
-		t.Errorf("/mcp:\n%s", st)
+	s := h.session("")
+	if st := statusOf(t, s, "hang"); !strings.HasPrefix(st.DiscoveryError, "hang: no answer") {
+		t.Errorf("/mcp hang: %+v", st)
+	}
+	if st := statusOf(t, s, "good"); st.DiscoveryError != "" || st.State != chat.ServerNotStarted {
+		t.Errorf("/mcp good: %+v", st)
 	}
 }
 
@@ -387,8 +390,8 @@ func TestCrashAndRestart(t *testing.T) {
 	if !gone(first.PID) {
 		t.Errorf("pid %d still exists after exiting (zombie?)", first.PID)
 	}
-	if txt := s.StatusText(); !strings.Contains(txt, "fake: exited (restarts on the next call)") {
-		t.Errorf("/mcp after the exit:\n%s", txt)
+	if st := statusOf(t, s, "fake"); st.State != chat.ServerExited {
+		t.Errorf("/mcp after the exit: %+v", st)
 	}
 	res := h.call(s, echo, `{"text":"two"}`)
 	if !res.IsError || !strings.HasPrefix(res.Text(), "fake MCP server exited (3): ") ||
@@ -409,10 +412,9 @@ func TestCrashAndRestart(t *testing.T) {
 	if n := len(fakemcp.Filter(fakemcp.ReadLog(t, logPath), fakemcp.EventStart)); n != 3 {
 		t.Errorf("%d starts, want 3 (discovery + 2)", n)
 	}
-	detail, err := s.ServerText("fake")
-	if err != nil || !strings.Contains(detail, "fake: running") || !strings.Contains(detail, "last crash: exited (3)") ||
-		!strings.Contains(detail, "dying: out of memory-ish") {
-		t.Errorf("/mcp fake after the respawn:\n%s (%v)", detail, err)
+	if detail := detailOf(t, s, "fake"); detail.State != chat.ServerRunning || detail.LastExit != "exited (3)" ||
+		!strings.Contains(strings.Join(detail.ExitTail, "\n"), "dying: out of memory-ish") {
+		t.Errorf("/mcp fake after the respawn: %+v", detail)
 	}
 }
 
@@ -450,12 +452,10 @@ func TestExitMessageIsRedacted(t *testing.T) {
 	if strings.Contains(res.Text(), secret) || !strings.Contains(res.Text(), "[REDACTED]") {
 		t.Errorf("exit message = %q", res.Text())
 	}
-	detail, err := s.ServerText("fake")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(detail, secret) || !strings.Contains(detail, "[REDACTED]") {
-		t.Errorf("/mcp fake:\n%s", detail)
+	// What /mcp fake shows of the exit: the chat redacts it whole with
+	// the client's secrets.
+	if detail := h.secrets.Redact(fmt.Sprintf("%+v", detailOf(t, s, "fake"))); strings.Contains(detail, secret) || !strings.Contains(detail, "[REDACTED]") {
+		t.Errorf("/mcp fake: %s", detail)
 	}
 	if strings.Contains(h.logs.String(), secret) {
 		t.Errorf("the log holds the secret:\n%s", h.logs.String())
@@ -641,45 +641,43 @@ func TestCollisions(t *testing.T) {
 	}
 }
 
-func TestStatusTexts(t *testing.T) {
+func TestStatuses(t *testing.T) {
 	cfg, _ := fakeServer(t, "fake", fakemcp.ModeStderrChatter)
 	cfg = withEnv(cfg, "API_TOKEN", "${env:API_TOKEN}")
 	off := mcpconfig.ServerConfig{Name: "playwright", Command: "npx", Enabled: false, DisabledHint: "set PLAYWRIGHT_ENABLED=true"}
 	h := newHarness(t, []string{"API_TOKEN=tok_0123456789abcdef"}, cfg, off)
 	s := h.session("")
-	if got := s.StatusText(); !strings.Contains(got, "• fake: starting (listing its tools)") {
-		t.Errorf("/mcp during the first discovery:\n%s", got)
+	if got := statusOf(t, s, "fake"); !got.Discovering {
+		t.Errorf("/mcp during the first discovery: %+v", got)
 	}
 	h.client.Discover(context.Background()) // /mcp does not wait for it
 
-	if got := s.StatusText(); !strings.Contains(got, "• fake: not started, ") ||
-		!strings.Contains(got, "• playwright: disabled (set PLAYWRIGHT_ENABLED=true)") {
-		t.Errorf("/mcp before a call:\n%s", got)
+	if got := statusOf(t, s, "fake"); got.Discovering || got.State != chat.ServerNotStarted || !got.Enabled || len(got.Offered) == 0 {
+		t.Errorf("/mcp before a call: %+v", got)
+	}
+	if got := statusOf(t, s, "playwright"); got.Enabled || got.DisabledHint != "set PLAYWRIGHT_ENABLED=true" {
+		t.Errorf("/mcp before a call: %+v", got)
 	}
 	h.call(s, h.tool("fake", fakemcp.ToolEcho), `{"text":"x"}`)
-	if got := s.StatusText(); !strings.Contains(got, "• fake: running, ") {
-		t.Errorf("/mcp after a call:\n%s", got)
+	if got := statusOf(t, s, "fake"); got.State != chat.ServerRunning {
+		t.Errorf("/mcp after a call: %+v", got)
 	}
 	// The server wrote its line before it answered, but on stderr, which
 	// its own reader takes in: /mcp shows what was taken in so far.
-	var detail string
+	var detail chat.ServerStatus
 	testkit.WaitFor(t, "the call's stderr line in /mcp fake", 10*time.Second, func() bool {
-		var err error
-		if detail, err = s.ServerText("fake"); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Contains(detail, "fake: call echo")
+		detail = detailOf(t, s, "fake")
+		return slices.ContainsFunc(detail.Tail, func(l string) bool { return strings.Contains(l, "fake: call echo") })
 	})
-	for _, want := range []string{"fake: running", "command: ", "env: API_TOKEN, FAKE_MCP_LOG, FAKE_MCP_MODE",
-		"server: fake 1.0.0", "tools (", "echo", "stderr (last lines):\nfake: starting pid="} {
-		if !strings.Contains(detail, want) {
-			t.Errorf("/mcp fake lacks %q:\n%s", want, detail)
-		}
+	if detail.State != chat.ServerRunning || detail.Setup.Command == "" || !slices.Equal(detail.Setup.Env, []string{"API_TOKEN", "FAKE_MCP_LOG", "FAKE_MCP_MODE"}) ||
+		detail.Info.Name != "fake" || detail.Info.Version != "1.0.0" || !slices.Contains(toolNames(detail.Offered), "echo") ||
+		len(detail.Tail) == 0 || !strings.HasPrefix(detail.Tail[0], "fake: starting pid=") {
+		t.Errorf("/mcp fake: %+v", detail)
 	}
-	if strings.Contains(detail, "tok_0123456789abcdef") || strings.Contains(detail, "${env:API_TOKEN}") {
-		t.Errorf("/mcp fake shows an env value:\n%s", detail)
+	if text := fmt.Sprintf("%+v", detail); strings.Contains(text, "tok_0123456789abcdef") || strings.Contains(text, "${env:API_TOKEN}") {
+		t.Errorf("/mcp fake shows an env value: %s", text)
 	}
-	if _, err := s.ServerText("nope"); err == nil || !strings.Contains(err.Error(), "fake, playwright") {
+	if _, err := s.ServerStatus("nope"); err == nil || !strings.Contains(err.Error(), "fake, playwright") {
 		t.Errorf("unknown server: %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 // Package mcpclient runs MCP servers for volcanicbot: the process-wide tool
 // catalogue, per-chat server connections, tool naming, result mapping and
-// the /mcp status text. What to run comes from mcpconfig; it knows nothing
+// what /mcp tells, as data (the bot writes it in words). What to run comes from mcpconfig; it knows nothing
 // of Telegram, of the LLM or of presets.
 //
 // The pieces, from the outside in:
@@ -47,7 +47,7 @@
 //   - Results are mapped for the model (result.go: text capped, images
 //     kept, every content type handled) and linked files inlined within the
 //     cap (inline.go); tool names are sanitised and clashes resolved
-//     (naming.go); the /mcp texts are in status.go.
+//     (naming.go); /mcp's status of each server is made in status.go.
 //
 // internal/jsonscan is the JSON fast path every line and result goes
 // through, fuzzed against encoding/json.

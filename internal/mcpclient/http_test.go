@@ -2,8 +2,10 @@ package mcpclient
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,10 +87,10 @@ func TestHTTPServer(t *testing.T) {
 	if st.State != StateRunning || st.PID != 0 {
 		t.Errorf("status %+v", st)
 	}
-	text, err := s.ServerText("remote")
-	if err != nil || !strings.Contains(text, "url: "+srv.URL+"/mcp") || !strings.Contains(text, "headers: Authorization") ||
-		strings.Contains(text, "tok-0123456789abcdef") {
-		t.Errorf("/mcp remote:\n%s (%v)", text, err)
+	detail := detailOf(t, s, "remote")
+	if setup := detail.Setup; setup.URL != srv.URL+"/mcp" || !slices.Equal(setup.Headers, []string{"Authorization"}) ||
+		setup.Command != "" || strings.Contains(fmt.Sprintf("%+v", detail), "tok-0123456789abcdef") {
+		t.Errorf("/mcp remote: %+v", detail)
 	}
 
 	// A call that outlives its timeout.

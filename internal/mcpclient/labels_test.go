@@ -2,10 +2,10 @@ package mcpclient
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
@@ -21,16 +21,13 @@ func TestServerNamedInAnotherClientsSpelling(t *testing.T) {
 	h := newHarness(t, nil, cfg)
 	s := h.session("")
 	h.client.Discover(context.Background())
-	if got := s.StatusText(); !strings.Contains(got, "• "+label+": not started") {
-		t.Errorf("/mcp does not show the name as written:\n%s", got)
+	if got := statusOf(t, s, cfg.Name); got.Display != label || got.State != chat.ServerNotStarted {
+		t.Errorf("/mcp does not show the name as written: %+v", got)
 	}
 	for _, name := range []string{label, cfg.Name} {
-		detail, err := s.ServerText(name)
-		if err != nil {
-			t.Fatalf("/mcp %s: %v", name, err)
-		}
-		if !strings.HasPrefix(detail, label+": ") || !strings.Contains(detail, "internal name: "+cfg.Name) {
-			t.Errorf("/mcp %s:\n%s", name, detail)
+		detail := detailOf(t, s, name)
+		if detail.Display != label || detail.Label != label || detail.Name != cfg.Name {
+			t.Errorf("/mcp %s: %+v", name, detail)
 		}
 	}
 	echo := h.tool(label, fakemcp.ToolEcho)

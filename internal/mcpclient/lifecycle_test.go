@@ -105,24 +105,24 @@ func TestNoTurnWaitsForARetriedDiscovery(t *testing.T) {
 }
 
 // /mcp never waits for a server: one still being discovered says so.
-func TestStatusTextDoesNotWaitForDiscovery(t *testing.T) {
+func TestStatusDoesNotWaitForDiscovery(t *testing.T) {
 	cfg, logPath := fakeServer(t, "hang", fakemcp.ModeHangOnStart, fakemcp.ModeCountStarts)
 	cfg.StartupTimeout = time.Minute
 	h := newHarness(t, nil, cfg)
 	s := h.session("")
 	start := time.Now()
-	txt := s.StatusText()
+	st := statusOf(t, s, "hang")
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("/mcp took %v", d)
 	}
-	if !strings.Contains(txt, "hang: starting (listing its tools)") {
-		t.Errorf("/mcp:\n%s", txt)
+	if !st.Discovering {
+		t.Errorf("/mcp: %+v", st)
 	}
 	fakemcp.WaitForEvents(t, logPath, fakemcp.EventStart, 1, 10*time.Second)
 	start = time.Now()
-	detail, err := s.ServerText("hang")
-	if d := time.Since(start); d > time.Second || err != nil || !strings.Contains(detail, "hang: starting") {
-		t.Errorf("/mcp hang took %v: %q %v", d, detail, err)
+	detail, err := s.ServerStatus("hang")
+	if d := time.Since(start); d > time.Second || err != nil || !detail.Discovering {
+		t.Errorf("/mcp hang took %v: %+v %v", d, detail, err)
 	}
 }
 

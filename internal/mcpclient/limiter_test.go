@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -65,8 +65,8 @@ func TestCeilingStopsTheLeastRecentlyUsedIdleProcess(t *testing.T) {
 			t.Errorf("usage %d of %d, %d waiting", live, limit, waiting)
 		}
 		m.h.client.Discover(context.Background()) // /mcp does not wait for it
-		if txt := c.StatusText(); !containsAll(txt, "mem: running", "2 of 2 live across chats") {
-			t.Errorf("/mcp:\n%s", txt)
+		if st := statusOf(t, c, "mem"); st.State != chat.ServerRunning || st.Live != 2 || st.Limit != 2 {
+			t.Errorf("/mcp: %+v", st)
 		}
 	})
 }
@@ -134,15 +134,6 @@ func TestCeilingQueueWhenEveryProcessIsBusy(t *testing.T) {
 			t.Errorf("queue notices %v, want b 0 ahead, c 1, d 2, once each", told)
 		}
 	})
-}
-
-func containsAll(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			return false
-		}
-	}
-	return true
 }
 
 // Prewarm starts a chat's process ahead of its first call, which then

@@ -2,12 +2,12 @@ package mcpclient
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/stdio"
 )
 
@@ -117,47 +117,15 @@ func (w *oomWatch) check(server string) bool {
 	return rose > 0
 }
 
-// report is what /mcp says of the OOM kills; "" when there were none.
-func (w *oomWatch) report() string {
+// status is what /mcp tells of the kills; nil when there is nothing to
+// tell (none, or the machine ran out with no server named).
+func (w *oomWatch) status() *chat.OOMKills {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.at.IsZero() || (w.counter.Machine && len(w.servers) == 0) {
-		return ""
+		return nil
 	}
-	processes := "1 process"
-	if w.kills != 1 {
-		processes = fmt.Sprintf("%d processes", w.kills)
-	}
-	what := "the kernel's OOM killer ended " + processes + " under the bot's memory limit"
-	if w.counter.Machine {
-		what = "the kernel's OOM killer ended MCP server processes: the machine ran out of memory"
-	}
-	line := "⚠ Out of memory: " + what + fmt.Sprintf(" (the last at %s UTC", w.at.UTC().Format("15:04:05"))
-	if len(w.servers) > 0 {
-		line += "; " + joinNames(w.servers) + "'s"
-	}
-	return line + "). Lower the ceilings (maxLive, PLAYWRIGHT_MAX_BROWSERS) or give the bot more memory."
-}
-
-func joinNames(names []string) string {
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	out := ""
-	for i, n := range names {
-		switch {
-		case i == 0:
-		case i == len(names)-1:
-			out += " and "
-		default:
-			out += ", "
-		}
-		out += n
-	}
-	return out
+	return &chat.OOMKills{Kills: int(w.kills), Machine: w.counter.Machine, Last: w.at, Servers: slices.Clone(w.servers)}
 }
 
 // WatchMemory reads the OOM counter (Options.OOM) every interval (default

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,8 +50,8 @@ func TestOOMKillOfAServerIsTold(t *testing.T) {
 	if res := h.call(s, echo, `{"text":"one"}`); res.IsError {
 		t.Fatalf("first call: %+v", res)
 	}
-	if txt := s.StatusText(); strings.Contains(txt, "Out of memory") {
-		t.Fatalf("/mcp before any kill:\n%s", txt)
+	if k := s.MCPStatus().OutOfMemory; k != nil {
+		t.Fatalf("/mcp before any kill: %+v", k)
 	}
 	st, _ := s.Status("fake")
 	write("5")
@@ -63,14 +64,11 @@ func TestOOMKillOfAServerIsTold(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Text(), "The bot's machine ran out of memory: the kernel killed the fake MCP server.") {
 		t.Errorf("the call after the kill: %+v", res)
 	}
-	txt := s.StatusText()
-	for _, want := range []string{"⚠ Out of memory: the kernel's OOM killer ended 1 process under the bot's memory limit", "; fake's)"} {
-		if !strings.Contains(txt, want) {
-			t.Errorf("/mcp lacks %q:\n%s", want, txt)
-		}
+	if k := s.MCPStatus().OutOfMemory; k == nil || k.Kills != 1 || k.Machine || !slices.Equal(k.Servers, []string{"fake"}) || k.Last.IsZero() {
+		t.Errorf("/mcp's OOM kills: %+v", k)
 	}
-	if txt, _ := s.ServerText("fake"); !strings.Contains(txt, "exited (signal: killed): killed by the kernel, out of memory") {
-		t.Errorf("/mcp fake:\n%s", txt)
+	if st := detailOf(t, s, "fake"); !strings.Contains(st.LastExit+"\n"+st.LastError, "exited (signal: killed): killed by the kernel, out of memory") {
+		t.Errorf("/mcp fake: %+v", st)
 	}
 	if logs := h.logs.String(); !strings.Contains(logs, "the kernel's OOM killer ended processes") || !strings.Contains(logs, "server=fake") {
 		t.Errorf("log:\n%s", logs)
@@ -98,7 +96,8 @@ func TestOOMKillOfAGrandchildIsTold(t *testing.T) {
 	hogs := fakemcp.WaitForEvents(t, log, fakemcp.EventHog, 2, 10*time.Second) // the discovery's and the chat's
 	fakemcp.WaitDead(t, 30*time.Second, hogs[1].PID)
 	testkit.WaitFor(t, "/mcp to say so", 10*time.Second, func() bool {
-		return strings.Contains(s.StatusText(), "⚠ Out of memory: the kernel's OOM killer ended")
+		k := s.MCPStatus().OutOfMemory
+		return k != nil && k.Kills > 0 && !k.Machine
 	})
 	testkit.WaitFor(t, "the log to say so", 10*time.Second, func() bool {
 		return strings.Contains(h.logs.String(), "the kernel's OOM killer ended processes under the bot's memory limit")
@@ -106,5 +105,5 @@ func TestOOMKillOfAGrandchildIsTold(t *testing.T) {
 	if res := h.call(s, echo, `{"text":"two"}`); res.IsError || !strings.Contains(res.Text(), "two") {
 		t.Errorf("the call after: %+v", res)
 	}
-	t.Logf("/mcp:\n%s", s.StatusText())
+	t.Logf("/mcp: %+v", s.MCPStatus().OutOfMemory)
 }

@@ -42,11 +42,11 @@ func TestResources(t *testing.T) {
 		t.Errorf("read's schema names the wrong servers: %s", read.InputSchema)
 	}
 	s := h.session("")
-	if txt, _ := s.ServerText("docs"); !strings.Contains(txt, "resources: offered") {
-		t.Errorf("/mcp docs does not say it offers resources:\n%s", txt)
+	if r := detailOf(t, s, "docs").Resources; r == nil || r.List != ListResourcesTool || r.Read != ReadResourceTool {
+		t.Errorf("/mcp docs does not say it offers resources: %+v", r)
 	}
-	if txt, _ := s.ServerText("plain"); strings.Contains(txt, "resources:") {
-		t.Errorf("/mcp plain:\n%s", txt)
+	if r := detailOf(t, s, "plain").Resources; r != nil {
+		t.Errorf("/mcp plain offers resources: %+v", r)
 	}
 
 	first := h.call(s, list, `{}`)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -60,9 +61,8 @@ func TestSharedServerOneProcessSessionsApart(t *testing.T) {
 			t.Errorf("load %+v, want 2 live sessions and the process's memory", l)
 		}
 	}
-	text, err := alice.ServerText("shared")
-	if err != nil || !strings.Contains(text, "shared process: pid ") || !strings.Contains(text, "for 2 sessions") {
-		t.Errorf("/mcp shared:\n%s (%v)", text, err)
+	if sh := detailOf(t, alice, "shared").Shared; sh == nil || sh.PID == 0 || sh.Users != 2 {
+		t.Errorf("/mcp shared: %+v", sh)
 	}
 }
 
@@ -161,9 +161,8 @@ func TestDisabledToolsHidden(t *testing.T) {
 	if strings.Contains(h.logs.String(), "differ from the cached catalogue") {
 		t.Errorf("a false warning:\n%s", h.logs.String())
 	}
-	text, _ := h.session("").ServerText("fake")
-	if !strings.Contains(text, "hidden from the model (disabledTools, includeTools, excludeTools): 2: fail, image") {
-		t.Errorf("/mcp fake:\n%s", text)
+	if hidden := detailOf(t, h.session(""), "fake").Hidden; !slices.Equal(hidden, []string{"fail", "image"}) {
+		t.Errorf("/mcp fake hides %q", hidden)
 	}
 }
 

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -64,7 +65,7 @@ func TestSharedServerServesOnlyItsHostName(t *testing.T) {
 	if up := strings.ToUpper(name); h.secrets.Redact("REFUSED: "+up) != "REFUSED: [REDACTED]" {
 		t.Error("the host name in upper case (a page's innerText.toUpperCase()) is not a registered secret")
 	}
-	text, _ := alice.ServerText("shared")
+	text := fmt.Sprintf("%+v", detailOf(t, alice, "shared"))
 	if strings.Contains(h.logs.String(), name) || strings.Contains(text, name) {
 		t.Errorf("the host name is in the log or /mcp")
 	}

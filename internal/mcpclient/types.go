@@ -132,3 +132,10 @@ func capMessage(s string, max int) string {
 type Redactor interface {
 	Redact(s string) string
 }
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

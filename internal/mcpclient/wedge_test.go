@@ -120,9 +120,8 @@ func TestSharedServerWedgedIsReplaced(t *testing.T) {
 		t.Errorf("the shared process is %d, want a new one (the stopped one was %d)", pid, stopped)
 	}
 	testkit.WaitFor(t, "the stopped process to be ended", 20*time.Second, func() bool { return gone(stopped) })
-	text, _ := alice.ServerText("shared")
-	if !strings.Contains(text, "last replaced: ") || !strings.Contains(text, "stopped answering") {
-		t.Errorf("/mcp shared does not say the process was replaced:\n%s", text)
+	if sh := detailOf(t, alice, "shared").Shared; sh == nil || !strings.Contains(sh.Replaced, "stopped answering") || sh.ReplacedAt.IsZero() {
+		t.Errorf("/mcp shared does not say the process was replaced: %+v", sh)
 	}
 }
 
@@ -212,8 +211,8 @@ func TestRestartReplacesAStoppedSharedServer(t *testing.T) {
 			if took > 5*time.Second {
 				t.Errorf("/mcp restart took %v on a stopped server, want < 5 s", took)
 			}
-			if text, _ := restarter.ServerText("shared"); strings.Contains(text, "pid "+strconv.Itoa(stopped)) {
-				t.Errorf("/mcp shared still shows the stopped process:\n%s", text)
+			if st := detailOf(t, restarter, "shared"); st.PID == stopped || (st.Shared != nil && st.Shared.PID == stopped) {
+				t.Errorf("/mcp shared still shows the stopped process: %+v", st)
 			}
 			if st, _ := other.Status("shared"); st.State == StateRunning {
 				t.Errorf("the other chat's /mcp says %s on the replaced process", st.State)

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -115,7 +116,7 @@ func TestReplacedSharedServerKeepsTheHostWall(t *testing.T) {
 			if h.secrets.Redact(name) != "[REDACTED]" {
 				t.Error("the new host name is not a registered secret")
 			}
-			text, _ := alice.ServerText("shared")
+			text := fmt.Sprintf("%+v", detailOf(t, alice, "shared"))
 			for _, n := range []string{oldName, name} {
 				if strings.Contains(h.logs.String(), n) || strings.Contains(text, n) {
 					t.Errorf("a host name is in the log or /mcp")

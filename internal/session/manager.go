@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
@@ -464,43 +465,61 @@ type identity struct{}
 
 func (identity) Redact(s string) string { return s }
 
-// MCPText is /mcp (name empty) or /mcp <name> for chat: states, tools and
-// errors, redacted. It costs no model call.
-func (m *Manager) MCPText(ctx context.Context, chatID int64, name string) (string, error) {
+// MCPStatus is /mcp for chat: every server's state, tools and errors,
+// with what each server's tools cost under the plan. Its texts are not
+// redacted. It costs no model call.
+func (m *Manager) MCPStatus(ctx context.Context, chatID int64) (chat.MCPStatus, error) {
 	ms, err := m.MCP(chatID)
 	if err != nil {
-		return "", err
+		return chat.MCPStatus{}, err
 	}
-	tools, _ := m.o.MCP.Offered()
-	cost := m.toolCost(m.ToolPlan(tools))
-	if name == "" {
-		return ms.StatusTextWith(cost), nil
+	plan := m.offeredPlan()
+	st := ms.MCPStatus()
+	for i := range st.Servers {
+		st.Servers[i].Cost = m.toolCost(plan, st.Servers[i].Offered)
 	}
-	return ms.ServerTextWith(name, cost)
+	return st, nil
 }
 
-// toolCost says, for /mcp, what a server's tools cost each request under
-// plan: "~836 tokens a request" when none is deferred, else how many are
-// always offered, at what cost, and how many wait for tool_search.
-func (m *Manager) toolCost(plan ToolPlan) mcpclient.ToolCost {
-	return func(_ string, offered []mcpclient.Tool) string {
-		var always []mcpclient.Tool
-		for _, t := range offered {
-			if !plan.Deferred[t.Name] {
-				always = append(always, t)
-			}
-		}
-		deferred := len(offered) - len(always)
-		tokens := mcpToolTokens(m.o.CountTokens, always)
-		switch {
-		case deferred == 0:
-			return fmt.Sprintf("~%d tokens a request", tokens)
-		case len(always) == 0:
-			return fmt.Sprintf("all deferred: found with %s; ~%d tokens a request without it", ToolSearchName, mcpToolTokens(m.o.CountTokens, offered))
-		}
-		return fmt.Sprintf("%d in every request, ~%d tokens; %d deferred, found with %s; ~%d tokens a request without it",
-			len(always), tokens, deferred, ToolSearchName, mcpToolTokens(m.o.CountTokens, offered))
+// MCPServer is /mcp <name> for chat: MCPStatus's of the server, with its
+// configuration, process and troubles; an error written for the user when
+// no server has that name.
+func (m *Manager) MCPServer(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error) {
+	ms, err := m.MCP(chatID)
+	if err != nil {
+		return chat.ServerStatus{}, err
 	}
+	plan := m.offeredPlan()
+	st, err := ms.ServerStatus(name)
+	if err != nil {
+		return chat.ServerStatus{}, err
+	}
+	st.Cost = m.toolCost(plan, st.Offered)
+	return st, nil
+}
+
+// offeredPlan is the plan of the tools offered now (see Offered).
+func (m *Manager) offeredPlan() ToolPlan {
+	tools, _ := m.o.MCP.Offered()
+	return m.ToolPlan(tools)
+}
+
+// toolCost is what a server's offered tools cost each request under
+// plan: how many are in every request and at what cost, how many are
+// deferred (found with tool_search), and what all would cost without it.
+func (m *Manager) toolCost(plan ToolPlan, offered []chat.CatalogTool) *chat.ToolCost {
+	var always []chat.CatalogTool
+	for _, t := range offered {
+		if !plan.Deferred[t.Name] {
+			always = append(always, t)
+		}
+	}
+	c := &chat.ToolCost{Always: len(always), AlwaysTokens: catalogTokens(m.o.CountTokens, always),
+		Deferred: len(offered) - len(always)}
+	if c.Deferred > 0 {
+		c.AllTokens = catalogTokens(m.o.CountTokens, offered)
+	}
+	return c
 }
 
 // MCPRestart is /mcp restart <name>: chat's process of that server is

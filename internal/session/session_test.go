@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -386,21 +387,21 @@ func TestSecretsAreRedacted(t *testing.T) {
 	}
 }
 
-func TestMCPTextAndRestart(t *testing.T) {
+func TestMCPStatusAndRestart(t *testing.T) {
 	e := newEnv(t, echoAgent, envOptions{})
 	ctx := context.Background()
 	e.mcp.Discover(ctx) // /mcp does not wait for the discovery
-	txt, err := e.manager.MCPText(ctx, 12, "")
-	if err != nil || !strings.Contains(txt, "fake: not started") {
-		t.Errorf("/mcp before: %q %v", txt, err)
+	st, err := e.manager.MCPStatus(ctx, 12)
+	if err != nil || len(st.Servers) != 1 || st.Servers[0].Name != "fake" || st.Servers[0].State != chat.ServerNotStarted {
+		t.Errorf("/mcp before: %+v %v", st, err)
 	}
 	if _, err := os.Stat(e.manager.Workspace(12)); !os.IsNotExist(err) {
 		t.Errorf("/mcp created the workspace: %v", err)
 	}
 	e.deliver(12, "x")
 	e.chat.waitTexts(t, 12, 1)
-	if txt, _ := e.manager.MCPText(ctx, 12, ""); !strings.Contains(txt, "fake: running") {
-		t.Errorf("/mcp after: %q", txt)
+	if st, _ := e.manager.MCPServer(ctx, 12, "fake"); st.State != chat.ServerRunning || st.PID == 0 {
+		t.Errorf("/mcp after: %+v", st)
 	}
 	pid := e.mcpPID(12)
 	if err := e.manager.MCPRestart(12, "fake"); err != nil {

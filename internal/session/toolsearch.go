@@ -204,6 +204,15 @@ func mcpToolTokens(count func(string) int, tools []mcpclient.Tool) int {
 	return n
 }
 
+// catalogTokens is mcpToolTokens of catalogue entries.
+func catalogTokens(count func(string) int, tools []chat.CatalogTool) int {
+	n := 0
+	for _, t := range tools {
+		n += count(t.Name) + count(t.Description) + count(string(t.InputSchema)) + 8
+	}
+	return n
+}
+
 // builtinSpecs are the built-in tools' specs (builtins.go): send and
 // read, and tool_search when search is on.
 func builtinSpecs(search bool) []llm.Tool {

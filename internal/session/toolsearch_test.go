@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -295,23 +296,30 @@ func TestToolSearchInTheAgentLoop(t *testing.T) {
 }
 
 // /mcp says which tools are deferred and what the list costs.
-func TestMCPTextShowsDeferredTools(t *testing.T) {
+func TestMCPStatusShowsDeferredTools(t *testing.T) {
 	for _, tt := range []struct {
-		mode ToolSearch
-		want string
+		mode             ToolSearch
+		always, deferred int
 	}{
-		{ToolSearchOn, "fake: not started, 16 tools (all deferred: found with tool_search; ~"},
-		{ToolSearchOff, "fake: not started, 16 tools (~"},
+		{ToolSearchOn, 0, 16},
+		{ToolSearchOff, 16, 0},
 	} {
 		e := newEnv(t, echoText, envOptions{toolSearch: tt.mode})
 		e.mcp.Tools(context.Background()) // discovered
-		got, err := e.manager.MCPText(context.Background(), 1, "")
-		if err != nil || !strings.Contains(got, tt.want) {
-			t.Errorf("%s: %q, %v; want %q", tt.mode, got, err, tt.want)
+		st, err := e.manager.MCPStatus(context.Background(), 1)
+		if err != nil || len(st.Servers) != 1 {
+			t.Fatalf("%s: %+v, %v", tt.mode, st, err)
 		}
-		got, err = e.manager.MCPText(context.Background(), 1, "fake")
-		if err != nil || !strings.Contains(got, tt.want) {
-			t.Errorf("%s: /mcp fake: %q, %v; want %q", tt.mode, got, err, tt.want)
+		detail, err := e.manager.MCPServer(context.Background(), 1, "fake")
+		if err != nil {
+			t.Fatalf("%s: /mcp fake: %v", tt.mode, err)
+		}
+		for _, s := range []chat.ServerStatus{st.Servers[0], detail} {
+			c := s.Cost
+			if len(s.Offered) != 16 || c == nil || c.Always != tt.always || c.Deferred != tt.deferred ||
+				(c.Always > 0) != (c.AlwaysTokens > 0) || (c.Deferred > 0) != (c.AllTokens > 0) {
+				t.Errorf("%s: %d offered, cost %+v", tt.mode, len(s.Offered), c)
+			}
 		}
 	}
 }
