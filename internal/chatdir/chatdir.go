@@ -28,6 +28,11 @@ const (
 	privateDir = "private"
 )
 
+// ResultsDir is the workspace folder the MCP client saves tool results
+// over the cap in, whole, for the model (and its tools) to read on; the
+// chat's disk budget prunes it.
+const ResultsDir = "results"
+
 // Layout is the chat folders of one data directory. The zero value is a
 // layout rooted in the current directory.
 type Layout struct {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
+	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 )
 
 // DefaultMaxResultTokens caps what the model gets of one tool result, linked
@@ -19,8 +20,8 @@ import (
 const DefaultMaxResultTokens = 25_000
 
 // ResultsDir is the workspace folder results over the cap are saved in,
-// whole, for the model (and its tools) to read on.
-const ResultsDir = "results"
+// whole, for the model (and its tools) to read on (chatdir.ResultsDir).
+const ResultsDir = chatdir.ResultsDir
 
 // maxSavedResults is how many saved results a chat keeps: the oldest go.
 const maxSavedResults = 100

@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,18 +12,8 @@ import (
 )
 
 // Elicitor asks the chat's user what a server wants to know
-// (elicitation/create). The session's chat satisfies it; connections of a
-// session without one declare no elicitation capability (discovery and
-// check decline every request).
-//
-// Elicit returns the user's answer: accept with the content (form mode;
-// the client checks it against the form and fills in the defaults of the
-// fields left out), decline, or cancel. It should return when ctx ends
-// (the call timeout, the connection closed) with cancel. The user's
-// answers go to the server, never to the model.
-type Elicitor interface {
-	Elicit(ctx context.Context, e chat.Elicitation) (chat.ElicitResult, error)
-}
+// (chat.Elicitor: the session satisfies it).
+type Elicitor = chat.Elicitor
 
 // errUnrenderable is a requested schema the client cannot ask: it is
 // refused with a reason, never left unanswered.

@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -11,39 +10,14 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
-// Sampler answers a server's sampling/createMessage with the bot's own
-// model: the session satisfies it, and counts what it costs in the chat's
-// usage. Only a server whose entry says "sampling": true is offered it.
-type Sampler interface {
-	Sample(ctx context.Context, r SamplingRequest) (SamplingResult, error)
-}
-
-// SamplingRequest is a server's request for one model completion.
-type SamplingRequest struct {
-	Server       string // the server's configured name
-	Messages     []SamplingMessage
-	SystemPrompt string
-	MaxTokens    int
-	Temperature  *float64
-	Stop         []string
-	// ModelHints are the names the server would like (its
-	// modelPreferences.hints), for the log: the bot's model answers.
-	ModelHints []string
-}
-
-// SamplingMessage is one message of a sampling request: the role (user
-// or assistant) and its text and images.
-type SamplingMessage struct {
-	Role    string
-	Content []chat.Part
-}
-
-// SamplingResult is the model's answer.
-type SamplingResult struct {
-	Model      string
-	Text       string
-	StopReason string // endTurn, maxTokens, stopSequence
-}
+// Sampling is the chat's (chat.Sampler): the names below are the
+// domain's, for this package's code and tests.
+type (
+	Sampler         = chat.Sampler
+	SamplingRequest = chat.SamplingRequest
+	SamplingMessage = chat.SamplingMessage
+	SamplingResult  = chat.SamplingResult
+)
 
 // maxSamplingMessages bounds a sampling request, which costs the chat's
 // tokens.

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/disk"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // A chat's disk budget. What the bot and its servers generate in a chat's
@@ -67,8 +67,8 @@ func (m *Manager) diskSources(workspace, private string) []disk.Source {
 		}
 	}
 	return append(out,
-		disk.Source{Kind: mcpclient.ResultsDir + "/ (tool results too big for one step)", Base: workspace,
-			Dir: filepath.Join(workspace, mcpclient.ResultsDir), Match: func(name string) bool { return strings.HasSuffix(name, ".txt") }},
+		disk.Source{Kind: chatdir.ResultsDir + "/ (tool results too big for one step)", Base: workspace,
+			Dir: filepath.Join(workspace, chatdir.ResultsDir), Match: func(name string) bool { return strings.HasSuffix(name, ".txt") }},
 		disk.Source{Kind: "conversations left with /new", Base: private, Dir: private, Match: isArchive, Keep: 1},
 		disk.Source{Kind: "conversations left with /new", Base: private, Dir: filepath.Join(private, imagesDir)},
 	)

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // elicitor puts the elicitations of the chat's servers to the chat
@@ -18,7 +17,7 @@ type elicitor struct {
 	ask Elicitor
 }
 
-var _ mcpclient.Elicitor = elicitor{}
+var _ chat.Elicitor = elicitor{}
 
 func (e elicitor) Elicit(ctx context.Context, el chat.Elicitation) (chat.ElicitResult, error) {
 	s, m := e.s, e.s.m

@@ -7,7 +7,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // maxSamplingTokens caps what a server's sampling request may make the
@@ -30,9 +29,9 @@ const maxSampling = 2
 // server.
 type sampler struct{ s *session }
 
-var _ mcpclient.Sampler = sampler{}
+var _ chat.Sampler = sampler{}
 
-func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
+func (sm sampler) Sample(ctx context.Context, r chat.SamplingRequest) (chat.SamplingResult, error) {
 	s, m := sm.s, sm.s.m
 	msgs := make([]llm.Message, 0, len(r.Messages))
 	for _, msg := range r.Messages {
@@ -49,7 +48,7 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 			}
 		}
 		if len(out.Parts) == 0 {
-			return mcpclient.SamplingResult{}, errors.New("a message without text or image")
+			return chat.SamplingResult{}, errors.New("a message without text or image")
 		}
 		msgs = append(msgs, out)
 	}
@@ -72,18 +71,18 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 	case s.sampling <- struct{}{}:
 		defer func() { <-s.sampling }()
 	case <-ctx.Done():
-		return mcpclient.SamplingResult{}, errors.New("the request ended while it waited for the chat's other sampling requests")
+		return chat.SamplingResult{}, errors.New("the request ended while it waited for the chat's other sampling requests")
 	}
 	spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, user, agent.RequestTokens(req.System, nil, req.Messages, maxTokens))
 	if err != nil {
-		return mcpclient.SamplingResult{}, errors.New("the request ended while it waited for the chat's allowance")
+		return chat.SamplingResult{}, errors.New("the request ended while it waited for the chat's allowance")
 	}
 	if spent == nil {
 		if notice != "" {
 			s.reply(m.ctx, notice)
 		}
 		m.logger.Info("MCP sampling refused: the daily token allowance is used", "chat", s.id, "server", r.Server)
-		return mcpclient.SamplingResult{}, errors.New("the chat's daily token allowance is used up")
+		return chat.SamplingResult{}, errors.New("the chat's daily token allowance is used up")
 	}
 	callCtx, cancelCall := context.WithTimeout(ctx, m.o.ModelTimeout)
 	defer cancelCall()
@@ -93,9 +92,9 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 			"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens, "estimated_tokens", resp.Usage.Estimated)
 		var le *llm.Error
 		if errors.As(err, &le) {
-			return mcpclient.SamplingResult{}, errors.New(le.UserMessage())
+			return chat.SamplingResult{}, errors.New(le.UserMessage())
 		}
-		return mcpclient.SamplingResult{}, errors.New("the model did not answer")
+		return chat.SamplingResult{}, errors.New("the model did not answer")
 	}
 	m.logger.Info("MCP sampling answered", "chat", s.id, "server", r.Server, "messages", len(msgs),
 		"input_tokens", resp.Usage.InputTokens, "cached_tokens", resp.Usage.CacheReadTokens,
@@ -104,7 +103,7 @@ func (sm sampler) Sample(ctx context.Context, r mcpclient.SamplingRequest) (mcpc
 	if resp.StopReason == llm.StopMaxTokens {
 		stopReason = "maxTokens"
 	}
-	return mcpclient.SamplingResult{Model: m.o.ModelName, Text: m.o.Redactor.Redact(resp.Text), StopReason: stopReason}, nil
+	return chat.SamplingResult{Model: m.o.ModelName, Text: m.o.Redactor.Redact(resp.Text), StopReason: stopReason}, nil
 }
 
 // complete makes a model request that reserved its tokens, and tells
