@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
@@ -41,6 +42,8 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		Model:         model,
 		ModelName:     m.cfg.LLM.Model,
 		MCP:           m.mcp,
+		NewMCPSession: m.newMCPSession,
+		Login:         m.login,
 		Chat:          chat,
 		Redactor:      m.secrets,
 		Logger:        m.logger,
@@ -73,4 +76,22 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		return nil, nil, nil, err
 	}
 	return tg, sessions, b, nil
+}
+
+// newMCPSession is a chat's MCP session (session.Options.NewMCPSession).
+func (m *Main) newMCPSession(workspace, private string) (session.MCPSession, error) {
+	s, err := m.mcp.NewSession(workspace, private)
+	if err != nil {
+		return nil, err // not a nil *mcpclient.Session in a non-nil interface
+	}
+	return s, nil
+}
+
+// login starts an OAuth login from a chat (session.Options.Login).
+func (m *Main) login(ctx context.Context, name, redirect string) (*session.MCPLogin, error) {
+	l, err := m.mcp.Login(ctx, name, redirect)
+	if err != nil {
+		return nil, err
+	}
+	return session.NewMCPLogin(l.URL, l.State(), l.Finish), nil
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
@@ -361,5 +362,14 @@ func loadedColumn(tools []mcpclient.Tool, p session.ToolPlan, toolTokens func([]
 // planTools is how the bot offers tools under its configuration.
 func (m *Main) planTools(tools []mcpclient.Tool) session.ToolPlan {
 	return session.PlanTools(session.PlanOptions{Mode: m.cfg.LLM.ToolSearch, ContextTokens: m.cfg.LLM.ContextTokens,
-		CountTokens: m.tokens.Count}, tools, m.mcp.Servers())
+		CountTokens: m.tokens.Count}, catalogTools(tools), m.mcp.Servers())
+}
+
+// catalogTools are tools as the planner takes them.
+func catalogTools(tools []mcpclient.Tool) []chat.CatalogTool {
+	out := make([]chat.CatalogTool, len(tools))
+	for i, t := range tools {
+		out[i] = t.CatalogTool()
+	}
+	return out
 }

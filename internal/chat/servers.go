@@ -182,18 +182,39 @@ type ToolCost struct {
 	Deferred, AllTokens int
 }
 
-// CatalogTool is one tool of a catalogue as the agent plans with it.
+// CatalogTool is one tool of a catalogue as the agent plans with it: what
+// the model is told of it, what tool search ranks it by, and its origin,
+// which the catalogue's owner binds to one chat's session of it (a chat's
+// MCP session) as a Tool.
 type CatalogTool struct {
-	// Group names who offers it: its server, or the name of the group of
-	// tools that run on no one server.
-	Group string
-	// Server is its server ("" for a tool of no one server).
+	// Server is its server; "" for a tool that runs on no one server,
+	// whose Set names its group (the resource tools).
 	Server string
+	Set    string
 	// MCPName is the name its server knows it by; Name the one the
 	// model calls it by.
 	MCPName, Name string
 	Description   string
 	// InputSchema is the server's schema of the arguments, as the
-	// catalogue keeps it.
-	InputSchema json.RawMessage
+	// catalogue keeps it (what its cost and its identity are counted
+	// by); Schema is the schema the model gets.
+	InputSchema, Schema json.RawMessage
+	// Origin is the catalogue's own record of the tool, which only its
+	// owner reads (to bind it to a chat); nil for an entry made by hand.
+	Origin ToolOrigin
+}
+
+// Group names who offers the tool, as the model and the operator read
+// it: its server, or its Set.
+func (t CatalogTool) Group() string {
+	if t.Set != "" {
+		return t.Set
+	}
+	return t.Server
+}
+
+// ToolOrigin is a catalogue's own record of one of its tools.
+type ToolOrigin interface {
+	// CatalogTool is the entry of the tool.
+	CatalogTool() CatalogTool
 }

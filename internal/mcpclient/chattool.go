@@ -25,6 +25,37 @@ type toolKind interface {
 	group(t Tool) string
 }
 
+// CatalogTool is t as the agent plans with it (chat.ToolOrigin): its
+// origin is t, which Bind reads back.
+func (t Tool) CatalogTool() chat.CatalogTool {
+	e := chat.CatalogTool{Server: t.Server, MCPName: t.MCPName, Name: t.Name, Description: t.Description,
+		InputSchema: t.InputSchema, Schema: ModelSchema(t.InputSchema), Origin: t}
+	if g := t.Group(); g != t.Server {
+		e.Set = g
+	}
+	return e
+}
+
+// catalogTools are tools as catalogue entries.
+func catalogTools(tools []Tool) []chat.CatalogTool {
+	out := make([]chat.CatalogTool, len(tools))
+	for i, t := range tools {
+		out[i] = t.CatalogTool()
+	}
+	return out
+}
+
+// Bind returns the entry e as the chat's tool: its calls run in this
+// session. An entry whose origin is not one of this package's tools (one
+// made by hand) is a server's own tool.
+func (s *Session) Bind(e chat.CatalogTool) chat.Tool {
+	t, ok := e.Origin.(Tool)
+	if !ok {
+		t = Tool{Server: e.Server, MCPName: e.MCPName, Name: e.Name, Description: e.Description, InputSchema: e.InputSchema}
+	}
+	return s.Tool(t)
+}
+
 // Tool returns t as the chat's tool: its calls run in this session.
 func (s *Session) Tool(t Tool) chat.Tool {
 	if t.kind != nil {

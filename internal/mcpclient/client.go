@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -247,6 +248,35 @@ func (c *Client) lookupWithin(ctx context.Context, wait time.Duration) []ServerC
 // CatalogVersion differs.
 func (c *Client) ToolsWithin(ctx context.Context, wait time.Duration) ([]Tool, []Refusal) {
 	return c.resolve(c.lookupWithin(ctx, wait))
+}
+
+// CatalogTools is ToolsWithin as catalogue entries, with each refusal
+// said in words (for the log).
+func (c *Client) CatalogTools(ctx context.Context, wait time.Duration) ([]chat.CatalogTool, []string) {
+	tools, refusals := c.ToolsWithin(ctx, wait)
+	why := make([]string, len(refusals))
+	for i, r := range refusals {
+		why[i] = r.String()
+	}
+	return catalogTools(tools), why
+}
+
+// OfferedTools is Offered's tools as catalogue entries.
+func (c *Client) OfferedTools() []chat.CatalogTool {
+	tools, _ := c.Offered()
+	return catalogTools(tools)
+}
+
+// Discovering names the servers whose first discovery still runs, with no
+// catalogue kept from an earlier run (see Lookup).
+func (c *Client) Discovering() []string {
+	var out []string
+	for _, sc := range c.Lookup() {
+		if sc.Discovering {
+			out = append(out, sc.Config.Name)
+		}
+	}
+	return out
 }
 
 // CatalogVersion changes whenever a server's catalogue does (a discovery

@@ -71,10 +71,7 @@ func (s *Session) serverStatus(sc ServerCatalog, refusals []Refusal, st ConnStat
 	}
 	refused := refusedOf(refusals, cfg.Name)
 	offered := offeredTools(sc.Catalog.Tools, refused)
-	out.Offered = make([]chat.CatalogTool, len(offered))
-	for i, t := range offered {
-		out.Offered[i] = t.CatalogTool()
-	}
+	out.Offered = catalogTools(offered)
 	out.OfferedTokens = s.client.ToolTokens(offered)
 	for _, r := range refused {
 		out.Refused = append(out.Refused, r.String())
@@ -163,12 +160,6 @@ func serverSetup(cfg mcpconfig.ServerConfig) chat.ServerSetup {
 		out.Approval = string(mcpconfig.ApprovalNever)
 	}
 	return out
-}
-
-// CatalogTool is t as the agent plans with it.
-func (t Tool) CatalogTool() chat.CatalogTool {
-	return chat.CatalogTool{Group: t.Group(), Server: t.Server, MCPName: t.MCPName, Name: t.Name,
-		Description: t.Description, InputSchema: t.InputSchema}
 }
 
 // offeredTools is tools less the refused ones.

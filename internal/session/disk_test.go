@@ -89,7 +89,7 @@ func TestRunawayLogStopsTheChatsProcess(t *testing.T) {
 		t.Errorf("the log holds %v (%v), want it emptied on the way", fi.Size(), err)
 	}
 	ms, _ := e.manager.MCP(1)
-	if st, _ := ms.Status("fake"); st.State != mcpclient.StateNotStarted {
+	if st, _ := ms.(*mcpclient.Session).Status("fake"); st.State != mcpclient.StateNotStarted {
 		t.Errorf("the fake is %s for the chat, want not started", st.State)
 	}
 	e.deliver(1, "again")

@@ -92,21 +92,13 @@ func (m *Manager) watchDisk() {
 }
 
 // startedMCP is the chat's MCP session if it has one (none is made).
-func (s *session) startedMCP() mcpSession {
+func (s *session) startedMCP() MCPSession {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mcp == nil {
 		return nil
 	}
 	return s.mcp
-}
-
-// mcpSession is what the watcher needs of a chat's MCP session
-// (*mcpclient.Session).
-type mcpSession interface {
-	Running() []string
-	IdleSince(name string, t time.Time) bool
-	StopIdle(name, why string) bool
 }
 
 // turnRunning reports whether a turn of the chat runs.
@@ -154,7 +146,7 @@ func (s *session) checkDisk(now time.Time) {
 
 // runaway deals with server's log growing by grown over elapsed with no
 // call in flight: see the top of the file.
-func (s *session) runaway(ms mcpSession, server string, grown int64, elapsed time.Duration, now time.Time) {
+func (s *session) runaway(ms MCPSession, server string, grown int64, elapsed time.Duration, now time.Time) {
 	m := s.m
 	w := &s.watch
 	st := w.strikes[server]

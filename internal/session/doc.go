@@ -20,8 +20,10 @@
 //     cap is reached.
 //   - Tools (tools.go) are the built-ins — send (send.go), read (read.go),
 //     both opening workspace files by one set of rules (workspacefile.go),
-//     and tool_search — and the MCP tools of the chat's mcpclient.Session.
-//     Every one is a chat.Tool (builtins.go; mcpclient's Session.Tool): the
+//     and tool_search — and the MCP tools: the catalogue's entries
+//     (chat.CatalogTool, from the Catalogue port) bound to the chat's
+//     MCPSession (ports.go; mcpclient satisfies both, cmd/volcanicbot wires
+//     them). Every one is a chat.Tool (builtins.go; MCPSession.Bind): the
 //     turn's registry (registry.go) finds a call's tool by name and calls
 //     it, its arguments checked first (by the tool, or as one JSON object),
 //     approved when it is chat.Guarded, and on its lane when it is

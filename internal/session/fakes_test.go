@@ -285,7 +285,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	if o.discoveryWait == 0 {
 		o.discoveryWait = time.Minute
 	}
-	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, Chat: port, Redactor: secrets,
+	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, NewMCPSession: mcpSessions(client), Chat: port, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, AnswerGrace: o.answerGrace, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
 		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream,
 		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery})
@@ -314,8 +314,20 @@ func (e *env) mcpPID(chatID int64) int {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	st, _ := ms.Status("fake")
+	st, _ := ms.(*mcpclient.Session).Status("fake")
 	return st.PID
+}
+
+// mcpSessions makes the chats' MCP sessions of client (as cmd/volcanicbot
+// wires them).
+func mcpSessions(client *mcpclient.Client) func(workspace, private string) (MCPSession, error) {
+	return func(workspace, private string) (MCPSession, error) {
+		s, err := client.NewSession(workspace, private)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 }
 
 func pidGone(pid int) bool {

@@ -15,7 +15,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // Defaults for Options.
@@ -49,8 +48,14 @@ type Options struct {
 	// ModelName is the model's name, as a sampling answer tells the
 	// server.
 	ModelName string
-	MCP       *mcpclient.Client // required
-	Chat      Chat              // required
+	MCP       Catalogue // required
+	// NewMCPSession makes a chat's MCP session, whose processes run in
+	// workspace and keep their state in private (required; no I/O).
+	NewMCPSession func(workspace, private string) (MCPSession, error)
+	// Login starts an OAuth login to the server name (/mcp login);
+	// redirect is where the browser comes back. Nil: no logins.
+	Login func(ctx context.Context, name, redirect string) (*MCPLogin, error)
+	Chat  Chat // required
 	// Redactor replaces known secrets in tool results and answers.
 	Redactor interface{ Redact(string) string }
 	Logger   *slog.Logger
@@ -335,7 +340,7 @@ func (m *Manager) Reset(ctx context.Context, chatID int64) error {
 
 // MCP returns chat's MCP session (created, without I/O, if needed): /mcp
 // reads it and /mcp restart acts on it.
-func (m *Manager) MCP(chatID int64) (*mcpclient.Session, error) {
+func (m *Manager) MCP(chatID int64) (MCPSession, error) {
 	s, err := m.get(chatID)
 	if err != nil {
 		return nil, err
@@ -370,13 +375,13 @@ func (m *Manager) Close(ctx context.Context) error {
 
 // toolset resolves the tools for a turn: the built-ins and every
 // discovered MCP tool, some of them deferred (ToolPlan). It waits at most
-// wait for the servers' first discoveries (see mcpclient's ToolsWithin).
+// wait for the servers' first discoveries (see Catalogue.CatalogTools).
 // Refusals are logged once each.
 func (m *Manager) toolset(ctx context.Context, wait time.Duration) *toolset {
-	tools, refusals := m.o.MCP.ToolsWithin(ctx, wait)
+	tools, refusals := m.o.MCP.CatalogTools(ctx, wait)
 	m.refusalsMu.Lock()
-	for _, r := range refusals {
-		if s := r.String(); !m.refusals[s] {
+	for _, s := range refusals {
+		if !m.refusals[s] {
 			m.refusals[s] = true
 			m.logger.Warn("MCP tool refused", "refusal", s)
 		}
@@ -385,11 +390,7 @@ func (m *Manager) toolset(ctx context.Context, wait time.Duration) *toolset {
 	cat := m.planFor(tools)
 	ts := newToolset(tools, m.o.MCP.Servers(), cat.plan, cat.index)
 	ts.key = cat.key
-	for _, sc := range m.o.MCP.Lookup() {
-		if sc.Discovering {
-			ts.discovering = append(ts.discovering, sc.Config.Name)
-		}
-	}
+	ts.discovering = m.o.MCP.Discovering()
 	return ts
 }
 
@@ -403,7 +404,7 @@ type toolCatalog struct {
 // planFor returns the plan of tools, made once per catalogue: counting
 // the tokens of every schema and indexing the deferred tools is done again
 // only when a tool changed.
-func (m *Manager) planFor(tools []mcpclient.Tool) *toolCatalog {
+func (m *Manager) planFor(tools []chat.CatalogTool) *toolCatalog {
 	var h maphash.Hash
 	h.SetSeed(m.seed)
 	for _, t := range tools {
@@ -419,7 +420,7 @@ func (m *Manager) planFor(tools []mcpclient.Tool) *toolCatalog {
 		return c
 	}
 	plan := m.ToolPlan(tools)
-	var deferred []mcpclient.Tool
+	var deferred []chat.CatalogTool
 	for _, t := range tools {
 		if plan.Deferred[t.Name] {
 			deferred = append(deferred, t)
@@ -439,7 +440,7 @@ func (m *Manager) planFor(tools []mcpclient.Tool) *toolCatalog {
 
 // ToolPlan is how tools (a resolved catalogue) are offered to the model
 // under the manager's options.
-func (m *Manager) ToolPlan(tools []mcpclient.Tool) ToolPlan {
+func (m *Manager) ToolPlan(tools []chat.CatalogTool) ToolPlan {
 	return PlanTools(PlanOptions{Mode: m.o.ToolSearch, ContextTokens: m.o.ContextTokens, CountTokens: m.o.CountTokens},
 		tools, m.o.MCP.Servers())
 }
@@ -500,8 +501,7 @@ func (m *Manager) MCPServer(ctx context.Context, chatID int64, name string) (cha
 
 // offeredPlan is the plan of the tools offered now (see Offered).
 func (m *Manager) offeredPlan() ToolPlan {
-	tools, _ := m.o.MCP.Offered()
-	return m.ToolPlan(tools)
+	return m.ToolPlan(m.o.MCP.OfferedTools())
 }
 
 // toolCost is what a server's offered tools cost each request under
@@ -514,10 +514,10 @@ func (m *Manager) toolCost(plan ToolPlan, offered []chat.CatalogTool) *chat.Tool
 			always = append(always, t)
 		}
 	}
-	c := &chat.ToolCost{Always: len(always), AlwaysTokens: catalogTokens(m.o.CountTokens, always),
+	c := &chat.ToolCost{Always: len(always), AlwaysTokens: mcpToolTokens(m.o.CountTokens, always),
 		Deferred: len(offered) - len(always)}
 	if c.Deferred > 0 {
-		c.AllTokens = catalogTokens(m.o.CountTokens, offered)
+		c.AllTokens = mcpToolTokens(m.o.CountTokens, offered)
 	}
 	return c
 }
@@ -566,11 +566,10 @@ func (m *Manager) MCPLogin(ctx context.Context, name, redirect string) (*MCPLogi
 	if redirect == "" {
 		redirect = LoginRedirect
 	}
-	l, err := m.o.MCP.Login(ctx, name, redirect)
-	if err != nil {
-		return nil, err
+	if m.o.Login == nil {
+		return nil, errors.New("logins are not set up")
 	}
-	return &MCPLogin{URL: l.URL, State: l.State(), finish: l.Finish}, nil
+	return m.o.Login(ctx, name, redirect)
 }
 
 // ServerNames lists the configured MCP servers that are enabled, for /help.

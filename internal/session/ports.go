@@ -8,6 +8,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // Chat is what a session needs from the chat it serves. The bot implements
@@ -139,4 +140,61 @@ type StreamingActivity interface {
 	// Chat.SendText does, in place of what was streamed. It returns when
 	// it was sent.
 	Answer(ctx context.Context, markdown string) error
+}
+
+// Catalogue is what the sessions need of the MCP servers, whichever chat
+// uses them (*mcpclient.Client satisfies it): their configuration, the
+// tools they offer and when that changes.
+type Catalogue interface {
+	// Servers are the configured servers, in the configuration's order;
+	// Server finds one by its name or its label.
+	Servers() []mcpconfig.ServerConfig
+	Server(name string) (mcpconfig.ServerConfig, bool)
+	// CatalogTools is the tools offered for a turn, waiting at most wait
+	// for the servers' first discoveries, and why the refused ones are.
+	CatalogTools(ctx context.Context, wait time.Duration) ([]chat.CatalogTool, []string)
+	// OfferedTools is the tools offered now, without waiting (for /mcp).
+	OfferedTools() []chat.CatalogTool
+	// Discovering names the servers whose first discovery still runs.
+	Discovering() []string
+	// CatalogVersion changes whenever a server's tools do.
+	CatalogVersion() uint64
+	// Close stops every server process.
+	Close()
+}
+
+// MCPSession is one chat's side of the MCP servers (*mcpclient.Session
+// satisfies it): its processes, the catalogue's tools bound to them, and
+// where they stand. Nothing starts until it is used.
+type MCPSession interface {
+	// Bind is the catalogue's tool t as the chat's: its calls run in this
+	// session.
+	Bind(t chat.CatalogTool) chat.Tool
+	// BeginTurn holds what the turn uses (the browser) until end is
+	// called.
+	BeginTurn() (end func())
+	// ToolsChanged waits for the refresh of the servers that said their
+	// tools changed, and reports whether one did.
+	ToolsChanged(ctx context.Context) bool
+	// Prewarm starts server's process ahead of its first call.
+	Prewarm(server string)
+	// Restart stops name's process: the next call starts a fresh one.
+	Restart(name string) error
+	// Stop stops every process of the chat.
+	Stop()
+	// Running names the servers whose process runs; IdleSince reports
+	// whether name's was not called since t; StopIdle stops it, saying
+	// why, unless it is in use.
+	Running() []string
+	IdleSince(name string, t time.Time) bool
+	StopIdle(name, why string) bool
+	// OnQueue tells f when a call waits for a free process of a server.
+	OnQueue(f func(server string, ahead int))
+	// SetSampler and SetElicitor set who answers the servers' sampling
+	// requests and questions.
+	SetSampler(s chat.Sampler)
+	SetElicitor(e chat.Elicitor)
+	// MCPStatus and ServerStatus are what /mcp and /mcp <name> tell.
+	MCPStatus() chat.MCPStatus
+	ServerStatus(name string) (chat.ServerStatus, error)
 }

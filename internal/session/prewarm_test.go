@@ -12,11 +12,11 @@ import (
 
 func TestPrewarmServers(t *testing.T) {
 	servers := []mcpconfig.ServerConfig{{Name: "playwright", PrewarmOnURL: true}, {Name: "github"}, {Name: "idle"}}
-	tools := newToolset([]mcpclient.Tool{
+	tools := newToolset(entries([]mcpclient.Tool{
 		{Server: "playwright", MCPName: "browser_navigate", Name: "browser_navigate"},
 		{Server: "github", MCPName: "search", Name: "gh_search"},
 		{Server: "idle", MCPName: "x", Name: "x"},
-	}, servers, ToolPlan{}, nil)
+	}...), servers, ToolPlan{}, nil)
 	called := func(name string) llm.Message {
 		return llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartToolCall,
 			ToolCall: &llm.ToolCall{ID: "1", Name: name, Arguments: json.RawMessage(`{}`)}}}}

@@ -2,7 +2,6 @@ package session
 
 import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // registry is what a turn's calls run: every tool of the toolset by the
@@ -20,10 +19,10 @@ type registry struct {
 // newRegistry binds ts's MCP tools to mcp and adds builtins, which win a
 // name (mcpclient refuses MCP tools that take a built-in's), and
 // tool_search while some tools are deferred.
-func newRegistry(ts *toolset, mcp *mcpclient.Session, builtins []chat.Tool) *registry {
+func newRegistry(ts *toolset, mcp MCPSession, builtins []chat.Tool) *registry {
 	r := &registry{tools: ts, byName: make(map[string]chat.Tool, len(ts.mcp)+len(builtins)+1)}
 	for name, t := range ts.mcp {
-		r.byName[name] = mcp.Tool(t)
+		r.byName[name] = mcp.Bind(t)
 	}
 	for _, b := range builtins {
 		r.byName[b.Spec().Name] = b

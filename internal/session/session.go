@@ -13,7 +13,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/disk"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 type inputKind int
@@ -72,7 +71,7 @@ type session struct {
 	// who started it (for the servers' questions); nil and 0 between turns.
 	turnCtx  context.Context
 	turnUser int64
-	mcp      *mcpclient.Session
+	mcp      MCPSession
 
 	// owned by the goroutine
 	history []llm.Message
@@ -218,11 +217,11 @@ func (s *session) setTurnAsker(ctx context.Context, user int64) {
 	s.mu.Unlock()
 }
 
-func (s *session) mcpSession() (*mcpclient.Session, error) {
+func (s *session) mcpSession() (MCPSession, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mcp == nil {
-		ms, err := s.m.o.MCP.NewSession(s.workspace, s.private) // no I/O
+		ms, err := s.m.o.NewMCPSession(s.workspace, s.private) // no I/O
 		if err != nil {
 			return nil, err
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -23,7 +22,7 @@ type toolset struct {
 	stable []llm.Tool
 	// mcp holds every MCP tool, deferred ones included, by exposed name:
 	// a call to any of them runs.
-	mcp      map[string]mcpclient.Tool
+	mcp      map[string]chat.CatalogTool
 	deferred map[string]bool
 	index    *toolIndex      // over the deferred tools; nil when none is
 	parallel map[string]bool // server → may run calls concurrently
@@ -44,9 +43,9 @@ type toolset struct {
 
 // newToolset makes the turn's toolset under plan; index ranks the
 // deferred tools (nil: it is built here).
-func newToolset(mcpTools []mcpclient.Tool, servers []mcpconfig.ServerConfig, plan ToolPlan, index *toolIndex) *toolset {
+func newToolset(mcpTools []chat.CatalogTool, servers []mcpconfig.ServerConfig, plan ToolPlan, index *toolIndex) *toolset {
 	ts := &toolset{
-		mcp:      make(map[string]mcpclient.Tool, len(mcpTools)),
+		mcp:      make(map[string]chat.CatalogTool, len(mcpTools)),
 		deferred: plan.Deferred,
 		parallel: map[string]bool{},
 		active:   map[string]bool{},
@@ -55,7 +54,7 @@ func newToolset(mcpTools []mcpclient.Tool, servers []mcpconfig.ServerConfig, pla
 	for _, s := range servers {
 		ts.parallel[s.Name] = s.Parallel
 	}
-	var deferred []mcpclient.Tool
+	var deferred []chat.CatalogTool
 	for _, t := range mcpTools {
 		ts.mcp[t.Name] = t
 		ts.active[t.Server] = true
@@ -63,7 +62,7 @@ func newToolset(mcpTools []mcpclient.Tool, servers []mcpconfig.ServerConfig, pla
 			deferred = append(deferred, t)
 			continue
 		}
-		ts.stable = append(ts.stable, llm.Tool{Name: t.Name, Description: t.Description, Schema: mcpclient.ModelSchema(t.InputSchema)})
+		ts.stable = append(ts.stable, llm.Tool{Name: t.Name, Description: t.Description, Schema: t.Schema})
 	}
 	if len(deferred) > 0 {
 		if index == nil {
@@ -78,7 +77,7 @@ func newToolset(mcpTools []mcpclient.Tool, servers []mcpconfig.ServerConfig, pla
 // loaded returns the deferred tools that history loads, in the order they
 // were first loaded: the matches of its tool_search calls and the deferred
 // tools it called, in the current turn and the loadTurns turns before it.
-func (ts *toolset) loaded(history []llm.Message) []mcpclient.Tool {
+func (ts *toolset) loaded(history []llm.Message) []chat.CatalogTool {
 	if ts.index == nil {
 		return nil
 	}
@@ -89,9 +88,9 @@ func (ts *toolset) loaded(history []llm.Message) []mcpclient.Tool {
 			turns++
 		}
 	}
-	var out []mcpclient.Tool
+	var out []chat.CatalogTool
 	seen := map[string]bool{}
-	add := func(t mcpclient.Tool) {
+	add := func(t chat.CatalogTool) {
 		if ts.deferred[t.Name] && !seen[t.Name] {
 			seen[t.Name] = true
 			out = append(out, t)
@@ -120,14 +119,14 @@ func (ts *toolset) loaded(history []llm.Message) []mcpclient.Tool {
 }
 
 // specs is a request's tool list: the stable part, then loaded.
-func (ts *toolset) specs(loaded []mcpclient.Tool) []llm.Tool {
+func (ts *toolset) specs(loaded []chat.CatalogTool) []llm.Tool {
 	if len(loaded) == 0 {
 		return ts.stable
 	}
 	out := make([]llm.Tool, len(ts.stable), len(ts.stable)+len(loaded))
 	copy(out, ts.stable)
 	for _, t := range loaded {
-		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Schema: mcpclient.ModelSchema(t.InputSchema)})
+		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Schema: t.Schema})
 	}
 	return out
 }

@@ -128,10 +128,10 @@ func FuzzCallArguments(f *testing.F) {
 // without the top-level $schema, which providers refuse or misread.
 func TestModelGetsSchemaWithoutDollarSchema(t *testing.T) {
 	schema := json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"q":{"type":"string"}}}`)
-	tools := []mcpclient.Tool{
+	tools := entries([]mcpclient.Tool{
 		{Server: "s", MCPName: "stable", Name: "stable", InputSchema: schema},
 		{Server: "s", MCPName: "loaded", Name: "loaded", InputSchema: schema},
-	}
+	}...)
 	ts := newToolset(tools[:1], nil, ToolPlan{}, nil)
 	for _, spec := range ts.specs(tools[1:]) {
 		if spec.Name != "stable" && spec.Name != "loaded" {

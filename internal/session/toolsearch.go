@@ -10,7 +10,6 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -121,7 +120,7 @@ type ToolPlan struct {
 // loaded; auto does so when FullTokens is over Threshold. A server's
 // deferLoading overrides that for its tools (true: deferred unless mode is
 // off; false: never), and its alwaysLoad names are never deferred.
-func PlanTools(o PlanOptions, tools []mcpclient.Tool, servers []mcpconfig.ServerConfig) ToolPlan {
+func PlanTools(o PlanOptions, tools []chat.CatalogTool, servers []mcpconfig.ServerConfig) ToolPlan {
 	count := o.CountTokens
 	if count == nil {
 		count = func(s string) int { return (len(s) + 3) / 4 }
@@ -170,7 +169,7 @@ func PlanTools(o PlanOptions, tools []mcpclient.Tool, servers []mcpconfig.Server
 		}
 	}
 	p.Search = len(p.Deferred) > 0
-	var offered, deferred []mcpclient.Tool
+	var offered, deferred []chat.CatalogTool
 	for _, t := range tools {
 		if p.Deferred[t.Name] {
 			deferred = append(deferred, t)
@@ -185,7 +184,7 @@ func PlanTools(o PlanOptions, tools []mcpclient.Tool, servers []mcpconfig.Server
 	return p
 }
 
-// toolTokens is what specs cost in a request: as mcpclient.ToolTokens
+// toolTokens is what specs cost in a request: as chat.CatalogToolTokens
 // counts, the name, description and schema of each plus the providers'
 // framing of a tool.
 func toolTokens(count func(string) int, specs []llm.Tool) int {
@@ -196,16 +195,9 @@ func toolTokens(count func(string) int, specs []llm.Tool) int {
 	return n
 }
 
-func mcpToolTokens(count func(string) int, tools []mcpclient.Tool) int {
-	n := 0
-	for _, t := range tools {
-		n += count(t.Name) + count(t.Description) + count(string(t.InputSchema)) + 8
-	}
-	return n
-}
-
-// catalogTokens is mcpToolTokens of catalogue entries.
-func catalogTokens(count func(string) int, tools []chat.CatalogTool) int {
+// mcpToolTokens is what the catalogue's tools cost in a request, counted
+// the same way.
+func mcpToolTokens(count func(string) int, tools []chat.CatalogTool) int {
 	n := 0
 	for _, t := range tools {
 		n += count(t.Name) + count(t.Description) + count(string(t.InputSchema)) + 8
@@ -230,7 +222,7 @@ func builtinSpecs(search bool) []llm.Tool {
 
 // deferredSection is the system prompt's list of the deferred tools, one
 // line per server, in catalogue order.
-func deferredSection(deferred []mcpclient.Tool) string {
+func deferredSection(deferred []chat.CatalogTool) string {
 	if len(deferred) == 0 {
 		return ""
 	}
@@ -255,12 +247,12 @@ func deferredSection(deferred []mcpclient.Tool) string {
 
 // toolIndex ranks the deferred tools of a catalogue.
 type toolIndex struct {
-	tools  []mcpclient.Tool // in catalogue order
-	byName map[string]int   // lower-cased exposed name → index
+	tools  []chat.CatalogTool // in catalogue order
+	byName map[string]int     // lower-cased exposed name → index
 	bm25   *bm25Index
 }
 
-func newToolIndex(tools []mcpclient.Tool) *toolIndex {
+func newToolIndex(tools []chat.CatalogTool) *toolIndex {
 	ix := &toolIndex{tools: tools, byName: make(map[string]int, len(tools))}
 	docs := make([][]string, len(tools))
 	for i, t := range tools {
@@ -287,7 +279,7 @@ func newToolIndex(tools []mcpclient.Tool) *toolIndex {
 // search returns the tools for query: the ones it names exactly first (in
 // its order), then the best BM25 matches, at most searchResults in all,
 // leaving out matches under searchCutoff of the best score.
-func (ix *toolIndex) search(query string) []mcpclient.Tool {
+func (ix *toolIndex) search(query string) []chat.CatalogTool {
 	if ix == nil {
 		return nil
 	}
@@ -295,7 +287,7 @@ func (ix *toolIndex) search(query string) []mcpclient.Tool {
 	if query == "" || len(query) > maxQuery {
 		return nil
 	}
-	var out []mcpclient.Tool
+	var out []chat.CatalogTool
 	taken := map[int]bool{}
 	for _, f := range strings.FieldsFunc(query, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
 		if i, ok := ix.byName[strings.ToLower(strings.Trim(f, "`'\"()[]"))]; ok && !taken[i] && len(out) < searchResults {

@@ -19,7 +19,7 @@ import (
 
 // realCatalog is @playwright/mcp 0.0.83's and server-everything
 // 2026.8.31's tools as they list them (testdata/catalog.json).
-func realCatalog(t *testing.T) []mcpclient.Tool {
+func realCatalog(t *testing.T) []chat.CatalogTool {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "catalog.json"))
 	if err != nil {
@@ -32,14 +32,23 @@ func realCatalog(t *testing.T) []mcpclient.Tool {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		t.Fatal(err)
 	}
-	tools := make([]mcpclient.Tool, len(raw))
+	tools := make([]chat.CatalogTool, len(raw))
 	for i, r := range raw {
-		tools[i] = mcpclient.Tool{Server: r.Server, MCPName: r.Name, Name: r.Name, Description: r.Description, InputSchema: r.InputSchema}
+		tools[i] = mcpclient.Tool{Server: r.Server, MCPName: r.Name, Name: r.Name, Description: r.Description, InputSchema: r.InputSchema}.CatalogTool()
 	}
 	return tools
 }
 
-func names(tools []mcpclient.Tool) []string {
+// entries are tools as the catalogue gives them to the session.
+func entries(tools ...mcpclient.Tool) []chat.CatalogTool {
+	out := make([]chat.CatalogTool, len(tools))
+	for i, t := range tools {
+		out[i] = t.CatalogTool()
+	}
+	return out
+}
+
+func names(tools []chat.CatalogTool) []string {
 	out := make([]string, len(tools))
 	for i, t := range tools {
 		out[i] = t.Name
@@ -147,7 +156,7 @@ func TestPlanTools(t *testing.T) {
 		name     string
 		mode     ToolSearch
 		ctx      int
-		tools    []mcpclient.Tool
+		tools    []chat.CatalogTool
 		servers  []mcpconfig.ServerConfig
 		search   bool
 		deferred int
@@ -330,7 +339,7 @@ func TestMCPStatusShowsDeferredTools(t *testing.T) {
 func TestToolSearchLeavesOutWeakMatches(t *testing.T) {
 	catalog := realCatalog(t)
 	for _, mt := range fakemcp.ManyTools() {
-		catalog = append(catalog, mcpclient.Tool{Server: "code", MCPName: mt.Name, Name: mt.Name, Description: mt.Description, InputSchema: mt.RawInputSchema})
+		catalog = append(catalog, mcpclient.Tool{Server: "code", MCPName: mt.Name, Name: mt.Name, Description: mt.Description, InputSchema: mt.RawInputSchema}.CatalogTool())
 	}
 	ix := newToolIndex(catalog)
 	for _, tt := range []struct {

@@ -8,7 +8,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 )
 
 // agent runs model calls and tool calls until the model answers without
@@ -39,7 +38,7 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 type turn struct {
 	s   *session
 	in  *input
-	mcp *mcpclient.Session
+	mcp MCPSession
 	// current is the index in s.history of the user's message that
 	// opened the turn: the budget never drops it or what follows.
 	current int
