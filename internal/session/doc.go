@@ -33,8 +33,9 @@
 //     prompt, found with tool_search, loaded after the stable part of the
 //     tool list for the rest of the turn and three turns after, worked out
 //     from the conversation itself.
-//   - Snapshots over time (snapshots.go): a browser page snapshot that a
-//     later one of the same tab supersedes is one line in the request.
+//   - Snapshots over time (shaping.go): a browser page snapshot that a
+//     later one of the same tab supersedes is one line in the request; the
+//     browser preset knows the format (preset.SupersedeSnapshots).
 //   - The transcript (transcript.go) is the conversation on disk, one line
 //     per message, with images beside it; what is read back is validated
 //     and repaired (valid.go), and what is written is capped (caps.go) and

@@ -1,6 +1,7 @@
-package session
+package preset
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -59,6 +60,15 @@ func browserResult(id, name, text string) llm.Message {
 		CallID: id, Name: name, Content: []llm.Part{{Kind: llm.PartText, Text: text}}}}}}
 }
 
+func userText(s string) llm.Message {
+	return llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText, Text: s}}}
+}
+
+func directCall(id, name string) llm.Message {
+	return llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartToolCall,
+		ToolCall: &llm.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(`{}`)}}}}
+}
+
 func browserServer(tool string) string {
 	if strings.HasPrefix(tool, "browser_") {
 		return "playwright"
@@ -81,7 +91,7 @@ func TestSupersedeSnapshots(t *testing.T) {
 		directCall("5", "browser_snapshot"), browserResult("5", "browser_snapshot", snapshotResult("http://a/", two, 0)),
 	}
 	before := llmtest.CloneHistory(history)
-	got := supersedeSnapshots(history, browserServer)
+	got := SupersedeSnapshots(history, browserServer)
 	text := func(msgs []llm.Message, i int) string { return msgs[i].Parts[0].ToolResult.Content[0].Text }
 	if !strings.Contains(text(got, 2), "- [Snapshot](browser/page-1.yml) — an older snapshot of this tab, left out") ||
 		strings.Contains(text(got, 2), "section 3") {
@@ -103,7 +113,7 @@ func TestSupersedeSnapshots(t *testing.T) {
 			t.Fatalf("the history was modified at %d", i)
 		}
 	}
-	if got := supersedeSnapshots(history[:3], browserServer); &got[0] != &history[0] {
+	if got := SupersedeSnapshots(history[:3], browserServer); &got[0] != &history[0] {
 		t.Error("a history with nothing superseded was copied")
 	}
 }

@@ -1,4 +1,4 @@
-package session
+package preset
 
 import (
 	"regexp"
@@ -83,11 +83,11 @@ func supersededText(text string, start, end int) string {
 
 type snapshotRef struct{ msg, part, content int }
 
-// supersedeSnapshots returns history with every snapshot that a later one
+// SupersedeSnapshots returns history with every snapshot that a later one
 // of the same tab supersedes replaced by its placeholder. serverOf names
 // the server of a tool. history is not modified; messages that change are
 // copied.
-func supersedeSnapshots(history []llm.Message, serverOf func(tool string) string) []llm.Message {
+func SupersedeSnapshots(history []llm.Message, serverOf func(tool string) string) []llm.Message {
 	seen := map[string]bool{}
 	var old []snapshotRef
 	for i := len(history) - 1; i >= 0; i-- {
@@ -143,6 +143,3 @@ func supersedeSnapshots(history []llm.Message, serverOf func(tool string) string
 	}
 	return out
 }
-
-// serverOf names who offers an MCP tool of ts (its Group; "" for others).
-func (ts *toolset) serverOf(tool string) string { return ts.mcp[tool].Group() }
