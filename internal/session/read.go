@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/preset"
 )
 
 // The built-in read tool pages through a text file of the workspace: a
@@ -38,11 +38,13 @@ const (
 	sniffBytes = 8 << 10
 )
 
+// The browser's files (page snapshots, console logs) are the preset's to
+// name.
 const readDescription = "Read a text file of the workspace, a page at a time: tool results saved under results/, " +
-	"page snapshots and console logs under browser/, files the tools wrote. " +
+	preset.ReadableFiles + ", files the tools wrote. " +
 	"Gives up to 2000 lines (32 KB); offset is the first line (from 1), limit the number of lines."
 
-var readSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Workspace-relative path, e.g. results/….txt or browser/console-….log"},"offset":{"type":"integer","description":"First line to read, from 1 (default 1)"},"limit":{"type":"integer","description":"How many lines (default and at most 2000)"}},"required":["path"],"additionalProperties":false}`)
+var readSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Workspace-relative path, e.g. results/….txt or ` + preset.ReadableExample + `"},"offset":{"type":"integer","description":"First line to read, from 1 (default 1)"},"limit":{"type":"integer","description":"How many lines (default and at most 2000)"}},"required":["path"],"additionalProperties":false}`)
 
 type readArgs struct {
 	Path   string `json:"path"`
@@ -104,18 +106,14 @@ func wholeNumber(raw json.RawMessage) (int, bool) {
 	return int(f), true
 }
 
-// lineAnchor is a "#L12" after a path, as @playwright/mcp names console
-// entries ("browser/console-….log#L12").
-var lineAnchor = regexp.MustCompile(`#L(\d+)$`)
-
 // readWorkspaceFile is the read tool in workspace.
 func readWorkspaceFile(open beneathFunc, workspace string, args readArgs) (string, error) {
 	path := args.Path
-	if m := lineAnchor.FindStringSubmatchIndex(path); m != nil {
+	if file, line, ok := preset.CutLineAnchor(path); ok { // a console entry: its log from its line
 		if args.Offset == 0 {
-			args.Offset, _ = strconv.Atoi(path[m[2]:m[3]])
+			args.Offset = line
 		}
-		path = path[:m[0]]
+		path = file
 	}
 	f, fi, err := openWorkspaceFile(open, workspace, path, ReadToolName)
 	if err != nil {
