@@ -117,7 +117,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		return nil, err
 	}
 	pw := cfg.Playwright
-	shared, browserWhy := browserMode(pw, browserProfiles(cfg.DataDir))
+	shared, browserWhy := pw.Mode(browserProfiles(cfg.DataDir))
 	pw.Shared = &shared
 	pw.StateDir = filepath.Join(cfg.DataDir, "browser")
 	secrets.Add(redact.URLSecrets(pw.CDPEndpoint)...)
@@ -246,7 +246,7 @@ func (m *Main) serverWarnings() []string {
 // .volcanic/, relative to the data directory: PLAYWRIGHT_SHARED unset then
 // keeps the per-chat browsers, whose profiles hold the chats' logins,
 // rather than start every chat logged out in the shared one
-// (browserMode).
+// (preset.Playwright.Mode).
 func browserProfiles(dataDir string) []string {
 	matches := chatdir.New(dataDir).WithPrivate(preset.ProfileDir)
 	for i, m := range matches {
@@ -314,7 +314,7 @@ func (m *Main) logStart(model llm.Model) {
 	}
 	m.logger.Info(m.preset.StartupLine())
 	if m.preset.IsEnabled() {
-		m.logger.Info("browser mode", "mode", browserModeName(m.preset), "why", m.browserWhy)
+		m.logger.Info("browser mode", "mode", m.preset.ModeName(), "why", m.browserWhy)
 	}
 	m.logger.Info(m.memPlan.String())
 	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,

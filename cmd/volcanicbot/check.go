@@ -39,7 +39,7 @@ func runCheck(ctx context.Context, stdout, stderr io.Writer, environ []string) e
 	}
 	fmt.Fprintln(stdout, "configuration: ok")
 	if m.preset.IsEnabled() {
-		fmt.Fprintf(stdout, "browser mode: %s: %s\n", browserModeName(m.preset), m.browserWhy)
+		fmt.Fprintf(stdout, "browser mode: %s: %s\n", m.preset.ModeName(), m.browserWhy)
 	}
 	if len(m.cfg.Telegram.AllowedUsers) == 0 {
 		fmt.Fprintln(stdout, "warning: TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody")

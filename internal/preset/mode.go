@@ -1,18 +1,16 @@
-package main
+package preset
 
 import (
 	"fmt"
-
-	"github.com/volcanicbot/volcanicbot/internal/preset"
 )
 
-// browserMode decides whether the chats share one browser (a context each)
+// Mode decides whether the chats share one browser (a context each)
 // or have a server and a browser each, and says why in the operator's
 // words, for the start-up log and check: emptying PLAYWRIGHT_SHARED after
 // trying false keeps a browser per chat (~250 MiB a chat instead of ~45)
 // while the profiles that made are there, and nothing said so. profiles
-// are the browser profiles chats keep of their own (browserProfiles).
-func browserMode(p preset.Playwright, profiles []string) (shared bool, why string) {
+// are the browser profiles chats keep of their own.
+func (p Playwright) Mode(profiles []string) (shared bool, why string) {
 	switch {
 	case p.CDPEndpoint != "":
 		return true, "PLAYWRIGHT_CDP_ENDPOINT is one browser for every chat"
@@ -40,8 +38,8 @@ func keepProfiles(profiles []string) string {
 	return fmt.Sprintf("%d chats keep browser profiles of their own", len(profiles))
 }
 
-// browserModeName is the mode in the log: "shared" or "per chat".
-func browserModeName(p preset.Playwright) string {
+// ModeName is the mode in the log: "shared" or "per chat".
+func (p Playwright) ModeName() string {
 	if p.IsShared() {
 		return "shared"
 	}
