@@ -116,9 +116,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	if err != nil {
 		return nil, err
 	}
-	pw := cfg.Playwright
-	shared, browserWhy := pw.Mode(browserProfiles(cfg.DataDir))
-	pw.Shared = &shared
+	pw, browserWhy := cfg.Playwright.WithMode(cfg.DataDir)
 	pw.StateDir = filepath.Join(cfg.DataDir, "browser")
 	secrets.Add(redact.URLSecrets(pw.CDPEndpoint)...)
 	if name, value, ok := strings.Cut(pw.CDPHeader, ":"); ok {
@@ -134,11 +132,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		limit = memoryLimit()
 	}
 	servers, memPlan := mcpclient.SizeCeilings(servers, limit)
-	for _, s := range servers {
-		if s.Name == browser.Name && s.Source == mcpconfig.SourcePreset {
-			pw.MaxBrowsers = s.MaxLive // for the start-up line
-		}
-	}
+	pw = pw.Sized(servers) // for the start-up line
 	for _, s := range servers {
 		// Secrets written into a server's env, headers or args are known
 		// secrets too, as expanded: literally, or as ${VAR} (${VAR:-default})
@@ -238,23 +232,6 @@ func (m *Main) serverWarnings() []string {
 		}
 	}
 	return out
-}
-
-// browserProfiles are the browser profiles chats keep of their own (the
-// per-chat browser of an earlier version, or PLAYWRIGHT_SHARED=false), in
-// their private folders or, not migrated yet, their workspaces' old
-// .volcanic/, relative to the data directory: PLAYWRIGHT_SHARED unset then
-// keeps the per-chat browsers, whose profiles hold the chats' logins,
-// rather than start every chat logged out in the shared one
-// (preset.Playwright.Mode).
-func browserProfiles(dataDir string) []string {
-	matches := chatdir.New(dataDir).WithPrivate(preset.ProfileDir)
-	for i, m := range matches {
-		if rel, err := filepath.Rel(dataDir, m); err == nil {
-			matches[i] = rel
-		}
-	}
-	return matches
 }
 
 // migrateChats moves each chat's private state out of its workspace, where

@@ -2,14 +2,29 @@ package preset
 
 import (
 	"fmt"
+	"path/filepath"
+
+	"github.com/volcanicbot/volcanicbot/internal/chatdir"
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
+
+// How the browser runs: shared by the chats or one per chat (Mode), and
+// how many at once (Sized).
+
+// WithMode is p with its mode decided for the chats of the data directory
+// dataDir (Shared set; see Mode), and why.
+func (p Playwright) WithMode(dataDir string) (Playwright, string) {
+	shared, why := p.Mode(ChatProfiles(dataDir))
+	p.Shared = &shared
+	return p, why
+}
 
 // Mode decides whether the chats share one browser (a context each)
 // or have a server and a browser each, and says why in the operator's
 // words, for the start-up log and check: emptying PLAYWRIGHT_SHARED after
 // trying false keeps a browser per chat (~250 MiB a chat instead of ~45)
 // while the profiles that made are there, and nothing said so. profiles
-// are the browser profiles chats keep of their own.
+// are the browser profiles chats keep of their own (ChatProfiles).
 func (p Playwright) Mode(profiles []string) (shared bool, why string) {
 	switch {
 	case p.CDPEndpoint != "":
@@ -44,4 +59,32 @@ func (p Playwright) ModeName() string {
 		return "shared"
 	}
 	return "per chat"
+}
+
+// ChatProfiles are the browser profiles chats keep of their own (the
+// per-chat browser of an earlier version, or PLAYWRIGHT_SHARED=false), in
+// their private folders or, not migrated yet, their workspaces' old
+// .volcanic/, relative to the data directory: PLAYWRIGHT_SHARED unset then
+// keeps the per-chat browsers, whose profiles hold the chats' logins,
+// rather than start every chat logged out in the shared one (Mode).
+func ChatProfiles(dataDir string) []string {
+	matches := chatdir.New(dataDir).WithPrivate(ProfileDir)
+	for i, m := range matches {
+		if rel, err := filepath.Rel(dataDir, m); err == nil {
+			matches[i] = rel
+		}
+	}
+	return matches
+}
+
+// Sized is p with the ceiling its server got from the memory budget
+// (mcpclient.SizeCeilings gives servers without one theirs) as
+// MaxBrowsers, for the start-up line (StartupLine).
+func (p Playwright) Sized(servers []mcpconfig.ServerConfig) Playwright {
+	for _, s := range servers {
+		if s.Name == PlaywrightServer && s.Source == mcpconfig.SourcePreset {
+			p.MaxBrowsers = s.MaxLive
+		}
+	}
+	return p
 }

@@ -1,9 +1,13 @@
 package preset
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 func TestBrowserMode(t *testing.T) {
@@ -38,5 +42,44 @@ func TestBrowserMode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The profiles are found in the chats' private folders and, in a data
+// directory not migrated yet, in their workspaces' old .volcanic/, and
+// decide the mode when PLAYWRIGHT_SHARED is unset.
+func TestWithMode(t *testing.T) {
+	dataDir := t.TempDir()
+	if p, why := (Playwright{}).WithMode(dataDir); !p.IsShared() || !strings.Contains(why, "the default") {
+		t.Errorf("a new data directory: shared %v (%s)", p.IsShared(), why)
+	}
+	for _, dir := range []string{filepath.Join("private", "42", ProfileDir), filepath.Join("chats", "7", ".volcanic", ProfileDir)} {
+		if err := os.MkdirAll(filepath.Join(dataDir, dir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := ChatProfiles(dataDir)
+	want := []string{filepath.Join("private", "42", ProfileDir), filepath.Join("chats", "7", ".volcanic", ProfileDir)}
+	if !slices.Equal(got, want) {
+		t.Errorf("ChatProfiles = %q, want %q", got, want)
+	}
+	p, why := (Playwright{}).WithMode(dataDir)
+	if p.IsShared() || p.Shared == nil || !strings.Contains(why, "2 chats keep browser profiles of their own (private/42/browser-profile)") {
+		t.Errorf("chats with profiles: shared %v (%s)", p.IsShared(), why)
+	}
+}
+
+// The preset's ceiling from the memory budget is its MaxBrowsers; a
+// user's server of the same name is not the preset.
+func TestSized(t *testing.T) {
+	servers := []mcpconfig.ServerConfig{
+		{Name: "other", MaxLive: 9},
+		{Name: PlaywrightServer, Source: mcpconfig.SourcePreset, MaxLive: 7},
+	}
+	if got := (Playwright{MaxBrowsers: 3}).Sized(servers).MaxBrowsers; got != 7 {
+		t.Errorf("MaxBrowsers = %d, want 7", got)
+	}
+	if got := (Playwright{MaxBrowsers: 3}).Sized(servers[:1]).MaxBrowsers; got != 3 {
+		t.Errorf("without the preset's server: MaxBrowsers = %d, want 3 (as it was)", got)
 	}
 }
