@@ -1,5 +1,17 @@
 // Package preset holds typed shortcuts that expand into MCP server
-// configurations: today the Playwright browser.
+// configurations: today the Playwright browser (playwright.go), and
+// everything that knows @playwright/mcp's output and the browser's
+// policy, so that no other package need:
+//   - its page snapshots: the older ones of a tab left out of a request
+//     (snapshots.go), its files named for read and a console entry's
+//     line anchor (files.go);
+//   - its storage state (storagestate.go), its profile lock (profile.go)
+//     and the script that masks password fields (maskpasswords.cjs);
+//   - whether the chats share one browser, and how many run at once
+//     (mode.go).
+//
+// The MCP client's inlining of linked files (mcpclient/inline.go) is not
+// here: it serves any server that links to a text file it wrote.
 package preset
 
 import (
