@@ -40,14 +40,14 @@ func (u *scriptedUser) last() chat.Elicitation {
 
 type scriptedModel struct {
 	mu   sync.Mutex
-	seen []SamplingRequest
+	seen []chat.SamplingRequest
 }
 
-func (m *scriptedModel) Sample(_ context.Context, r SamplingRequest) (SamplingResult, error) {
+func (m *scriptedModel) Sample(_ context.Context, r chat.SamplingRequest) (chat.SamplingResult, error) {
 	m.mu.Lock()
 	m.seen = append(m.seen, r)
 	m.mu.Unlock()
-	return SamplingResult{Model: "bot-model", Text: "forty-two"}, nil
+	return chat.SamplingResult{Model: "bot-model", Text: "forty-two"}, nil
 }
 
 // askServers is the ask fake on each transport and protocol era.

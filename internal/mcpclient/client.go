@@ -361,8 +361,8 @@ type Session struct {
 	conns       map[string]*connection
 	closeOnce   sync.Once
 	queueNotice atomic.Pointer[func(server string, ahead int)]
-	elicitor    atomic.Pointer[Elicitor]
-	sampler     atomic.Pointer[Sampler]
+	elicitor    atomic.Pointer[chat.Elicitor]
+	sampler     atomic.Pointer[chat.Sampler]
 
 	changedMu sync.Mutex
 	changed   []<-chan struct{} // refreshes after its servers said their tools changed
@@ -403,12 +403,12 @@ func (s *Session) ToolsChanged(ctx context.Context) bool {
 // SetElicitor sets who answers the elicitations of the session's servers
 // (the chat's user): the servers started after it are told the client
 // supports elicitation. Without one every elicitation is declined.
-func (s *Session) SetElicitor(e Elicitor) { s.elicitor.Store(&e) }
+func (s *Session) SetElicitor(e chat.Elicitor) { s.elicitor.Store(&e) }
 
 // SetSampler sets who answers the sampling requests of the session's
 // servers whose entry says "sampling": true (the bot's model), for the
 // servers started after it.
-func (s *Session) SetSampler(sm Sampler) { s.sampler.Store(&sm) }
+func (s *Session) SetSampler(sm chat.Sampler) { s.sampler.Store(&sm) }
 
 // asked is what the session answers its servers.
 func (s *Session) asked() asked {

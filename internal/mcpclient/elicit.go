@@ -11,10 +11,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/jsonscan"
 )
 
-// Elicitor asks the chat's user what a server wants to know
-// (chat.Elicitor: the session satisfies it).
-type Elicitor = chat.Elicitor
-
 // errUnrenderable is a requested schema the client cannot ask: it is
 // refused with a reason, never left unanswered.
 type errUnrenderable struct{ reason string }

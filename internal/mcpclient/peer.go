@@ -26,9 +26,9 @@ import (
 // a Sampler.
 type peer struct {
 	server   string
-	root     string   // the folder roots/list names; "": no roots
-	elicitor Elicitor // nil: no elicitation
-	sampler  Sampler  // nil: no sampling
+	root     string        // the folder roots/list names; "": no roots
+	elicitor chat.Elicitor // nil: no elicitation
+	sampler  chat.Sampler  // nil: no sampling
 	// timeout bounds an elicitation (the user's answer) or a sampling:
 	// the server's call timeout.
 	timeout time.Duration
@@ -54,7 +54,7 @@ type peer struct {
 	visits map[string]chan struct{}
 }
 
-func newPeer(server, root string, elicitor Elicitor, sampler Sampler, timeout time.Duration, logger *slog.Logger) *peer {
+func newPeer(server, root string, elicitor chat.Elicitor, sampler chat.Sampler, timeout time.Duration, logger *slog.Logger) *peer {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}

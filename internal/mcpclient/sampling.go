@@ -10,21 +10,12 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
-// Sampling is the chat's (chat.Sampler): the names below are the
-// domain's, for this package's code and tests.
-type (
-	Sampler         = chat.Sampler
-	SamplingRequest = chat.SamplingRequest
-	SamplingMessage = chat.SamplingMessage
-	SamplingResult  = chat.SamplingResult
-)
-
 // maxSamplingMessages bounds a sampling request, which costs the chat's
 // tokens.
 const maxSamplingMessages = 100
 
 // parseSampling reads the params of a sampling/createMessage.
-func parseSampling(server string, raw json.RawMessage) (SamplingRequest, error) {
+func parseSampling(server string, raw json.RawMessage) (chat.SamplingRequest, error) {
 	var p struct {
 		Messages []struct {
 			Role    string          `json:"role"`
@@ -42,18 +33,18 @@ func parseSampling(server string, raw json.RawMessage) (SamplingRequest, error) 
 		} `json:"modelPreferences"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return SamplingRequest{}, fmt.Errorf("invalid params: %w", err)
+		return chat.SamplingRequest{}, fmt.Errorf("invalid params: %w", err)
 	}
 	if len(p.Tools) > 0 {
-		return SamplingRequest{}, errors.New("tools in sampling are not supported by this client (it declares no sampling.tools)")
+		return chat.SamplingRequest{}, errors.New("tools in sampling are not supported by this client (it declares no sampling.tools)")
 	}
 	if len(p.Messages) == 0 {
-		return SamplingRequest{}, errors.New("messages must not be empty")
+		return chat.SamplingRequest{}, errors.New("messages must not be empty")
 	}
 	if len(p.Messages) > maxSamplingMessages {
-		return SamplingRequest{}, fmt.Errorf("more than %d messages", maxSamplingMessages)
+		return chat.SamplingRequest{}, fmt.Errorf("more than %d messages", maxSamplingMessages)
 	}
-	r := SamplingRequest{Server: server, SystemPrompt: p.SystemPrompt, MaxTokens: p.MaxTokens,
+	r := chat.SamplingRequest{Server: server, SystemPrompt: p.SystemPrompt, MaxTokens: p.MaxTokens,
 		Temperature: p.Temperature, Stop: p.StopSequences}
 	for _, h := range p.ModelPreferences.Hints {
 		if h.Name != "" {
@@ -62,13 +53,13 @@ func parseSampling(server string, raw json.RawMessage) (SamplingRequest, error) 
 	}
 	for i, m := range p.Messages {
 		if m.Role != "user" && m.Role != "assistant" {
-			return SamplingRequest{}, fmt.Errorf("message %d: role %q is neither user nor assistant", i, m.Role)
+			return chat.SamplingRequest{}, fmt.Errorf("message %d: role %q is neither user nor assistant", i, m.Role)
 		}
 		content, err := samplingContent(m.Content)
 		if err != nil {
-			return SamplingRequest{}, fmt.Errorf("message %d: %w", i, err)
+			return chat.SamplingRequest{}, fmt.Errorf("message %d: %w", i, err)
 		}
-		r.Messages = append(r.Messages, SamplingMessage{Role: m.Role, Content: content})
+		r.Messages = append(r.Messages, chat.SamplingMessage{Role: m.Role, Content: content})
 	}
 	return r, nil
 }
@@ -113,7 +104,7 @@ func samplingContent(raw json.RawMessage) ([]chat.Part, error) {
 }
 
 // samplingResult is the createMessage result of r.
-func samplingResult(r SamplingResult) json.RawMessage {
+func samplingResult(r chat.SamplingResult) json.RawMessage {
 	stop := r.StopReason
 	if stop == "" {
 		stop = "endTurn"

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/stdio"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -47,8 +48,8 @@ type spawner struct {
 // (elicitation) and the model (sampling). The zero value answers nothing
 // (a discovery).
 type asked struct {
-	elicitor Elicitor
-	sampler  Sampler
+	elicitor chat.Elicitor
+	sampler  chat.Sampler
 	// toolsChanged is told of the server's notifications/tools/list_changed.
 	toolsChanged func()
 }
@@ -59,7 +60,7 @@ func (s *spawner) newPeer(cfg mcpconfig.ServerConfig, workspace string, a asked)
 	if cfg.Roots || cfg.Shared {
 		root = workspace
 	}
-	var sampler Sampler
+	var sampler chat.Sampler
 	if cfg.Sampling {
 		sampler = a.sampler
 	}
