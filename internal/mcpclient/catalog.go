@@ -493,6 +493,7 @@ func redactTools(tools []Tool, r Redactor) {
 		t.Description = r.Redact(t.Description)
 		if s := r.Redact(string(t.InputSchema)); s != string(t.InputSchema) {
 			t.InputSchema = NormalizeSchema(json.RawMessage(s))
+			t.modelSchema = ModelSchema(t.InputSchema)
 		}
 	}
 }
@@ -538,6 +539,7 @@ func decodeTools(server string, raws []json.RawMessage, protocol string) (tools 
 				IdempotentHint: t.Annotations.IdempotentHint, OpenWorldHint: t.Annotations.OpenWorldHint,
 			},
 		}
+		tool.modelSchema = ModelSchema(tool.InputSchema) // once a discovery, not once a turn
 		if modern {
 			headers, err := paramHeaders(t.Name, tool.InputSchema)
 			if err != nil {

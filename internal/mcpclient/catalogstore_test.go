@@ -239,4 +239,11 @@ func TestKeptCatalogueHoldsNoSecret(t *testing.T) {
 	if strings.Contains(string(b), secret) || !strings.Contains(string(b), "[REDACTED]") {
 		t.Errorf("the kept list:\n%s", b)
 	}
+	// Nor what the model is offered: the schema it gets is made from the
+	// redacted one.
+	for _, e := range c.OfferedTools() {
+		if strings.Contains(e.Description+string(e.Schema)+string(e.InputSchema), secret) {
+			t.Errorf("the model is offered %s with the secret: %s %s", e.Name, e.Description, e.Schema)
+		}
+	}
 }

@@ -29,11 +29,20 @@ type toolKind interface {
 // origin is t, which Bind reads back.
 func (t Tool) CatalogTool() chat.CatalogTool {
 	e := chat.CatalogTool{Server: t.Server, MCPName: t.MCPName, Name: t.Name, Description: t.Description,
-		InputSchema: t.InputSchema, Schema: ModelSchema(t.InputSchema), Origin: t}
+		InputSchema: t.InputSchema, Schema: t.ModelSchema(), Origin: t}
 	if g := t.Group(); g != t.Server {
 		e.Set = g
 	}
 	return e
+}
+
+// ModelSchema is the schema the model gets of t (ModelSchema of its
+// InputSchema), made once when the catalogue read the tool.
+func (t Tool) ModelSchema() json.RawMessage {
+	if t.modelSchema != nil {
+		return t.modelSchema
+	}
+	return ModelSchema(t.InputSchema)
 }
 
 // catalogTools are tools as catalogue entries.
@@ -80,7 +89,7 @@ type boundTool struct {
 }
 
 func (b boundTool) Spec() chat.Spec {
-	return chat.Spec{Name: b.t.Name, Description: b.t.Description, Schema: ModelSchema(b.t.InputSchema)}
+	return chat.Spec{Name: b.t.Name, Description: b.t.Description, Schema: b.t.ModelSchema()}
 }
 
 func (b boundTool) Call(ctx context.Context, args json.RawMessage) (chat.Result, error) {

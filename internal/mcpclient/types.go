@@ -57,6 +57,9 @@ type Tool struct {
 	ParamHeaders []ParamHeader
 	// Annotations are the hints the server gave in tools/list.
 	Annotations chat.Annotations
+	// modelSchema is ModelSchema(InputSchema), made when the catalogue
+	// read the tool; nil for the tools this package makes itself.
+	modelSchema json.RawMessage
 	// kind is how the tool is called when it is not the server's own
 	// (nil): the resource tools, the login tool (see chattool.go).
 	kind toolKind
