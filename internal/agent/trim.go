@@ -3,10 +3,10 @@ package agent
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
@@ -112,21 +112,9 @@ func cutText(s string, limit int) (head, note string) {
 	}
 	note = fmt.Sprintf("[%s of this %s output were left out to fit the context window. "+
 		"If you need them, ask for less at a time: a narrower query, a smaller page or a specific part.]",
-		ByteSize(len(s)-len(head)), ByteSize(len(s)))
+		chat.ByteSize(len(s)-len(head)), chat.ByteSize(len(s)))
 	if head != "" && !strings.HasSuffix(head, "\n") {
 		note = "\n" + note
 	}
 	return head, note
-}
-
-// ByteSize is n for people: 512 bytes, 12 KB, 3.4 MB — how every note
-// to the model and the user gives a size.
-func ByteSize(n int) string {
-	switch {
-	case n < 1024:
-		return strconv.Itoa(n) + " bytes"
-	case n < 1024*1024:
-		return strconv.Itoa((n+512)/1024) + " KB"
-	}
-	return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 1, 64) + " MB"
 }

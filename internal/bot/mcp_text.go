@@ -3,7 +3,6 @@ package bot
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
@@ -179,7 +178,7 @@ func mcpServerText(s chat.ServerStatus) string {
 // mcpServerReply is /mcp <name> as sent: redacted whole by scrub, then
 // capped (no secret is cut in two by the cap).
 func mcpServerReply(s chat.ServerStatus, scrub func(string) string) string {
-	return capBytes(scrub(mcpServerText(s)), maxServerTextBytes)
+	return chat.CapText(scrub(mcpServerText(s)), maxServerTextBytes)
 }
 
 // writeConfigLines writes what the configuration says of the server: its
@@ -222,7 +221,7 @@ func writeProcessLines(b *strings.Builder, s chat.ServerStatus) {
 	}
 	if sh := s.Shared; sh != nil {
 		if sh.PID != 0 {
-			fmt.Fprintf(b, "shared process: pid %d, %s (PSS, with its children) for %s\n", sh.PID, sizeText(int(sh.Memory)),
+			fmt.Fprintf(b, "shared process: pid %d, %s (PSS, with its children) for %s\n", sh.PID, chat.ByteSize(int(sh.Memory)),
 				plural(sh.Users, "session"))
 		} else {
 			b.WriteString("shared process: not running (it starts with the first call of any chat)\n")
@@ -234,7 +233,7 @@ func writeProcessLines(b *strings.Builder, s chat.ServerStatus) {
 	if s.PID != 0 {
 		fmt.Fprintf(b, "pid: %d\n", s.PID)
 		if s.Memory > 0 {
-			fmt.Fprintf(b, "memory: %s (the process and its children, PSS)\n", sizeText(int(s.Memory)))
+			fmt.Fprintf(b, "memory: %s (the process and its children, PSS)\n", chat.ByteSize(int(s.Memory)))
 		}
 	}
 	if s.Starts > 0 {
@@ -261,7 +260,7 @@ func writeToolLines(b *strings.Builder, s chat.ServerStatus) {
 	b.WriteString(approvalLine(s.Setup, s.Asking))
 	if len(s.Hidden) > 0 {
 		fmt.Fprintf(b, "hidden from the model (disabledTools, includeTools, excludeTools): %d: %s\n", len(s.Hidden),
-			capBytes(strings.Join(s.Hidden, ", "), 1<<10))
+			chat.CapText(strings.Join(s.Hidden, ", "), 1<<10))
 	}
 	for _, r := range s.Refused {
 		fmt.Fprintf(b, "refused: %s\n", r)
@@ -289,7 +288,7 @@ func approvalLine(cfg chat.ServerSetup, asking []string) string {
 	if len(asking) == 0 {
 		b.WriteString(" — no offered tool asks\n")
 	} else {
-		fmt.Fprintf(&b, " — asks before %d: %s\n", len(asking), capBytes(strings.Join(asking, ", "), 1<<10))
+		fmt.Fprintf(&b, " — asks before %d: %s\n", len(asking), chat.CapText(strings.Join(asking, ", "), 1<<10))
 	}
 	return b.String()
 }
@@ -304,60 +303,14 @@ func writeTroubleLines(b *strings.Builder, s chat.ServerStatus) {
 		fmt.Fprintf(b, "last error: %s\n", s.LastError)
 	}
 	if len(s.Tail) > 0 {
-		fmt.Fprintf(b, "stderr (last lines):\n%s\n", tailText(s.Tail, maxTailBytes))
+		fmt.Fprintf(b, "stderr (last lines):\n%s\n", chat.TailText(s.Tail, maxTailBytes))
 	}
 	if s.LastExit != "" {
 		fmt.Fprintf(b, "last crash: %s\n", s.LastExit)
 		if len(s.ExitTail) > 0 {
-			fmt.Fprintf(b, "its stderr (last lines):\n%s\n", tailText(s.ExitTail, maxTailBytes))
+			fmt.Fprintf(b, "its stderr (last lines):\n%s\n", chat.TailText(s.ExitTail, maxTailBytes))
 		}
 	}
-}
-
-// tailText joins the last lines of tail that fit in max bytes, the newest
-// kept; a line longer than max is cut to its end.
-func tailText(tail []string, max int) string {
-	size, first := 0, len(tail)
-	for i := len(tail) - 1; i >= 0; i-- {
-		if size+len(tail[i])+1 > max {
-			break
-		}
-		size += len(tail[i]) + 1
-		first = i
-	}
-	if first == len(tail) && len(tail) > 0 {
-		last := tail[len(tail)-1]
-		return "…" + strings.ToValidUTF8(last[len(last)-max:], "")
-	}
-	out := strings.Join(tail[first:], "\n")
-	if first > 0 {
-		out = fmt.Sprintf("[%d earlier lines left out]\n", first) + out
-	}
-	return out
-}
-
-// capBytes returns s cut to at most max bytes (on a character boundary)
-// with a note saying how much was left out.
-func capBytes(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… [%d more bytes left out]", len(s)-cut)
-}
-
-// sizeText is a memory size: "1.5 MB", "12 KB", "900 bytes".
-func sizeText(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func firstLine(s string) string {

@@ -193,17 +193,17 @@ func TestMCPTextHelpers(t *testing.T) {
 		t.Errorf("approval never: %q", got)
 	}
 	for n, want := range map[int]string{0: "0 bytes", 1023: "1023 bytes", 1024: "1 KB", 3 << 20: "3.0 MB", 1536 << 10: "1.5 MB"} {
-		if got := sizeText(n); got != want {
-			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		if got := chat.ByteSize(n); got != want {
+			t.Errorf("chat.ByteSize(%d) = %q, want %q", n, got, want)
 		}
 	}
-	if got := capBytes("héllo", 2); got != "h… [5 more bytes left out]" {
+	if got := chat.CapText("héllo", 2); got != "h… [5 more bytes left out]" {
 		t.Errorf("capBytes cut inside a character: %q", got)
 	}
-	if got := tailText([]string{"a", "b", "c"}, 4); got != "[1 earlier lines left out]\nb\nc" {
+	if got := chat.TailText([]string{"a", "b", "c"}, 4); got != "[1 earlier lines left out]\nb\nc" {
 		t.Errorf("tailText %q", got)
 	}
-	if got := tailText([]string{"abcdef"}, 3); got != "…def" {
+	if got := chat.TailText([]string{"abcdef"}, 3); got != "…def" {
 		t.Errorf("tailText of one long line %q", got)
 	}
 	if got := joinNames([]string{"a", "b"}); got != "a and b" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -277,7 +278,7 @@ func (c *connection) startFailedLocked(ctx context.Context, err error) error {
 	}
 	c.state = StateFailed
 	c.deps.observer.StartFailed(c.cfg.Name)
-	c.lastErr = capMessage(c.redact(err.Error()), MaxErrorBytes)
+	c.lastErr = chat.CapText(c.redact(err.Error()), MaxErrorBytes)
 	c.deps.sp.logger.Warn("MCP server failed to start", "server", c.cfg.Name, "workspace", c.workspace, "err", c.lastErr)
 	return errors.New(c.lastErr)
 }

@@ -248,7 +248,7 @@ func (t authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			if r.Body != nil {
 				r.Body.Close()
 			}
-			return nil, fmt.Errorf("%s: %s", t.server, capMessage(singleLine(err.Error()), maxLoginError))
+			return nil, fmt.Errorf("%s: %s", t.server, chat.CapText(singleLine(err.Error()), maxLoginError))
 		}
 		// Refused (by this request's refresh or another's): the tokens
 		// are gone; sent without one, the request gets the server's
@@ -276,7 +276,7 @@ func (t authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	default:
 		nl.Reason = "the server refused its token"
 		if ch.Error != "" {
-			nl.Reason += " (" + capMessage(singleLine(ch.Error), 64) + ")"
+			nl.Reason += " (" + chat.CapText(singleLine(ch.Error), 64) + ")"
 		}
 	}
 	return nil, nl
@@ -339,7 +339,7 @@ func (e *LoginError) UserMessage() string { return e.Reason }
 // login's own secrets scrubbed; the redactor adds the bot's other known
 // secrets.
 func (c *Client) loginError(name string, err error) error {
-	return &LoginError{Server: name, Reason: capMessage(singleLine(c.sp.redactor.Redact(err.Error())), maxLoginError)}
+	return &LoginError{Server: name, Reason: chat.CapText(singleLine(c.sp.redactor.Redact(err.Error())), maxLoginError)}
 }
 
 // singleLine is s with its line breaks and other control characters as

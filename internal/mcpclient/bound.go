@@ -64,7 +64,7 @@ func (c *connection) bound(res *Result, tool Tool) {
 			"or ask the tool for less.", saved, countLines(text), countLines(head)+1)
 	}
 	note := fmt.Sprintf("[This result is %d tokens (%s), over the limit of %d tokens for one tool result: above are its first %d lines. %s]",
-		total, sizeText(len(text)), limit, countLines(head), where)
+		total, chat.ByteSize(len(text)), limit, countLines(head), where)
 	out := make([]chat.Part, 0, len(res.Content)+2)
 	out = append(out, textContent(head))
 	for _, p := range res.Content {
@@ -170,16 +170,6 @@ func pruneResults(dir *os.Root) {
 	for _, n := range names[:max(0, len(names)-maxSavedResults)] {
 		_ = dir.Remove(n)
 	}
-}
-
-func sizeText(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // estimateTokens is the count without a tokenizer: about four bytes a

@@ -236,7 +236,7 @@ func (c *catalogCache) discover(cfg mcpconfig.ServerConfig, e *catalogEntry) {
 				e.catalog = saved // kept by a version before the catalogue store
 			}
 		} else {
-			e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(capMessage(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))}
+			e.err = &DiscoveryError{Server: cfg.Name, Err: errors.New(chat.CapText(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))}
 		}
 		e.failed = c.now()
 		logger.Warn("MCP server discovery failed", "server", cfg.Name, "err", e.err.Error(), "elapsed_ms", time.Since(start).Milliseconds())
@@ -387,7 +387,7 @@ func (c *catalogCache) refresh(cfg mcpconfig.ServerConfig, key string, list list
 	}
 	if err != nil {
 		logger.Warn("MCP server's tools changed, but listing them failed: the catalogue stays as it was", "server", cfg.Name,
-			"err", capMessage(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))
+			"err", chat.CapText(c.sp.redactor.Redact(err.Error()), MaxErrorBytes))
 		return
 	}
 	c.store.save(cfg, info, raws)
@@ -477,7 +477,7 @@ func limitTools(tools []Tool) ([]Tool, []string) {
 				t.MCPName, len(t.InputSchema)>>10, MaxSchemaBytes>>10))
 			continue
 		}
-		t.Description = capMessage(t.Description, MaxDescription)
+		t.Description = chat.CapText(t.Description, MaxDescription)
 		kept = append(kept, t)
 	}
 	return kept, warnings

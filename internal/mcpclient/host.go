@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/stdio"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -111,7 +112,7 @@ func (h *host) acquire(ctx context.Context) (*hostProc, error) {
 			h.proc = nil
 			hp.outOfIt(&hostGoneError{reason: "exited (" + hp.p.ExitDescription() + ")"})
 			h.sp.logger.Warn("shared MCP server exited; it starts again for the next call", "server", h.cfg.Name,
-				"pid", hp.p.PID(), "exit", hp.p.ExitDescription(), "stderr_tail", capTail(hp.p.Tail(), maxTailBytes))
+				"pid", hp.p.PID(), "exit", hp.p.ExitDescription(), "stderr_tail", chat.TailText(hp.p.Tail(), maxTailBytes))
 			h.wg.Go(hp.p.Terminate) // what is left of its tree
 		}
 		if hp := h.proc; hp != nil {
@@ -414,7 +415,7 @@ func exitedDuringStart(p *stdio.Process, cfg mcpconfig.ServerConfig, port int, f
 	msg := fmt.Sprintf("%s: the shared server exited (%s) during start-up", cfg.Name, p.ExitDescription())
 	tail := p.Tail()
 	if len(tail) > 0 {
-		msg += "\nstderr:\n" + capTail(tail, maxTailBytes)
+		msg += "\nstderr:\n" + chat.TailText(tail, maxTailBytes)
 	}
 	p.Terminate()
 	if foreign || slices.ContainsFunc(tail, func(l string) bool {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -473,12 +474,12 @@ func (r reply) decode() (json.RawMessage, error) {
 		Data    json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(r.errRaw, &e); err != nil {
-		return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: capMessage("undecodable error: "+string(r.errRaw), maxRPCErrorBytes)}
+		return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: chat.CapText("undecodable error: "+string(r.errRaw), maxRPCErrorBytes)}
 	}
 	if len(e.Data) > maxRPCErrorBytes {
 		e.Data = nil // no use to anyone at that size
 	}
-	return nil, &RPCError{Code: e.Code, Message: capMessage(e.Message, maxRPCErrorBytes), Data: e.Data}
+	return nil, &RPCError{Code: e.Code, Message: chat.CapText(e.Message, maxRPCErrorBytes), Data: e.Data}
 }
 
 // cancel tells the server to stop working on request id, in the

@@ -288,7 +288,7 @@ func (s *spawner) startError(ctx context.Context, srv *liveServer, err error, cf
 		msg = fmt.Sprintf("%s: %v", cfg.Name, err)
 	}
 	if tail := srv.ep.tailLines(); len(tail) > 0 {
-		msg += "\nstderr:\n" + capTail(tail, maxTailBytes)
+		msg += "\nstderr:\n" + chat.TailText(tail, maxTailBytes)
 	} else if !timedOut {
 		msg += fmt.Sprintf("\nThe server wrote nothing to stderr: run `%s` in a shell to see what it says.", commandLine(cfg))
 	}

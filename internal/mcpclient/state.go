@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
@@ -287,7 +288,7 @@ func (c *connection) stateCall(ctx context.Context, srv *liveServer, tool string
 		IsError bool `json:"isError"`
 	}
 	if json.Unmarshal(raw, &res) == nil && res.IsError {
-		return fmt.Errorf("%s answered an error: %s", tool, capMessage(string(raw), 1<<10))
+		return fmt.Errorf("%s answered an error: %s", tool, chat.CapText(string(raw), 1<<10))
 	}
 	return nil
 }

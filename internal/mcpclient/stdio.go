@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient/internal/stdio"
 )
 
@@ -79,7 +79,7 @@ func (s stdioEndpoint) endMessage(server string, e ending) string {
 		return fmt.Sprintf("%s MCP server failed: %s. It is stopped and restarts on the next call; browser state was lost.",
 			server, e.reason)
 	}
-	tail := capTail(s.p.Tail(), maxTailBytes)
+	tail := chat.TailText(s.p.Tail(), maxTailBytes)
 	if tail == "" {
 		tail = "no stderr output"
 	}
@@ -90,25 +90,3 @@ func (s stdioEndpoint) endMessage(server string, e ending) string {
 // maxTailBytes caps the stderr tail in a message for the model or the
 // chat: the last lines that fit.
 const maxTailBytes = 4 << 10
-
-// capTail joins the last lines of tail that fit in max bytes, the newest
-// kept; a line longer than max is cut to its end.
-func capTail(tail []string, max int) string {
-	size, first := 0, len(tail)
-	for i := len(tail) - 1; i >= 0; i-- {
-		if size+len(tail[i])+1 > max {
-			break
-		}
-		size += len(tail[i]) + 1
-		first = i
-	}
-	if first == len(tail) && len(tail) > 0 {
-		last := tail[len(tail)-1]
-		return "…" + strings.ToValidUTF8(last[len(last)-max:], "")
-	}
-	out := strings.Join(tail[first:], "\n")
-	if first > 0 {
-		out = fmt.Sprintf("[%d earlier lines left out]\n", first) + out
-	}
-	return out
-}

@@ -3,7 +3,6 @@ package mcpclient
 import (
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
@@ -111,25 +110,12 @@ func (r Result) Text() string {
 // MaxErrorBytes (a server's error message, or the stderr of its exit, can
 // be of any size); redact it before, so no secret is cut in two.
 func ErrorResult(server, tool, text string) Result {
-	return Result{Content: []chat.Part{{Kind: chat.TextPart, Text: capMessage(text, MaxErrorBytes)}}, IsError: true,
+	return Result{Content: []chat.Part{{Kind: chat.TextPart, Text: chat.CapText(text, MaxErrorBytes)}}, IsError: true,
 		Server: server, Tool: tool}
 }
 
 // MaxErrorBytes caps the text of an error result.
 const MaxErrorBytes = 8 << 10
-
-// capMessage returns s cut to at most max bytes (on a character boundary)
-// with a note saying how much was left out.
-func capMessage(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… [%d more bytes left out]", len(s)-cut)
-}
 
 // Redactor replaces known secret values. redact.Registry satisfies it.
 type Redactor interface {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // A tool call's arguments must be a JSON object. Models cut off at their
@@ -102,7 +102,7 @@ func storableArguments(raw json.RawMessage) json.RawMessage {
 	switch {
 	case len(t) > maxArguments:
 		b, _ := json.Marshal(fmt.Sprintf("%s%s, over the %s a tool call may carry]", oversizedArguments,
-			agent.ByteSize(len(t)), agent.ByteSize(maxArguments)))
+			chat.ByteSize(len(t)), chat.ByteSize(maxArguments)))
 		return b
 	case len(t) == 0:
 		return json.RawMessage("{}")

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
@@ -42,7 +42,7 @@ func capText(s string, limit int) string {
 	}
 	note := fmt.Sprintf("\n[%s of this %s text were cut: the bot keeps at most %s of one text. "+
 		"Ask for less at a time, or write big output to a file in the workspace.]",
-		agent.ByteSize(len(s)-limit), agent.ByteSize(len(s)), agent.ByteSize(limit))
+		chat.ByteSize(len(s)-limit), chat.ByteSize(len(s)), chat.ByteSize(limit))
 	head := s[:max(limit-len(note), 0)]
 	if i := strings.LastIndexByte(head, '\n'); i >= 0 && i+1 >= len(head)*3/4 {
 		head = head[:i+1]

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/disk"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
@@ -155,4 +155,4 @@ func treeText(t disk.Tree) string {
 	return byteSize64(t.Bytes)
 }
 
-func byteSize64(n int64) string { return agent.ByteSize(int(n)) }
+func byteSize64(n int64) string { return chat.ByteSize(int(n)) }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 )
 
@@ -130,7 +130,7 @@ func readWorkspaceFile(open beneathFunc, workspace string, args readArgs) (strin
 	}
 	if binary(head[:n], int64(n) < fi.Size()) {
 		return "", fmt.Errorf("%s is a binary file (%s, %s), not text: read takes text files; send can deliver this one to the user",
-			path, http.DetectContentType(head[:n]), agent.ByteSize(int(fi.Size())))
+			path, http.DetectContentType(head[:n]), chat.ByteSize(int(fi.Size())))
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("reading %s: %v", path, err)
@@ -213,7 +213,7 @@ func pageLines(r *bufio.Reader, path string, offset, limit int) (string, error) 
 	fmt.Fprintf(&b, "%s, lines %d–%d of %s:\n", path, first, last, of)
 	b.WriteString(out.String())
 	for _, n := range cutLines {
-		fmt.Fprintf(&b, "[line %d is longer than %s: only its start is shown]\n", n, agent.ByteSize(readMaxLine))
+		fmt.Fprintf(&b, "[line %d is longer than %s: only its start is shown]\n", n, chat.ByteSize(readMaxLine))
 	}
 	if stopped {
 		fmt.Fprintf(&b, "[more from line %d: read again with offset %d]", last+1, last+1)

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/store"
 )
@@ -68,7 +68,7 @@ func openTranscript(dir string, wrap func(transcriptFile) transcriptFile, logger
 	case tail.Mended:
 		report.tail = "had no line end: added one"
 	case tail.Cut > 0:
-		report.tail = fmt.Sprintf("torn (%s): cut off", agent.ByteSize(int(tail.Cut)))
+		report.tail = fmt.Sprintf("torn (%s): cut off", chat.ByteSize(int(tail.Cut)))
 	}
 	report.log(logger, path)
 	return &transcript{dir: dir, j: j, wrap: wrap, logger: logger}, msgs, nil

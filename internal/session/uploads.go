@@ -12,7 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
@@ -53,7 +53,7 @@ func (s *session) userMessage(text string, files []Attachment) (llm.Message, err
 			what = "an image"
 		}
 		notes = append(notes, fmt.Sprintf("[The user sent %s, saved in the workspace as %s (%s, %s).]",
-			what, rel, orUnknown(f.MIMEType), agent.ByteSize(len(f.Data))))
+			what, rel, orUnknown(f.MIMEType), chat.ByteSize(len(f.Data))))
 		switch {
 		case isImage(f.MIMEType):
 			if len(f.Data) <= maxInlineImage {
@@ -184,7 +184,7 @@ func inlineText(rel string, data []byte) string {
 	note := ""
 	if len(shown) > maxInlineText {
 		shown = trimPartialRune(shown[:maxInlineText])
-		note = fmt.Sprintf("\n[only the first %s of %s are shown; the whole file is %s]", agent.ByteSize(len(shown)), agent.ByteSize(len(data)), rel)
+		note = fmt.Sprintf("\n[only the first %s of %s are shown; the whole file is %s]", chat.ByteSize(len(shown)), chat.ByteSize(len(data)), rel)
 	}
 	return fmt.Sprintf("--- %s ---\n%s\n--- end of %s ---%s", rel, strings.ToValidUTF8(string(shown), "\uFFFD"), rel, note)
 }
