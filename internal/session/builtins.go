@@ -12,11 +12,16 @@ import (
 
 // The session's built-in tools, as chat.Tools: send, read and
 // tool_search, and the answer to a name no tool has. A new built-in is one
-// more type here (or in its own file) and one more entry in builtins.
+// more type here (or in its own file) and one more entry in builtinTools:
+// the model is offered, and the registry calls, what that list holds.
 
-// builtins are the chat's own tools; tool_search is the registry's (it
-// exists only while tools are deferred).
-func (s *session) builtins() []chat.Tool { return []chat.Tool{sendTool{s}, readTool{s}} }
+// builtinTools are the chat's own tools, bound to s (nil: for their specs
+// only); tool_search is the registry's (it exists only while tools are
+// deferred).
+func builtinTools(s *session) []chat.Tool { return []chat.Tool{sendTool{s}, readTool{s}} }
+
+// builtins are s's own tools (builtinTools).
+func (s *session) builtins() []chat.Tool { return builtinTools(s) }
 
 // sendTool is send (send.go): its calls keep their order.
 type sendTool struct{ s *session }

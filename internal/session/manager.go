@@ -388,7 +388,7 @@ func (m *Manager) toolset(ctx context.Context, wait time.Duration) *toolset {
 	}
 	m.refusalsMu.Unlock()
 	cat := m.planFor(tools)
-	ts := newToolset(tools, m.o.MCP.Servers(), cat.plan, cat.index)
+	ts := newToolset(tools, cat.plan, cat.index)
 	ts.key = cat.key
 	ts.discovering = m.o.MCP.Discovering()
 	return ts

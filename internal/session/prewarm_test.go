@@ -16,7 +16,7 @@ func TestPrewarmServers(t *testing.T) {
 		{Server: "playwright", MCPName: "browser_navigate", Name: "browser_navigate"},
 		{Server: "github", MCPName: "search", Name: "gh_search"},
 		{Server: "idle", MCPName: "x", Name: "x"},
-	}...), servers, ToolPlan{}, nil)
+	}...), ToolPlan{}, nil)
 	called := func(name string) llm.Message {
 		return llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartToolCall,
 			ToolCall: &llm.ToolCall{ID: "1", Name: name, Arguments: json.RawMessage(`{}`)}}}}

@@ -97,7 +97,7 @@ func TestRunnerDispatch(t *testing.T) {
 	var mu sync.Mutex
 	var called []string
 	tool := func(name string) fakeTool { return fakeTool{name: name, calls: &called, mu: &mu} }
-	ts := newToolset(nil, nil, ToolPlan{}, nil)
+	ts := newToolset(nil, ToolPlan{}, nil)
 	ts.gone = map[string]string{"old_tool": "srv"}
 	ts.discovering = []string{"late"}
 	stopped := make(chan struct{})
@@ -210,7 +210,7 @@ func TestRunnerLanes(t *testing.T) {
 		}
 	}}}
 	tools := []chat.Tool{laneA("a1"), laneA("a2"), laneA("a3"), other, free}
-	r, _, _ := testRunner(newToolset(nil, nil, ToolPlan{}, nil), tools...)
+	r, _, _ := testRunner(newToolset(nil, ToolPlan{}, nil), tools...)
 	calls := []llm.ToolCall{{ID: "1", Name: "other"}, {ID: "2", Name: "a1"}, {ID: "3", Name: "a2"}, {ID: "4", Name: "free"}, {ID: "5", Name: "a3"}}
 	for i, res := range r.run(t.Context(), calls) {
 		if res.IsError || res.CallID != calls[i].ID {

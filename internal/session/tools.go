@@ -10,7 +10,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
 // toolset is the tools of one turn: the built-ins, the MCP tools offered
@@ -25,7 +24,6 @@ type toolset struct {
 	mcp      map[string]chat.CatalogTool
 	deferred map[string]bool
 	index    *toolIndex      // over the deferred tools; nil when none is
-	parallel map[string]bool // server → may run calls concurrently
 	active   map[string]bool // servers with at least one tool offered or deferred
 	// section is the system prompt's list of the deferred tools.
 	section string
@@ -43,17 +41,13 @@ type toolset struct {
 
 // newToolset makes the turn's toolset under plan; index ranks the
 // deferred tools (nil: it is built here).
-func newToolset(mcpTools []chat.CatalogTool, servers []mcpconfig.ServerConfig, plan ToolPlan, index *toolIndex) *toolset {
+func newToolset(mcpTools []chat.CatalogTool, plan ToolPlan, index *toolIndex) *toolset {
 	ts := &toolset{
 		mcp:      make(map[string]chat.CatalogTool, len(mcpTools)),
 		deferred: plan.Deferred,
-		parallel: map[string]bool{},
 		active:   map[string]bool{},
 	}
 	ts.stable = builtinSpecs(plan.Search)
-	for _, s := range servers {
-		ts.parallel[s.Name] = s.Parallel
-	}
 	var deferred []chat.CatalogTool
 	for _, t := range mcpTools {
 		ts.mcp[t.Name] = t

@@ -132,7 +132,7 @@ func TestModelGetsSchemaWithoutDollarSchema(t *testing.T) {
 		{Server: "s", MCPName: "stable", Name: "stable", InputSchema: schema},
 		{Server: "s", MCPName: "loaded", Name: "loaded", InputSchema: schema},
 	}...)
-	ts := newToolset(tools[:1], nil, ToolPlan{}, nil)
+	ts := newToolset(tools[:1], ToolPlan{}, nil)
 	for _, spec := range ts.specs(tools[1:]) {
 		if spec.Name != "stable" && spec.Name != "loaded" {
 			continue // a built-in

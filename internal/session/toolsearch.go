@@ -208,7 +208,7 @@ func mcpToolTokens(count func(string) int, tools []chat.CatalogTool) int {
 // builtinSpecs are the built-in tools' specs (builtins.go): send and
 // read, and tool_search when search is on.
 func builtinSpecs(search bool) []llm.Tool {
-	tools := []chat.Tool{sendTool{}, readTool{}}
+	tools := builtinTools(nil)
 	if search {
 		tools = append(tools, searchTool{})
 	}

@@ -208,7 +208,7 @@ func TestLoadedTools(t *testing.T) {
 	catalog := realCatalog(t)
 	servers := []mcpconfig.ServerConfig{{Name: "playwright", AlwaysLoad: []string{"browser_navigate"}}, {Name: "everything"}}
 	plan := PlanTools(PlanOptions{Mode: ToolSearchOn}, catalog, servers)
-	ts := newToolset(catalog, servers, plan, nil)
+	ts := newToolset(catalog, plan, nil)
 	history := []llm.Message{userText("turn 1"), searchCall("1", "browser_tabs"), resultMsg("1", 10, false),
 		directCall("2", "get-sum"), resultMsg("2", 10, false), directCall("3", "browser_navigate"), resultMsg("3", 10, false)}
 	if got := names(ts.loaded(history)); !slices.Equal(got, []string{"browser_tabs", "get-sum"}) {
