@@ -53,10 +53,10 @@ func (r *logRecorder) count(s string) int {
 // tools, as the browser preset gives @playwright/mcp its own.
 func withOutput(cfg *mcpconfig.ServerConfig) {
 	cfg.Output = []mcpconfig.OutputDir{{Dir: ".out"}}
-	cfg.ProcessNoun = "" // "fake server"
+	cfg.ProcessNoun = "" // "fake process"
 }
 
-const floodReply = "I stopped this chat's fake server: it kept writing its log to disk"
+const floodReply = "I stopped this chat's fake process: it kept writing its log to disk"
 
 // A server log that grows with no call in flight: emptied at the first
 // check, and at the next one the chat's process of that server is stopped

@@ -192,5 +192,5 @@ func (m *Manager) processNoun(server string) string {
 	if cfg, ok := m.o.MCP.Server(server); ok && cfg.ProcessNoun != "" {
 		return cfg.ProcessNoun
 	}
-	return server + " server"
+	return server + " process" // the documented default (mcpconfig.ServerConfig.ProcessNoun)
 }

@@ -239,10 +239,7 @@ func (s *session) mcpSession() (MCPSession, error) {
 // (its ceiling of live processes is reached), with how many chats are
 // ahead. It runs in the waiting call's goroutine.
 func (s *session) queued(server string, ahead int) {
-	noun := server + " process"
-	if cfg, ok := s.m.o.MCP.Server(server); ok && cfg.ProcessNoun != "" {
-		noun = cfg.ProcessNoun
-	}
+	noun := s.m.processNoun(server)
 	line := "next in line"
 	if ahead == 1 {
 		line = "1 chat ahead"
