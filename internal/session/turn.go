@@ -130,7 +130,7 @@ func (t *turn) step(ctx context.Context, step int) (done bool, err error) {
 	}
 	if len(resp.ToolCalls) == 0 {
 		if text == "" {
-			text = "(The model returned an empty answer.)"
+			text = emptyAnswer
 		}
 		return true, t.s.deliverAnswer(t.streamer, text)
 	}
@@ -264,10 +264,15 @@ func (t *turn) recordAnswer(resp *llm.Response) (string, error) {
 		answer.Parts = append(answer.Parts, llm.Part{Kind: llm.PartToolCall, ToolCall: &c})
 	}
 	if len(answer.Parts) == 0 {
-		answer.Parts = []llm.Part{{Kind: llm.PartText, Text: "(no answer)"}}
+		answer.Parts = []llm.Part{{Kind: llm.PartText, Text: emptyAnswer}}
 	}
 	return text, t.s.appendMessage(answer)
 }
+
+// emptyAnswer is what the chat is sent, and the transcript keeps, of a
+// model's answer with neither text nor tool calls: the same words, so an
+// answer kept across a restart (sendKeptAnswer) reads as it would have.
+const emptyAnswer = "(The model returned an empty answer.)"
 
 // runTools runs the step's calls and appends their results, capped, to
 // the conversation; then the disk budget counts what they saved. It
