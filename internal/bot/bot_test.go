@@ -11,6 +11,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 func TestNewDoesNoIO(t *testing.T) {
@@ -88,7 +89,7 @@ func TestRunRetriesStartup(t *testing.T) {
 func TestRunRefusedToken(t *testing.T) {
 	fake := telegramtest.New(t)
 	token := "987654321:AAThisIsTheWrongTokenXYZ"
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	_, b := newTestBot(t, testOptions{Options: Options{Sessions: newFakeSessions(), Logger: logger},
 		tgOptions: tgOptions{Token: token, APIURL: fake.URL(), Logger: logger, Sleep: (&sleeps{}).sleep}})
@@ -121,7 +122,7 @@ func TestTokenNeverLogged(t *testing.T) {
 func testTokenNeverLogged(t *testing.T) {
 	const token = "555:AASecretPartOfTheTokenQQQ"
 	for _, apiURL := range []string{"http://127.0.0.1:1"} {
-		logs := &logBuffer{}
+		logs := &testkit.SyncBuffer{}
 		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		_, b := newTestBot(t, testOptions{Options: Options{Sessions: newFakeSessions(), Logger: logger},
 			tgOptions: tgOptions{Token: token, APIURL: apiURL, Logger: logger, Sleep: (&sleeps{}).sleep}})

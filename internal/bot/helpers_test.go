@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 var (
@@ -230,24 +230,6 @@ func (s *sleeps) all() []time.Duration {
 	return slices.Clone(s.d)
 }
 
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // Users and chats of the tests.
 const (
 	alice    = 1001 // allowed
@@ -286,7 +268,7 @@ type harness struct {
 	bot    *Bot
 	sess   *fakeSessions
 	sleeps *sleeps
-	logs   *logBuffer
+	logs   *testkit.SyncBuffer
 }
 
 // newBot builds a Bot against a fresh fake, without running it.
@@ -315,7 +297,7 @@ func buildBot(t *testing.T, fake *telegramtest.Fake, edit func(*testOptions)) *h
 		fake:   fake,
 		sess:   newFakeSessions(),
 		sleeps: &sleeps{},
-		logs:   &logBuffer{},
+		logs:   &testkit.SyncBuffer{},
 	}
 	logger := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o := testOptions{
