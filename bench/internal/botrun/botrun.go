@@ -59,12 +59,26 @@ func (b *Bot) WaitHealthy(addr string, timeout, poll time.Duration) error {
 	return fmt.Errorf("the bot never became healthy (log: %s)", b.LogName())
 }
 
+// stopGrace is how long Stop waits after SIGTERM before it kills the bot:
+// well past the bot's own shutdown timeout (8 s).
+const stopGrace = 30 * time.Second
+
 // Stop sends the bot SIGTERM (it shuts down as in production), waits for
-// it to exit and closes the log. Only the first call does anything.
+// it to exit — killing it after stopGrace, so that a bot that ignores
+// SIGTERM cannot hang a benchmark — and closes the log. Only the first
+// call does anything.
 func (b *Bot) Stop() {
 	b.stop.Do(func() {
 		_ = b.cmd.Process.Signal(syscall.SIGTERM)
-		_ = b.cmd.Wait()
+		exited := make(chan struct{})
+		go func() { _ = b.cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(stopGrace):
+			fmt.Fprintf(os.Stderr, "botrun: the bot did not exit %s after SIGTERM: killed (log: %s)\n", stopGrace, b.LogName())
+			_ = b.cmd.Process.Kill()
+			<-exited
+		}
 		b.log.Close()
 	})
 }
