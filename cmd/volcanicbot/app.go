@@ -322,20 +322,11 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.logStart(model)
 
-	ledger := spend.New(spend.Options{
-		Dir:     filepath.Join(m.cfg.DataDir, usageDir),
-		PerChat: m.cfg.LLM.DailyTokensPerChat, PerUser: m.cfg.LLM.DailyTokensPerUser,
-		PriceInput: m.cfg.LLM.PriceInputPerMTok, PriceOutput: m.cfg.LLM.PriceOutputPerMTok,
-		Logger: m.logger, Now: m.UsageClock,
-	})
-	if err := ledger.Load(); err != nil {
+	ledger, err := m.openLedger(model)
+	if err != nil {
 		return err
 	}
 	defer ledger.Close()
-	m.metrics.spend.Store(&spendSource{stats: ledger.Stats, provider: providerName(unwrapModel(model)), model: m.cfg.LLM.Model})
-	if m.cfg.LLM.DailyTokensPerChat > 0 || m.cfg.LLM.DailyTokensPerUser > 0 {
-		m.logger.Info("daily token allowance", "per_chat", m.cfg.LLM.DailyTokensPerChat, "per_user", m.cfg.LLM.DailyTokensPerUser)
-	}
 
 	tg, sessions, b, err := m.chatSide(model, ledger)
 	if err != nil {
@@ -357,26 +348,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	// The usage journal keeps the current month: older days go, at once
-	// and after every UTC midnight.
-	g.Go(func() error { ledger.Maintain(gctx); return nil })
-	// The kernel's OOM kills under the bot's memory limit are told in the
-	// log and /mcp.
-	g.Go(func() error { m.mcp.WatchMemory(gctx, 0); return nil })
-	// The catalogue is built in the background: a slow server must not
-	// hold up polling. A turn that comes first waits for the servers'
-	// first discoveries.
-	g.Go(func() error {
-		tools, refusals := m.mcp.Tools(gctx)
-		if gctx.Err() != nil {
-			return nil
-		}
-		for _, r := range refusals {
-			m.logger.Warn("MCP tool refused", "refusal", r.String())
-		}
-		m.logger.Info("MCP catalogue ready", "tools", len(tools), "refused", len(refusals))
-		return nil
-	})
+	m.upkeep(gctx, g, ledger)
 	for _, l := range listeners {
 		l.serve(gctx, g)
 	}
@@ -389,6 +361,49 @@ func (m *Main) Run(ctx context.Context) error {
 		return runErr
 	}
 	return nil
+}
+
+// openLedger loads the usage journal and the daily allowances (the caller
+// closes it), and hands its figures to the metrics.
+func (m *Main) openLedger(model llm.Model) (*spend.Ledger, error) {
+	ledger := spend.New(spend.Options{
+		Dir:     filepath.Join(m.cfg.DataDir, usageDir),
+		PerChat: m.cfg.LLM.DailyTokensPerChat, PerUser: m.cfg.LLM.DailyTokensPerUser,
+		PriceInput: m.cfg.LLM.PriceInputPerMTok, PriceOutput: m.cfg.LLM.PriceOutputPerMTok,
+		Logger: m.logger, Now: m.UsageClock,
+	})
+	if err := ledger.Load(); err != nil {
+		return nil, err
+	}
+	m.metrics.spend.Store(&spendSource{stats: ledger.Stats, provider: providerName(unwrapModel(model)), model: m.cfg.LLM.Model})
+	if m.cfg.LLM.DailyTokensPerChat > 0 || m.cfg.LLM.DailyTokensPerUser > 0 {
+		m.logger.Info("daily token allowance", "per_chat", m.cfg.LLM.DailyTokensPerChat, "per_user", m.cfg.LLM.DailyTokensPerUser)
+	}
+	return ledger, nil
+}
+
+// upkeep starts, in g, what runs beside the chats until ctx ends.
+func (m *Main) upkeep(ctx context.Context, g *errgroup.Group, ledger *spend.Ledger) {
+	// The usage journal keeps the current month: older days go, at once
+	// and after every UTC midnight.
+	g.Go(func() error { ledger.Maintain(ctx); return nil })
+	// The kernel's OOM kills under the bot's memory limit are told in the
+	// log and /mcp.
+	g.Go(func() error { m.mcp.WatchMemory(ctx, 0); return nil })
+	// The catalogue is built in the background: a slow server must not
+	// hold up polling. A turn that comes first waits for the servers'
+	// first discoveries.
+	g.Go(func() error {
+		tools, refusals := m.mcp.Tools(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		for _, r := range refusals {
+			m.logger.Warn("MCP tool refused", "refusal", r.String())
+		}
+		m.logger.Info("MCP catalogue ready", "tools", len(tools), "refused", len(refusals))
+		return nil
+	})
 }
 
 // closeChatSide ends the sessions (their turns, goroutines and MCP
