@@ -8,6 +8,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/preset"
 )
 
 // agent runs model calls and tool calls until the model answers without
@@ -166,7 +167,7 @@ func (t *turn) request(ctx context.Context, step int) (req llm.Request, spent fu
 	s, m := t.s, t.s.m
 	specs := t.offeredTools()
 	fixed := agent.EstimateText(t.system) + agent.EstimateTools(specs)
-	msgs := supersedeSnapshots(s.history, t.tools.serverOf)
+	msgs := preset.SupersedeSnapshots(s.history, t.tools.serverOf)
 	msgs = agent.FitBudget(msgs, t.current, fixed, m.o.ContextTokens)
 	msgs, err = s.withImages(msgs)
 	if err != nil {
