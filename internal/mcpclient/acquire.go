@@ -63,10 +63,10 @@ func (c *connection) warm(ctx context.Context, srv *liveServer) {
 
 // acquireFor is acquire, or with prewarm the start of prewarm.
 func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveServer, err error) {
-	c.busy.Add(1)
+	c.use.enter()
 	defer func() {
 		if err != nil {
-			c.busy.Add(-1)
+			c.use.abandon()
 		}
 	}()
 	if srv, err = c.acquireRunning(); srv != nil || err != nil {
@@ -133,7 +133,7 @@ func (c *connection) acquireRunning() (*liveServer, error) {
 // the idle timer disarmed. c.mu must be held.
 func (c *connection) takeLiveLocked() *liveServer {
 	c.inflight++
-	c.stopIdleLocked()
+	c.idle.disarm()
 	return c.srv
 }
 
@@ -148,12 +148,12 @@ func (c *connection) clearEndedLocked(dead *liveServer) (report bool) {
 	// one, and says what was lost.
 	c.recordEndLocked(dead, false)
 	c.srv = nil
-	if why := replacedReason(dead); why != "" && !c.exit.reported {
-		c.exit.reported = true
+	if why := replacedReason(dead); why != "" && !c.rec.exit.reported {
+		c.rec.exit.reported = true
 		c.lost = c.lostNote(fmt.Sprintf("the %s MCP server %s since this chat's last call and was replaced", c.cfg.Name, why))
 	}
-	if !c.exit.reported {
-		c.exit.reported = true
+	if !c.rec.exit.reported {
+		c.rec.exit.reported = true
 		return true
 	}
 	return false
@@ -260,9 +260,9 @@ func (c *connection) startedLocked(ctx context.Context, srv *liveServer, s *slot
 		c.lost = ""
 	}
 	c.deps.observer.ProcessStarted(c.cfg.Name)
-	c.info = srv.rpc.info
-	c.pid = srv.ep.processID()
-	c.starts++
+	c.rec.info = srv.rpc.info
+	c.rec.pid = srv.ep.processID()
+	c.rec.starts++
 	c.inflight++
 	return srv, nil
 }
@@ -278,9 +278,9 @@ func (c *connection) startFailedLocked(ctx context.Context, err error) error {
 	}
 	c.state = StateFailed
 	c.deps.observer.StartFailed(c.cfg.Name)
-	c.lastErr = chat.CapText(c.redact(err.Error()), MaxErrorBytes)
-	c.deps.sp.logger.Warn("MCP server failed to start", "server", c.cfg.Name, "workspace", c.workspace, "err", c.lastErr)
-	return errors.New(c.lastErr)
+	c.rec.lastErr = chat.CapText(c.redact(err.Error()), MaxErrorBytes)
+	c.deps.sp.logger.Warn("MCP server failed to start", "server", c.cfg.Name, "workspace", c.workspace, "err", c.rec.lastErr)
+	return errors.New(c.rec.lastErr)
 }
 
 // start spawns the process in the workspace and negotiates. The start is

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
@@ -70,9 +68,19 @@ var ErrClosed = errors.New("mcp connection closed")
 // first call in the chat's workspace, stopped when idle, restarted after a
 // crash by the next call.
 //
-// Two locks: gate (a one-slot channel, so waiting honours the caller's
-// context) serialises starting and stopping; mu guards the fields below and
-// is never held across I/O. A call takes its process and counts itself in
+// It is made of parts, each with its own file:
+//   - the lifecycle (acquire.go, stop.go, exit.go): gate (a one-slot
+//     channel, so waiting honours the caller's context) serialises starting
+//     and stopping; srv, state, startCancel and stopping say what runs;
+//   - the call path (call.go, hold.go): inflight and lost under mu, and use,
+//     the callers' marks that the ceiling and the disk watcher read without
+//     a lock;
+//   - the timers that act when calls pause: idle (idle.go) and saves
+//     (statesave.go);
+//   - rec, what /mcp shows of its processes (record.go).
+//
+// mu guards every field below it and is never held across I/O; the lock
+// order is gate, then mu. A call takes its process and counts itself in
 // flight under mu; the idle stop re-checks the count under the gate and mu,
 // so it never kills a process a call has just been handed.
 //
@@ -83,45 +91,28 @@ type connection struct {
 	workspace string
 	private   string // the bot's private folder of the chat ("": none)
 	deps      *Client
+	session   *Session // for the queue notice and the turn's hold
 
 	gate chan struct{}
 	wg   sync.WaitGroup
+	use  uses // its callers, read without mu
 
-	// busy counts the callers between acquire and release (starting or in
-	// flight), lastUsed is when the last call ended (unix nanoseconds): what
-	// the ceiling reads, without c.mu, to pick an idle process to stop.
-	busy     atomic.Int32
-	lastUsed atomic.Int64
-	session  *Session // for the queue notice
-	// holdTurn is the chat's turn that used it last, and holdUsed when
-	// (the client's holdClock, unix nanoseconds): what a turn's hold reads
-	// (heldUntil).
-	holdTurn atomic.Pointer[turnMark]
-	holdUsed atomic.Int64
-
-	mu          sync.Mutex
+	mu sync.Mutex
+	// The lifecycle.
 	srv         *liveServer
 	state       State
-	inflight    int
-	idle        *time.Timer
-	savedAt     time.Time   // the last save of the chat's state (State)
-	stateDirty  bool        // a call ended since
-	saveTimer   *time.Timer // the save that waits for stateSaveEvery
-	idleGen     int         // bumped by every call and stop: a stale timer sees it
-	idleArmed   int         // idleGen when the timer was last set
-	lastErr     string
-	tail        []string // stderr tail of the last process stopped on purpose
-	exit        *exitRecord
-	info        ServerInfo
-	pid         int
-	starts      int
-	evictions   int // processes stopped to free a slot for another chat
 	startCancel context.CancelFunc
 	stopping    map[*liveServer]bool // processes being stopped on purpose
-	// lost is what the next call on a new process says (lostNote): the
-	// chat's last one was taken away (another chat's need, a replacement);
-	// "" when the chat stopped it itself, or it is still there.
-	lost string
+	// The call path: inflight counts the calls handed srv; lost is what
+	// the next call on a new process says (lostNote): the chat's last one
+	// was taken away (another chat's need, a replacement); "" when the chat
+	// stopped it itself, or it is still there.
+	inflight int
+	lost     string
+	// What acts when calls pause, and what /mcp shows.
+	idle  idleTimer
+	saves saveSchedule
+	rec   record
 }
 
 func newConnection(cfg mcpconfig.ServerConfig, workspace, private string, deps *Client, session *Session) *connection {
@@ -143,60 +134,3 @@ func (c *connection) goLocked(f func()) {
 }
 
 func (c *connection) redact(s string) string { return c.deps.sp.redactor.Redact(s) }
-
-// memory is the live process's tree memory, and whether one runs.
-func (c *connection) memory() (int64, bool) {
-	c.mu.Lock()
-	srv := c.srv
-	running := c.state == StateRunning
-	c.mu.Unlock()
-	if srv == nil || !running {
-		return 0, false
-	}
-	return srv.ep.memory(), true
-}
-
-// ConnStatus is a snapshot of a connection for /mcp.
-type ConnStatus struct {
-	Server   string
-	State    State
-	PID      int
-	Starts   int
-	Info     ServerInfo
-	LastErr  string
-	Tail     []string // the stderr tail of the live process, or of the last one stopped
-	InFlight int
-	// LastExit and ExitTail are the last process that ended on its own
-	// ("exited (3)") and its stderr tail, kept after the next start.
-	LastExit string
-	ExitTail []string
-	// Evictions counts the processes stopped to free a slot for another
-	// chat.
-	Evictions int
-}
-
-func (c *connection) status() ConnStatus {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := ConnStatus{Server: c.cfg.Name, State: c.state, Starts: c.starts, Info: c.info,
-		LastErr: c.lastErr, InFlight: c.inflight, Tail: c.tail, Evictions: c.evictions}
-	if c.srv != nil && c.state == StateRunning && c.srv.ep.done() && isShared(c.srv) {
-		// The shared process it is on ended (it exited, or was replaced
-		// for not answering): not running, though no call has seen it.
-		e := c.srv.ep.ending()
-		st.State, st.LastErr = stateOf(e.kind), c.redact(e.reason)
-	}
-	if c.srv != nil && !(c.exit != nil && c.exit.srv == c.srv) {
-		st.Tail = c.srv.ep.tailLines()
-		if c.state == StateRunning {
-			st.PID = c.pid
-		}
-	}
-	if c.exit != nil {
-		st.LastExit, st.ExitTail = c.exit.reason, c.exit.srv.ep.tailLines()
-		if c.exit.srv == c.srv || c.srv == nil {
-			st.Tail = nil // the same lines: shown once, as the exit's
-		}
-	}
-	return st
-}

@@ -32,7 +32,7 @@ func (c *connection) killedForMemory(srv *liveServer) bool {
 func (c *connection) killedOOM(srv *liveServer) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.exit != nil && c.exit.srv == srv && c.exit.oom
+	return c.rec.exit != nil && c.rec.exit.srv == srv && c.rec.exit.oom
 }
 
 // exitMessage is the error a call gets when its process died.
@@ -42,8 +42,8 @@ func (c *connection) exitMessage(srv *liveServer) string {
 	c.mu.Lock()
 	stopped := c.stopping[srv]
 	var e ending
-	if c.exit != nil && c.exit.srv == srv {
-		e = c.exit.ending
+	if c.rec.exit != nil && c.rec.exit.srv == srv {
+		e = c.rec.exit.ending
 	} else {
 		e = srv.ep.ending()
 	}
@@ -86,19 +86,19 @@ func (c *connection) onExit() {
 // records it): the state and reason /mcp shows, and the tail kept after the
 // next start. reported says the caller tells a call. c.mu must be held.
 func (c *connection) recordEndLocked(srv *liveServer, reported bool) {
-	if c.exit == nil || c.exit.srv != srv {
+	if c.rec.exit == nil || c.rec.exit.srv != srv {
 		e := srv.ep.ending()
-		c.exit = &exitRecord{srv: srv, ending: e, reason: c.redact(e.reason)}
+		c.rec.exit = &exitRecord{srv: srv, ending: e, reason: c.redact(e.reason)}
 		if c.killedForMemory(srv) {
-			c.exit.oom = true
-			c.exit.reason += ": killed by the kernel, out of memory"
+			c.rec.exit.oom = true
+			c.rec.exit.reason += ": killed by the kernel, out of memory"
 		}
 		if c.srv == srv {
-			c.state, c.lastErr = stateOf(e.kind), c.exit.reason
+			c.state, c.rec.lastErr = stateOf(e.kind), c.rec.exit.reason
 		}
 		// A server whose transport failed still runs: stop it now rather
 		// than at the next call (and free its slot once it is gone).
 		c.goLocked(func() { c.end(srv) })
 	}
-	c.exit.reported = c.exit.reported || reported
+	c.rec.exit.reported = c.rec.exit.reported || reported
 }

@@ -1,6 +1,9 @@
 package mcpclient
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // A chat's running turn holds the processes under a ceiling (maxLive) it
 // calls: between two of its calls (the model thinking) another chat that
@@ -25,15 +28,69 @@ func (c *Client) holdClock() time.Time {
 	return time.Now()
 }
 
+// uses is what a connection's callers leave behind, read without the
+// connection's lock (the ceiling reads it to pick an idle process to stop,
+// the disk watcher to find one): the callers between acquire and release
+// (starting or in flight), when the last call ended, and which of the
+// chat's turns used it last, and when (the client's holdClock), for that
+// turn's hold.
+type uses struct {
+	busy     atomic.Int32
+	lastUsed atomic.Int64 // unix nanoseconds
+	holdTurn atomic.Pointer[turnMark]
+	holdUsed atomic.Int64 // unix nanoseconds on the holdClock
+}
+
+// enter counts a caller in (acquire).
+func (u *uses) enter() { u.busy.Add(1) }
+
+// leave counts out a caller whose call (or prewarm) ended at now
+// (release). It reports whether none is left.
+func (u *uses) leave(now time.Time) (none bool) {
+	u.lastUsed.Store(now.UnixNano())
+	return u.busy.Add(-1) == 0
+}
+
+// abandon counts out a caller that got no process (a failed acquire).
+func (u *uses) abandon() { u.busy.Add(-1) }
+
+// last is when the last call ended (unix nanoseconds).
+func (u *uses) last() int64 { return u.lastUsed.Load() }
+
+// busyNow reports whether a caller is between acquire and release.
+func (u *uses) busyNow() bool { return u.busy.Load() > 0 }
+
+// idleSince reports whether no caller is in and none left after t.
+func (u *uses) idleSince(t time.Time) bool {
+	return u.busy.Load() == 0 && u.lastUsed.Load() <= t.UnixNano()
+}
+
+// usedBy notes that turn t (nil: none runs) used the connection at now.
+func (u *uses) usedBy(t *turnMark, now time.Time) {
+	if t != nil {
+		u.holdUsed.Store(now.UnixNano())
+		u.holdTurn.Store(t)
+	}
+}
+
+// heldBy is when turn t's hold lapses (zero: t is nil, or did not use
+// it, or has not for holdIdle before now).
+func (u *uses) heldBy(t *turnMark, now time.Time, holdIdle time.Duration) time.Time {
+	if t == nil || u.holdTurn.Load() != t {
+		return time.Time{}
+	}
+	until := time.Unix(0, u.holdUsed.Load()).Add(holdIdle)
+	if !until.After(now) {
+		return time.Time{}
+	}
+	return until
+}
+
 // usedInTurn notes that the running turn of the connection's chat, if
 // any, used it now (a call, or a prewarm, ended).
 func (c *connection) usedInTurn() {
-	if c.session == nil {
-		return
-	}
-	if t := c.session.turn.Load(); t != nil {
-		c.holdUsed.Store(c.deps.holdClock().UnixNano())
-		c.holdTurn.Store(t)
+	if c.session != nil {
+		c.use.usedBy(c.session.turn.Load(), c.deps.holdClock())
 	}
 }
 
@@ -66,13 +123,5 @@ func (s *Session) BeginTurn() (end func()) {
 // and a turn that waits a long time (for the user, say) cannot keep every
 // other chat waiting for ever.
 func (c *connection) heldUntil(now time.Time) time.Time {
-	t := c.session.turn.Load()
-	if t == nil || c.holdTurn.Load() != t {
-		return time.Time{} // no turn runs, or it has not called it
-	}
-	until := time.Unix(0, c.holdUsed.Load()).Add(c.deps.holdIdle)
-	if !until.After(now) {
-		return time.Time{}
-	}
-	return until
+	return c.use.heldBy(c.session.turn.Load(), now, c.deps.holdIdle)
 }

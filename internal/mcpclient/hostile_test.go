@@ -140,7 +140,7 @@ func TestEndMessageIsTheRecordedCause(t *testing.T) {
 	}
 	c := s.conns["mute"]
 	c.mu.Lock()
-	rec := c.exit
+	rec := c.rec.exit
 	c.mu.Unlock()
 	if rec == nil {
 		t.Fatal("the end was not recorded")

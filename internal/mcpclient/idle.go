@@ -2,6 +2,40 @@ package mcpclient
 
 import "time"
 
+// idleTimer stops a connection's process after IdleTimeout without a
+// call. Its fields are guarded by the connection's mu. Every call and
+// every stop bumps gen; the timer was set at armed: a timer that fires
+// after either (a stale one) sees gen moved on and stops nothing.
+type idleTimer struct {
+	t     *time.Timer
+	gen   int
+	armed int
+}
+
+// arm (re)starts the timer: stop runs after d unless a call or a stop
+// comes first.
+func (it *idleTimer) arm(d time.Duration, stop func()) {
+	it.gen++
+	it.armed = it.gen
+	if it.t == nil {
+		it.t = time.AfterFunc(d, stop)
+	} else {
+		it.t.Reset(d)
+	}
+}
+
+// disarm stops the timer: a stop already on its way sees the generation
+// change and does nothing.
+func (it *idleTimer) disarm() {
+	it.gen++
+	if it.t != nil {
+		it.t.Stop()
+	}
+}
+
+// due reports whether nothing came since the timer was armed.
+func (it *idleTimer) due() bool { return it.armed == it.gen }
+
 // What the chat's disk watcher needs of its connections: which run, and
 // whether one has been idle (no call in flight, none ended) since a time;
 // and a way to stop one that is idle, as an idle stop does.
@@ -25,7 +59,7 @@ func (s *Session) Running() []string {
 // in flight (nor starting) and none ended after t.
 func (s *Session) IdleSince(name string, t time.Time) bool {
 	c, ok := s.conns[name]
-	if !ok || c.busy.Load() > 0 || c.lastUsed.Load() > t.UnixNano() {
+	if !ok || !c.use.idleSince(t) {
 		return false
 	}
 	c.mu.Lock()
@@ -51,7 +85,7 @@ func (c *connection) stopIdle(why string) bool {
 	}
 	defer func() { <-c.gate }()
 	c.mu.Lock()
-	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state != StateRunning || !c.heldUntil(c.deps.holdClock()).IsZero() {
+	if c.inflight > 0 || c.use.busyNow() || c.srv == nil || c.state != StateRunning || !c.heldUntil(c.deps.holdClock()).IsZero() {
 		c.mu.Unlock()
 		return false
 	}

@@ -151,7 +151,7 @@ func (l *limiter) idlestLocked(c *connection, now time.Time) (*connection, time.
 	var bestUsed int64
 	var lapse time.Time
 	for h := range l.holders {
-		if h == c || h.busy.Load() > 0 {
+		if h == c || h.use.busyNow() {
 			continue
 		}
 		if until := h.heldUntil(now); !until.IsZero() {
@@ -160,7 +160,7 @@ func (l *limiter) idlestLocked(c *connection, now time.Time) (*connection, time.
 			}
 			continue
 		}
-		if used := h.lastUsed.Load(); best == nil || used < bestUsed {
+		if used := h.use.last(); best == nil || used < bestUsed {
 			best, bestUsed = h, used
 		}
 	}

@@ -139,7 +139,7 @@ func TestListenEndsWithItsServer(t *testing.T) {
 			}
 			c := s.conns["fake"]
 			c.mu.Lock()
-			c.idle.Reset(time.Millisecond) // the idle stop, now
+			c.idle.t.Reset(time.Millisecond) // the idle stop, now
 			c.mu.Unlock()
 			// The state says "not started" once the server is detached, just
 			// before it is ended: the listener ends with it.

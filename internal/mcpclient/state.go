@@ -108,9 +108,7 @@ func (c *connection) saveStateIfIdle(srv *liveServer) {
 		return
 	}
 	if !srv.stateGate.TryAcquire(stateGateAll) {
-		c.mu.Lock()
-		c.stateDirty = true
-		c.mu.Unlock()
+		c.saveLater()
 		return
 	}
 	defer srv.stateGate.Release(stateGateAll)

@@ -11,9 +11,9 @@ func (c *connection) release(srv *liveServer) { c.releaseAs(srv, true) }
 
 // releaseAs is release; called says a call ran (a prewarm's did not).
 func (c *connection) releaseAs(srv *liveServer, called bool) {
-	c.lastUsed.Store(time.Now().UnixNano())
+	now := time.Now()
 	c.usedInTurn()
-	if c.busy.Add(-1) == 0 {
+	if c.use.leave(now) {
 		if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
 			defer lim.idle() // after c.mu is released: the limiter reads busy, not c.mu
 		}
@@ -28,52 +28,7 @@ func (c *connection) releaseAs(srv *liveServer, called bool) {
 		c.stateDirtyLocked(srv)
 	}
 	if c.inflight == 0 && c.srv == srv && c.cfg.IdleTimeout > 0 {
-		c.idleGen++
-		c.idleArmed = c.idleGen
-		if c.idle == nil {
-			c.idle = time.AfterFunc(c.cfg.IdleTimeout, c.idleStop)
-		} else {
-			c.idle.Reset(c.cfg.IdleTimeout)
-		}
-	}
-}
-
-// stateDirtyLocked notes that a call changed what the chat's state may
-// hold; once its calls pause it is saved, at most every stateSaveEvery
-// (the save waits for the rest of it), so that a crash (the OOM killer,
-// a SIGKILL of the bot) loses little.
-func (c *connection) stateDirtyLocked(srv *liveServer) {
-	c.stateDirty = true
-	if c.inflight > 0 || c.saveTimer != nil {
-		return
-	}
-	wait := stateSaveEvery - time.Since(c.savedAt)
-	if wait <= 0 {
-		c.saveDueLocked(srv)
-		return
-	}
-	c.saveTimer = time.AfterFunc(wait, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.saveTimer = nil
-		if c.srv == srv && c.inflight == 0 && c.stateDirty {
-			c.saveDueLocked(srv)
-		}
-	})
-}
-
-// saveDueLocked saves the chat's state in the background.
-func (c *connection) saveDueLocked(srv *liveServer) {
-	c.stateDirty, c.savedAt = false, time.Now()
-	c.goLocked(func() { c.saveStateIfIdle(srv) })
-}
-
-// stopIdleLocked disarms the idle timer: a stop already on its way sees
-// the generation change and does nothing.
-func (c *connection) stopIdleLocked() {
-	c.idleGen++
-	if c.idle != nil {
-		c.idle.Stop()
+		c.idle.arm(c.cfg.IdleTimeout, c.idleStop)
 	}
 }
 
@@ -82,7 +37,7 @@ func (c *connection) idleStop() {
 	c.gate <- struct{}{}
 	defer func() { <-c.gate }()
 	c.mu.Lock()
-	if c.idleArmed != c.idleGen || c.inflight > 0 || c.srv == nil || c.state == StateClosed {
+	if !c.idle.due() || c.inflight > 0 || c.srv == nil || c.state == StateClosed {
 		c.mu.Unlock()
 		return
 	}
@@ -110,13 +65,13 @@ func (c *connection) evict() bool {
 	}
 	defer func() { <-c.gate }()
 	c.mu.Lock()
-	if c.inflight > 0 || c.busy.Load() > 0 || c.srv == nil || c.state == StateClosed || !c.heldUntil(c.deps.holdClock()).IsZero() {
+	if c.inflight > 0 || c.use.busyNow() || c.srv == nil || c.state == StateClosed || !c.heldUntil(c.deps.holdClock()).IsZero() {
 		c.mu.Unlock()
 		return false
 	}
 	srv := c.srv
 	c.detachLocked(srv, StateNotStarted)
-	c.evictions++
+	c.rec.evictions++
 	c.lost = c.lostNote(fmt.Sprintf("this chat's %s was closed since its last call, to free a place for another chat (at most %d run at once)",
 		c.noun(), c.deps.limiters[c.cfg.Name].limit))
 	c.mu.Unlock()
@@ -151,10 +106,10 @@ func (c *connection) releaseSlot(s *slot) {
 // detachLocked takes srv off the connection before it is stopped on purpose.
 func (c *connection) detachLocked(srv *liveServer, next State) {
 	c.stopping[srv] = true
-	c.tail = srv.ep.tailLines()
+	c.rec.tail = srv.ep.tailLines()
 	c.srv = nil
 	c.state = next
-	c.stopIdleLocked()
+	c.idle.disarm()
 }
 
 func (c *connection) forget(srv *liveServer) {
@@ -195,7 +150,7 @@ func (c *connection) shutdown(next State) {
 	if srv != nil {
 		c.detachLocked(srv, next)
 	} else {
-		c.stopIdleLocked()
+		c.idle.disarm()
 	}
 	if keep && next != StateClosed {
 		c.state = StateDisabled
