@@ -2,7 +2,10 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // cmdMCP is /mcp (every server's state), /mcp <name> (one server, in a
@@ -47,10 +50,14 @@ func (b *Bot) cmdMCP(ctx context.Context, chatID, userID int64, args []string) {
 	}
 }
 
-// mcpFailed answers with the error's text: the session's /mcp errors are
-// written for the user ("no MCP server named …").
+// mcpFailed answers with the error's text: a server the chat has not
+// got (chat.UnknownServerError) in words; the session's other /mcp errors
+// are written for the user.
 func (b *Bot) mcpFailed(ctx context.Context, chatID int64, err error) {
 	msg := errText(b.scrub, err)
+	if unknown := (*chat.UnknownServerError)(nil); errors.As(err, &unknown) {
+		msg = b.scrub(unknownServerText(unknown))
+	}
 	b.log.Info("/mcp failed", "chat", chatID, "err", msg)
 	if ctx.Err() != nil {
 		msg = "that took too long; try again in a moment"

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -27,9 +28,12 @@ func TestCommands(t *testing.T) {
 		{"mcp name", "/mcp fetch", nil, []string{"mcp 1001 fetch"}, "<pre>fetch: disabled\ncommand: cmd\nsource: test</pre>"},
 		{"mcp unknown name", "/mcp nope", func(s *fakeSessions) {
 			s.mcpServer = func(context.Context, int64, string) (chat.ServerStatus, error) {
-				return chat.ServerStatus{}, errors.New(`no MCP server named "nope" (configured: fetch)`)
+				return chat.ServerStatus{}, fmt.Errorf("mcp: %w", &chat.UnknownServerError{Name: "nope", Configured: []string{"fetch", "my server"}})
 			}
-		}, []string{"mcp 1001 nope"}, `Sorry: no MCP server named "nope" (configured: fetch)`},
+		}, []string{"mcp 1001 nope"}, `Sorry: no MCP server named "nope" (configured: fetch, my server)`},
+		{"mcp restart unknown name, none configured", "/mcp restart nope", func(s *fakeSessions) {
+			s.restartErr = &chat.UnknownServerError{Name: "nope"}
+		}, []string{"restart 1001 nope"}, `Sorry: no MCP server named "nope" (none are configured)`},
 		{"mcp restart", "/mcp restart fetch", nil, []string{"restart 1001 fetch"}, "fetch restarted: the next call starts a fresh process."},
 		{"mcp restart no name", "/mcp restart", nil, nil, "Usage: /mcp restart <name>"},
 		// A server's name as another client wrote it: a marketplace name, or

@@ -40,9 +40,10 @@ type fakeSessions struct {
 	onCall  func(ctx context.Context, call string) // runs before the call returns (may block or panic)
 	// mcpStatus answers /mcp (nil: one server, fetch, disabled), mcpServer
 	// /mcp <name> (nil: that server, disabled, run by "cmd").
-	mcpStatus func(ctx context.Context, chatID int64) (chat.MCPStatus, error)
-	mcpServer func(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error)
-	resetErr  error
+	mcpStatus  func(ctx context.Context, chatID int64) (chat.MCPStatus, error)
+	mcpServer  func(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error)
+	resetErr   error
+	restartErr error
 	// mcpLogin, when set, starts the logins (a real client's, in a test
 	// of what the chat sees of a login).
 	mcpLogin func(ctx context.Context, name, redirect string) (*session.MCPLogin, error)
@@ -118,7 +119,7 @@ func (s *fakeSessions) MCPServer(ctx context.Context, chatID int64, name string)
 
 func (s *fakeSessions) MCPRestart(chatID int64, name string) error {
 	s.record(context.Background(), fmt.Sprintf("restart %d %s", chatID, name))
-	return nil
+	return s.restartErr
 }
 
 func (s *fakeSessions) MCPLogin(ctx context.Context, name, redirect string) (*session.MCPLogin, error) {

@@ -319,3 +319,12 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// unknownServerText is the answer to a command that names no configured
+// MCP server: the servers there are.
+func unknownServerText(e *chat.UnknownServerError) string {
+	if len(e.Configured) == 0 {
+		return fmt.Sprintf("no MCP server named %q (none are configured)", e.Name)
+	}
+	return fmt.Sprintf("no MCP server named %q (configured: %s)", e.Name, strings.Join(e.Configured, ", "))
+}

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -218,3 +219,14 @@ type ToolOrigin interface {
 	// CatalogTool is the entry of the tool.
 	CatalogTool() CatalogTool
 }
+
+// UnknownServerError is a command that names no configured MCP server
+// (/mcp <name>, /mcp restart <name>, /mcp login <name>). Configured are the
+// servers there are, by the names users know them by; the bot tells the
+// user (Error is the operator's text).
+type UnknownServerError struct {
+	Name       string
+	Configured []string
+}
+
+func (e *UnknownServerError) Error() string { return "unknown MCP server " + strconv.Quote(e.Name) }

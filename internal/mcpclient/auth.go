@@ -303,7 +303,7 @@ type Login struct {
 func (c *Client) Login(ctx context.Context, name, redirectURL string) (*Login, error) {
 	cfg, ok := c.Server(name)
 	if !ok {
-		return nil, fmt.Errorf("no MCP server named %q", name)
+		return nil, c.unknownServer(name)
 	}
 	name = cfg.Name
 	sp, err := cfg.Expand(mcpconfig.Dirs{}, c.sp.env)

@@ -464,7 +464,7 @@ func (s *Session) Restart(name string) error {
 	cfg, _ := s.client.Server(name)
 	conn, ok := s.conns[cfg.Name]
 	if !ok {
-		return fmt.Errorf("no MCP server named %q", name)
+		return s.client.unknownServer(name)
 	}
 	conn.stop()
 	return nil

@@ -581,8 +581,9 @@ func TestRestartStartsFreshProcess(t *testing.T) {
 	if second, _ := s.Status("fake"); second.PID == first.PID || second.State != StateRunning {
 		t.Errorf("after restart: %+v", second)
 	}
-	if err := s.Restart("nope"); err == nil {
-		t.Error("restart of an unknown server succeeded")
+	var unknown *chat.UnknownServerError
+	if err := s.Restart("nope"); !errors.As(err, &unknown) || unknown.Name != "nope" || !slices.Equal(unknown.Configured, []string{"fake"}) {
+		t.Errorf("restart of an unknown server: %v", err)
 	}
 }
 
@@ -677,7 +678,8 @@ func TestStatuses(t *testing.T) {
 	if text := fmt.Sprintf("%+v", detail); strings.Contains(text, "tok_0123456789abcdef") || strings.Contains(text, "${env:API_TOKEN}") {
 		t.Errorf("/mcp fake shows an env value: %s", text)
 	}
-	if _, err := s.ServerStatus("nope"); err == nil || !strings.Contains(err.Error(), "fake, playwright") {
+	var unknown *chat.UnknownServerError
+	if _, err := s.ServerStatus("nope"); !errors.As(err, &unknown) || !slices.Equal(unknown.Configured, []string{"fake", "playwright"}) {
 		t.Errorf("unknown server: %v", err)
 	}
 }

@@ -186,17 +186,14 @@ func refusedOf(refusals []Refusal, server string) []Refusal {
 	return out
 }
 
-// unknownServer is the error of a /mcp <name> that names no configured
+// unknownServer is the error of a command that names no configured
 // server: it lists the configured ones.
 func (c *Client) unknownServer(name string) error {
 	names := make([]string, 0, len(c.servers))
 	for _, cfg := range c.servers {
 		names = append(names, cfg.Display())
 	}
-	if len(names) == 0 {
-		return fmt.Errorf("no MCP server named %q (none are configured)", name)
-	}
-	return fmt.Errorf("no MCP server named %q (configured: %s)", name, strings.Join(names, ", "))
+	return &chat.UnknownServerError{Name: name, Configured: names}
 }
 
 // commandLine renders the unexpanded command and args, quoting where needed.
