@@ -72,20 +72,20 @@ type Options struct {
 // New returns a Client. It does no network I/O: Connect calls getMe.
 func New(o Options) (*Client, error) {
 	if strings.TrimSpace(o.Token) == "" {
-		return nil, errors.New("bot: no token (set TELEGRAM_BOT_TOKEN)")
+		return nil, errors.New("telegram: no token (set TELEGRAM_BOT_TOKEN)")
 	}
 	if o.APIURL == "" {
 		o.APIURL = DefaultAPIURL
 	}
 	o.APIURL = strings.TrimRight(o.APIURL, "/")
 	if u, err := url.Parse(o.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("bot: TELEGRAM_API_URL %q is not an http(s) URL", o.APIURL)
+		return nil, fmt.Errorf("telegram: TELEGRAM_API_URL %q is not an http(s) URL", o.APIURL)
 	}
 	var webhookPath string
 	if o.WebhookURL != "" {
 		u, err := url.Parse(o.WebhookURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, fmt.Errorf("bot: TELEGRAM_WEBHOOK_URL %q is not an https URL", o.WebhookURL)
+			return nil, fmt.Errorf("telegram: TELEGRAM_WEBHOOK_URL %q is not an https URL", o.WebhookURL)
 		}
 		if webhookPath = u.EscapedPath(); webhookPath == "" {
 			webhookPath = "/"
@@ -94,14 +94,14 @@ func New(o Options) (*Client, error) {
 			o.WebhookSecret = rand.Text()
 		}
 		if !ValidWebhookSecret(o.WebhookSecret) {
-			return nil, errors.New("bot: TELEGRAM_WEBHOOK_SECRET must be 1–256 characters of A–Z, a–z, 0–9, _ and -")
+			return nil, errors.New("telegram: TELEGRAM_WEBHOOK_SECRET must be 1–256 characters of A–Z, a–z, 0–9, _ and -")
 		}
 	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	logger = logger.With("component", "bot")
+	logger = logger.With("component", "telegram")
 	c := newClient(httpClient(o.HTTPClient), clientOptions{
 		Sleep: o.Sleep, Limits: o.Limits, Logger: logger,
 		Scrub: newScrubber(o.Token, o.Redactor, o.WebhookSecret),
@@ -123,7 +123,7 @@ func New(o Options) (*Client, error) {
 		}),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("bot: %s", c.scrub(err.Error()))
+		return nil, fmt.Errorf("telegram: %s", c.scrub(err.Error()))
 	}
 	c.api = api
 	return c, nil

@@ -9,7 +9,7 @@ import (
 
 // New checks its options and does no I/O.
 func TestNewRefusesBadOptions(t *testing.T) {
-	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "TELEGRAM_BOT_TOKEN") {
+	if _, err := New(Options{}); err == nil || !strings.HasPrefix(err.Error(), "telegram: ") || !strings.Contains(err.Error(), "TELEGRAM_BOT_TOKEN") {
 		t.Errorf("New without a token: %v", err)
 	}
 	for _, u := range []string{"http://bad host", "api.telegram.org", "ftp://x"} {
