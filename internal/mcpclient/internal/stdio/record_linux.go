@@ -22,7 +22,8 @@ import (
 // processes by pid and start time, and the members of the sessions and
 // groups those processes led that started before the bot died (by then
 // the record was touched no longer than a scan interval ago): a session
-// whose pid was reused since then is someone else's. The header names the
+// whose pid was reused since then is someone else's; a rewrite's temporary
+// file that a kill left beside it goes too. The header names the
 // boot and the pid namespace (the pids of another mean other processes)
 // and the scan interval.
 //
@@ -154,6 +155,10 @@ func (t *Tracker) reapRecords(self selfInfo) []int {
 	boot, pidns := bootID(), pidNamespace()
 	var killed []int
 	for _, e := range entries {
+		if bot, ok := recordTemp(e.Name()); ok {
+			t.removeDeadTemp(e.Name(), bot, self)
+			continue
+		}
 		if !strings.HasSuffix(e.Name(), ".procs") {
 			continue
 		}
@@ -172,6 +177,38 @@ func (t *Tracker) reapRecords(self selfInfo) []int {
 		}
 	}
 	return killed
+}
+
+// recordTemp reports whether name is the temporary file of a rewrite of
+// a record (store.WriteFile's ".<record>.tmp…"), and whose record.
+func recordTemp(name string) (bot procKey, ok bool) {
+	rest, ok := strings.CutPrefix(name, ".")
+	if !ok {
+		return procKey{}, false
+	}
+	rec, _, ok := strings.Cut(rest, ".procs.tmp")
+	if !ok {
+		return procKey{}, false
+	}
+	p, s, ok := strings.Cut(rec, "-")
+	pid, err1 := strconv.Atoi(p)
+	start, err2 := strconv.ParseUint(s, 10, 64)
+	if !ok || err1 != nil || err2 != nil || pid <= 0 {
+		return procKey{}, false
+	}
+	return procKey{pid, start}, true
+}
+
+// removeDeadTemp removes name, the temporary file a bot process killed
+// mid-rewrite of its record left behind, unless that process still runs.
+func (t *Tracker) removeDeadTemp(name string, bot procKey, self selfInfo) {
+	if bot == self.procKey || spawnerAlive(bot.pid, bot.start) {
+		return
+	}
+	path := filepath.Join(t.stateDir, name)
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		t.logger.Warn("a stray temporary record of MCP server processes not removed", "path", path, "err", err)
+	}
 }
 
 // ticksAt is the time t in clock ticks after boot (0 when unknown).
