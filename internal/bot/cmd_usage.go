@@ -19,7 +19,7 @@ type Usage interface {
 // against its budget, and what is not counted (*session.Manager satisfies
 // it). Sessions that do not implement it show no disk part.
 type DiskUsage interface {
-	DiskUsage(chatID int64) (string, error)
+	DiskUsage(ctx context.Context, chatID int64) (string, error)
 }
 
 // cmdUsage is /usage: the chat's tokens today and this month, and its
@@ -30,7 +30,7 @@ func (b *Bot) cmdUsage(ctx context.Context, chatID, userID int64) {
 		text = b.o.Usage.Report(chatID, userID)
 	}
 	if d, ok := b.sessions.(DiskUsage); ok {
-		if du, err := d.DiskUsage(chatID); err != nil {
+		if du, err := d.DiskUsage(ctx, chatID); err != nil {
 			b.log.Warn("/usage: the chat's disk use", "chat", chatID, "err", err)
 		} else {
 			text += "\n\n" + du

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,7 +16,7 @@ type diskSessions struct {
 	err error
 }
 
-func (d diskSessions) DiskUsage(chatID int64) (string, error) {
+func (d diskSessions) DiskUsage(_ context.Context, chatID int64) (string, error) {
 	if d.err != nil {
 		return "", d.err
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -119,11 +120,19 @@ func (s *session) logPrune(res disk.PruneResult) {
 }
 
 // DiskUsage is /usage's part on disk for chat: its generated files against
-// its budget, by kind, and what is not counted.
-func (m *Manager) DiskUsage(chatID int64) (string, error) {
+// its budget, by kind, and what is not counted. A chat whose conversation
+// has not been read since the start reads it first (on its goroutine), so
+// that the images it shows are not counted as a conversation left; until
+// ctx ends.
+func (m *Manager) DiskUsage(ctx context.Context, chatID int64) (string, error) {
 	s, err := m.get(chatID)
 	if err != nil {
 		return "", err
+	}
+	if !s.diskReady.Load() {
+		if err := s.openFirst(ctx); err != nil {
+			return "", err
+		}
 	}
 	u := s.disk.Measure()
 	var b strings.Builder

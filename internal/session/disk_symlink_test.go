@@ -98,7 +98,7 @@ func TestDiskBudgetFollowsNoSymlinkOut(t *testing.T) {
 	if got, want := files(t, ws), []string{".out/page-3.yml", ".out/page-4.yml"}; !slices.Equal(got, want) {
 		t.Errorf("the workspace holds %q, want %q", got, want)
 	}
-	text, err := e.manager.DiskUsage(1)
+	text, err := e.manager.DiskUsage(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,7 +169,7 @@ func TestDiskBudgetPrunesWhatIsGenerated(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.manager.Private(1), transcriptName)); err != nil {
 		t.Errorf("the transcript: %v", err)
 	}
-	text, err := e.manager.DiskUsage(1)
+	text, err := e.manager.DiskUsage(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,16 +218,42 @@ func TestDiskBudgetImagesOfTheConversation(t *testing.T) {
 	if len(images) != 1 {
 		t.Fatalf("images: %q", images)
 	}
-	text, _ := e.manager.DiskUsage(1)
+	text, _ := e.manager.DiskUsage(context.Background(), 1)
 	if strings.Contains(text, "conversations left with /new") {
 		t.Errorf("the live conversation's image counts:\n%s", text)
 	}
 	if err := e.manager.Reset(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	text, _ = e.manager.DiskUsage(1)
+	text, _ = e.manager.DiskUsage(context.Background(), 1)
 	if !strings.Contains(text, "• conversations left with /new: ") || !strings.Contains(text, "in 2 files") {
 		t.Errorf("after /new the archive and its image do not count:\n%s", text)
+	}
+}
+
+// Right after a restart, before the chat's first message, the live
+// conversation's images are still the conversation's: /usage reads the
+// conversation first (they were counted as a conversation left with /new).
+func TestDiskUsageAfterARestartKnowsTheConversation(t *testing.T) {
+	dataDir := t.TempDir()
+	answer := func(_ context.Context, req llm.Request) (llm.Response, error) {
+		if res := llmtest.LastToolResults(req); len(res) > 0 {
+			return llm.Response{Text: "seen"}, nil
+		}
+		return toolCall("c1", fakemcp.ToolImage, `{}`), nil
+	}
+	e := newEnv(t, answer, envOptions{dataDir: dataDir})
+	e.deliver(1, "show me")
+	e.chat.waitTexts(t, 1, 1)
+	e.close()
+
+	e = newEnv(t, answer, envOptions{dataDir: dataDir})
+	text, err := e.manager.DiskUsage(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "conversations left with /new") || !strings.Contains(text, "none yet") {
+		t.Errorf("after a restart the live conversation's image counts:\n%s", text)
 	}
 }
 

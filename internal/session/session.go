@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ const (
 	inputMessage inputKind = iota
 	inputReset
 	inputResume // tell the chat its turn was cut off by a restart
+	inputOpen   // read the conversation (openFirst); it goes first in the queue
 )
 
 type input struct {
@@ -29,7 +31,7 @@ type input struct {
 	files []Attachment // inputMessage: files sent with the text
 	taken func()       // inputMessage: Message.Taken, or nil
 	from  int64        // inputMessage: who sent it
-	done  chan error   // inputReset: the outcome
+	done  chan error   // inputReset, inputOpen: the outcome
 }
 
 // take calls in.taken at most once.
@@ -122,7 +124,11 @@ func (s *session) enqueue(in input) (dropped int, err error) {
 		dropped = len(gone)
 		s.cancelTurnLocked()
 	}
-	s.queue = append(s.queue, in)
+	if in.kind == inputOpen {
+		s.queue = slices.Insert(s.queue, 0, in)
+	} else {
+		s.queue = append(s.queue, in)
+	}
 	start := !s.running
 	if start {
 		// Counted under s.mu, which Close takes (shut) before it waits:
@@ -384,6 +390,23 @@ func (s *session) handle(in *input) {
 		in.done <- s.reset()
 	case inputResume:
 		s.resume()
+	case inputOpen:
+		in.done <- s.open()
+	}
+}
+
+// openFirst has the chat's goroutine read the conversation before any
+// input waiting for it (a turn that runs has read it), until ctx ends.
+func (s *session) openFirst(ctx context.Context) error {
+	done := make(chan error, 1)
+	if _, err := s.enqueue(input{kind: inputOpen, done: done}); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
