@@ -115,12 +115,9 @@ func (a *activity) Answer(ctx context.Context, markdown string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	// The loop has it: its sending ends with ctx, and its error says how
+	// much went out (chat.PartlySentError) — wait for it.
+	return <-r.done
 }
 
 // Done ends the activity: typing stops and the progress message, if any,

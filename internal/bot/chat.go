@@ -11,6 +11,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
@@ -85,6 +86,20 @@ func (c *Chat) SendText(ctx context.Context, chatID int64, markdown string) erro
 	return c.sendChunks(ctx, chatID, tgformat.Render(markdown))
 }
 
+// SendTextFrom sends the messages SendText would send for markdown from
+// the index from on: the rest of an answer whose first messages reached
+// the chat before a shutdown (chat.PartlySentError).
+func (c *Chat) SendTextFrom(ctx context.Context, chatID int64, markdown string, from int) error {
+	chunks := tgformat.Render(markdown)
+	if from >= len(chunks) {
+		return nil
+	}
+	return c.sendChunks(ctx, chatID, chunks[max(from, 0):])
+}
+
+// sendChunks sends chunks as messages, in order. A failed one is logged
+// and the next is tried, until ctx ends: the error then says how many
+// were handed to Telegram before (chat.PartlySentError).
 func (c *Chat) sendChunks(ctx context.Context, chatID int64, chunks []tgformat.Chunk) error {
 	var errs []error
 	for i, ch := range chunks {
@@ -92,7 +107,7 @@ func (c *Chat) sendChunks(ctx context.Context, chatID int64, chunks []tgformat.C
 			c.log.Error("message not delivered", "chat", chatID, "part", i+1, "of", len(chunks), "err", err.Error())
 			errs = append(errs, err)
 			if ctx.Err() != nil {
-				break
+				return &chat.PartlySentError{Sent: i, Err: errors.Join(errs...)}
 			}
 		}
 	}

@@ -14,7 +14,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 func TestSendTextHTML(t *testing.T) {
@@ -252,4 +254,43 @@ func TestSendFileLongCaption(t *testing.T) {
 	if len(sent) != 2 || sent[0].Text != "" || sent[1].Text != caption {
 		t.Errorf("sent %+v", sent)
 	}
+}
+
+// A long answer cut off after its first messages (the bot shutting down
+// while Telegram held the rest back) says how many went out, and
+// SendTextFrom sends exactly the rest: the chat reads every part once, in
+// order, as if nothing had happened.
+func TestSendTextCutOffSaysWhatWentOutAndTheRestFollows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newBubbleBot(t, nil)
+		para := strings.Repeat("word ", 199) + "end.\n\n"
+		text := strings.Repeat(para, 10)
+		if err := h.bot.Chat().SendText(context.Background(), bob, text); err != nil {
+			t.Fatal(err)
+		}
+		whole := h.fake.Texts(bob)
+		if len(whole) < 3 {
+			t.Fatalf("%d messages: the text is not long enough", len(whole))
+		}
+
+		// The second message gets a 429 to wait out for an hour; the
+		// shutdown comes within it.
+		h.fake.SetLimits(telegramtest.Limits{ChatEvery: time.Hour})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := h.bot.Chat().SendText(ctx, alice, text)
+		if err == nil || chat.SentParts(err) != 1 {
+			t.Fatalf("cut off after one message: err %v, SentParts %d", err, chat.SentParts(err))
+		}
+		h.fake.SetLimits(telegramtest.NoLimits)
+		if err := h.bot.Chat().SendTextFrom(context.Background(), alice, text, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.fake.Texts(alice); !slices.Equal(got, whole) {
+			t.Errorf("the chat read %d messages, want the %d of the whole text once each", len(got), len(whole))
+		}
+		if err := h.bot.Chat().SendTextFrom(context.Background(), alice, text, len(whole)); err != nil || len(h.fake.Texts(alice)) != len(whole) {
+			t.Errorf("nothing left to send: err %v, %d messages", err, len(h.fake.Texts(alice)))
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
@@ -291,24 +292,31 @@ func (l *live) end(ctx context.Context, chunks []tgformat.Chunk) error {
 		l.timer.Stop()
 		l.due = nil
 	}
-	c, chat := l.a.c, l.a.chatID
+	c, chatID := l.a.c, l.a.chatID
 	if l.last.IsZero() || len(chunks) == 0 {
 		l.cancelDraft()
-		return c.sendChunks(ctx, chat, chunks)
+		return c.sendChunks(ctx, chatID, chunks)
 	}
 	msg := l.msg
 	if l.draftID != 0 {
 		msg = new(atomic.Int64) // the answer is a new message
 	}
-	err := c.tg.Wait(ctx, "sendMessage", c.tg.Submit(ctx, chat, "sendMessage", telegram.Paced, l.key(), c.upsert(chat, msg, chunks[0])))
+	err := c.tg.Wait(ctx, "sendMessage", c.tg.Submit(ctx, chatID, "sendMessage", telegram.Paced, l.key(), c.upsert(chatID, msg, chunks[0])))
 	l.cancelDraft()
 	var errs []error
 	if err != nil {
-		c.log.Error("message not delivered", "chat", chat, "part", 1, "of", len(chunks), "err", err.Error())
+		c.log.Error("message not delivered", "chat", chatID, "part", 1, "of", len(chunks), "err", err.Error())
+		if ctx.Err() != nil {
+			return &chat.PartlySentError{Sent: 0, Err: err}
+		}
 		errs = append(errs, err)
 	}
 	if len(chunks) > 1 {
-		errs = append(errs, c.sendChunks(ctx, chat, chunks[1:]))
+		rest := c.sendChunks(ctx, chatID, chunks[1:])
+		if ps := (*chat.PartlySentError)(nil); errors.As(rest, &ps) {
+			return &chat.PartlySentError{Sent: 1 + ps.Sent, Err: errors.Join(append(errs, ps.Err)...)}
+		}
+		errs = append(errs, rest)
 	}
 	return errors.Join(errs...)
 }

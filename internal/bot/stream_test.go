@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
@@ -233,6 +234,33 @@ func TestStreamedLongAnswerIsSplit(t *testing.T) {
 		}
 		if sent[0].Edits() == 0 {
 			t.Error("the first part is not the streamed message")
+		}
+	})
+}
+
+// A long streamed answer cut off after its first part (the shutdown came
+// while Telegram held the second back) says so: the next start sends the
+// rest only (Chat.SendTextFrom).
+func TestStreamedLongAnswerCutOffSaysWhatWentOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newBubbleBot(t, nil)
+		a := h.bot.Chat().StartActivity(context.Background(), group).(session.StreamingActivity)
+		var sb strings.Builder
+		for i := range 900 {
+			fmt.Fprintf(&sb, "word%d ", i)
+			if i == 100 {
+				a.Stream(sb.String())
+				time.Sleep(2 * time.Second)
+			}
+		}
+		time.Sleep(2 * time.Hour) // the limits below count from the last call
+		h.fake.SetLimits(telegramtest.Limits{ChatEvery: time.Hour})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := a.Answer(ctx, sb.String())
+		a.Done()
+		if chat.SentParts(err) != 1 {
+			t.Errorf("cut off after the first part: err %v, SentParts %d", err, chat.SentParts(err))
 		}
 	})
 }

@@ -44,6 +44,9 @@ type fakeChat struct {
 	holdTexts atomic.Int64
 	held      chan struct{}
 	release   chan struct{}
+	// heldSent is how many parts of a held text the chat says went out
+	// before the sender's context ended (chat.PartlySentError).
+	heldSent atomic.Int64
 }
 
 func newFakeChat() *fakeChat {
@@ -66,6 +69,9 @@ func (c *fakeChat) SendText(ctx context.Context, chatID int64, text string) erro
 		select {
 		case <-c.release:
 		case <-ctx.Done():
+			if n := c.heldSent.Load(); n > 0 {
+				return &chat.PartlySentError{Sent: int(n), Err: ctx.Err()}
+			}
 			return ctx.Err()
 		}
 	}
@@ -74,6 +80,11 @@ func (c *fakeChat) SendText(ctx context.Context, chatID int64, text string) erro
 	c.mu.Unlock()
 	c.notify()
 	return nil
+}
+
+// SendTextFrom records the rest of a text as "[from <n>] <text>".
+func (c *fakeChat) SendTextFrom(ctx context.Context, chatID int64, text string, from int) error {
+	return c.SendText(ctx, chatID, fmt.Sprintf("[from %d] %s", from, text))
 }
 
 func (c *fakeChat) SendFile(_ context.Context, chatID int64, file OutgoingFile, caption string) error {

@@ -27,6 +27,14 @@ type Chat interface {
 	StartActivity(ctx context.Context, chatID int64) Activity
 }
 
+// ResumingChat is a Chat that can send what is left of a text: the parts
+// from the index from on, as SendText split it (the first reached the chat
+// before a shutdown: chat.PartlySentError). The bot implements it; a Chat
+// without it is sent the whole text again.
+type ResumingChat interface {
+	SendTextFrom(ctx context.Context, chatID int64, markdown string, from int) error
+}
+
 // Activity is the visible progress of one turn.
 type Activity interface {
 	// ToolCall reports a tool call as it starts.

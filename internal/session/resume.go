@@ -3,9 +3,11 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +31,31 @@ const RestartNotice = "I was restarted while working on your last message; say \
 func turnMarkPath(private string) string { return filepath.Join(private, turnMark) }
 
 // undeliveredMark is what the mark holds when the turn's answer is in the
-// transcript but the shutdown kept it from the chat.
+// transcript but the shutdown kept it from the chat; when its first parts
+// (messages) reached the chat, a line "sent <n>" follows.
 const undeliveredMark = "answer not delivered\n"
+
+// undeliveredText is the mark of an answer of which sent parts reached
+// the chat.
+func undeliveredText(sent int) string {
+	if sent <= 0 {
+		return undeliveredMark
+	}
+	return undeliveredMark + "sent " + strconv.Itoa(sent) + "\n"
+}
+
+// parseUndelivered reads a mark: whether it is an undelivered answer's,
+// and how many of its parts reached the chat.
+func parseUndelivered(mark string) (sent int, ok bool) {
+	rest, ok := strings.CutPrefix(mark, undeliveredMark)
+	if !ok {
+		return 0, false
+	}
+	if n, found := strings.CutPrefix(rest, "sent "); found {
+		sent, _ = strconv.Atoi(strings.TrimSuffix(n, "\n"))
+	}
+	return max(sent, 0), true
+}
 
 // errUndelivered ends a turn whose answer the shutdown kept from the chat.
 var errUndelivered = errors.New("the answer was not delivered: the bot is shutting down")
@@ -39,7 +64,8 @@ var errUndelivered = errors.New("the answer was not delivered: the bot is shutti
 // shutdown does not cut it off: it may take AnswerGrace more (as what was
 // streamed of an answer is kept). One the shutdown still kept from the
 // chat is errUndelivered (the transcript holds it: the next start sends
-// it); one Telegram refused is logged.
+// what the chat did not get, chat.SentParts of the error); one Telegram
+// refused is logged.
 func (s *session) deliverAnswer(streamer StreamingActivity, text string) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(s.m.ctx))
 	defer cancel()
@@ -57,7 +83,7 @@ func (s *session) deliverAnswer(streamer StreamingActivity, text string) error {
 	switch {
 	case err == nil:
 	case s.m.ctx.Err() != nil:
-		return errUndelivered
+		return fmt.Errorf("%w: %w", errUndelivered, err)
 	default:
 		s.m.logger.Warn("send reply", "chat", s.id, "err", err)
 	}
@@ -65,11 +91,12 @@ func (s *session) deliverAnswer(streamer StreamingActivity, text string) error {
 }
 
 // markUndelivered says in the turn's mark that its answer is still to be
-// sent. The mark's content decides, at the next start, whether the answer
+// sent, but for the first sent parts, which reached the chat. The mark's
+// content decides, at the next start, whether (and from where) the answer
 // is sent: it is replaced whole (store.WriteFile), never left empty or
 // short by a crash.
-func (s *session) markUndelivered() {
-	if err := store.WriteFile(turnMarkPath(s.private), []byte(undeliveredMark), nil); err != nil {
+func (s *session) markUndelivered(sent int) {
+	if err := store.WriteFile(turnMarkPath(s.private), []byte(undeliveredText(sent)), nil); err != nil {
 		s.m.logger.Warn("mark the undelivered answer", "chat", s.id, "err", err)
 		return
 	}
@@ -101,8 +128,9 @@ func (s *session) resume() {
 		return
 	}
 	if !interrupted(s.history) {
-		if mark, _ := os.ReadFile(turnMarkPath(s.private)); string(mark) == undeliveredMark {
-			s.sendKeptAnswer()
+		mark, _ := os.ReadFile(turnMarkPath(s.private))
+		if sent, ok := parseUndelivered(string(mark)); ok {
+			s.sendKeptAnswer(sent)
 			return
 		}
 		s.unmarkTurn()
@@ -138,9 +166,10 @@ func interrupted(history []llm.Message) bool {
 }
 
 // sendKeptAnswer sends the conversation's last answer, which a shutdown
-// kept from the chat, and removes the mark once it went out (a shutdown
-// again keeps it for the start after).
-func (s *session) sendKeptAnswer() {
+// kept from the chat — from its part sent on when the chat can send a part
+// (ResumingChat): the first ones reached it — and removes the mark once it
+// went out (a shutdown again keeps it for the start after).
+func (s *session) sendKeptAnswer(sent int) {
 	if len(s.history) == 0 {
 		s.unmarkTurn()
 		return
@@ -151,8 +180,14 @@ func (s *session) sendKeptAnswer() {
 			text = append(text, p.Text)
 		}
 	}
-	s.m.logger.Info("sending the answer a restart kept from the chat", "chat", s.id)
-	err := s.m.o.Chat.SendText(s.m.ctx, s.id, s.m.o.Redactor.Redact(strings.Join(text, "\n\n")))
+	s.m.logger.Info("sending the answer a restart kept from the chat", "chat", s.id, "parts_sent_before", sent)
+	answer := s.m.o.Redactor.Redact(strings.Join(text, "\n\n"))
+	var err error
+	if rc, ok := s.m.o.Chat.(ResumingChat); ok && sent > 0 {
+		err = rc.SendTextFrom(s.m.ctx, s.id, answer, sent)
+	} else {
+		err = s.m.o.Chat.SendText(s.m.ctx, s.id, answer)
+	}
 	if err != nil && s.m.ctx.Err() != nil {
 		return
 	}

@@ -139,6 +139,53 @@ func TestAnAnswerTheShutdownKeptIsSentAtTheNextStart(t *testing.T) {
 	}
 }
 
+// An answer whose first parts reached the chat before the shutdown cut
+// the rest off: the next start sends the rest only (ResumingChat), once.
+func TestAnAnswerPartlySentBeforeTheShutdownIsFinishedAtTheNextStart(t *testing.T) {
+	dir := t.TempDir()
+	first := newEnv(t, echoText, envOptions{dataDir: dir, answerGrace: time.Millisecond})
+	first.chat.holdTexts.Store(84)
+	first.chat.heldSent.Store(2)
+	first.deliver(84, "last words")
+	await(t, first.chat.held, "the answer on its way")
+	first.close()
+	if mark, err := os.ReadFile(turnMarkPath(first.manager.Private(84))); err != nil || string(mark) != undeliveredMark+"sent 2\n" {
+		t.Fatalf("the mark holds %q (%v), want the parts sent", mark, err)
+	}
+
+	second := newEnv(t, echoText, envOptions{dataDir: dir})
+	if n, err := second.manager.Resume(); err != nil || n != 1 {
+		t.Fatalf("Resume = %d, %v; want 1 chat", n, err)
+	}
+	if got := second.chat.waitTexts(t, 84, 1); !slices.Equal(got, []string{"[from 2] re: last words"}) {
+		t.Errorf("chat 84 was sent %q, want the rest of its answer", got)
+	}
+	second.close()
+	third := newEnv(t, echoText, envOptions{dataDir: dir})
+	if n, err := third.manager.Resume(); err != nil || n != 0 {
+		t.Errorf("Resume after the rest went out = %d, %v; want 0", n, err)
+	}
+}
+
+func TestParseUndelivered(t *testing.T) {
+	for _, tc := range []struct {
+		mark string
+		sent int
+		ok   bool
+	}{
+		{"", 0, false},
+		{undeliveredMark, 0, true},
+		{undeliveredText(3), 3, true},
+		{undeliveredMark + "sent x\n", 0, true},
+		{undeliveredMark + "sent -4\n", 0, true},
+		{"answer not deliv", 0, false},
+	} {
+		if sent, ok := parseUndelivered(tc.mark); sent != tc.sent || ok != tc.ok {
+			t.Errorf("parseUndelivered(%q) = %d, %v; want %d, %v", tc.mark, sent, ok, tc.sent, tc.ok)
+		}
+	}
+}
+
 // A mark without an unanswered message (the shutdown came right after the
 // answer) sends nothing and is removed.
 func TestResumeWithAnAnsweredConversationSaysNothing(t *testing.T) {

@@ -533,7 +533,7 @@ func (s *session) runTurn(in *input) {
 		// answer the chat did not get is sent at the next start.
 		cutOff = true
 		if errors.Is(err, errUndelivered) {
-			s.markUndelivered()
+			s.markUndelivered(chat.SentParts(err))
 		}
 	default:
 		in.take()
