@@ -110,9 +110,7 @@ func (c *connection) failureOf(ctx context.Context, srv *liveServer, tool Tool, 
 	case errors.Is(err, errCallTimeout) && ctx.Err() == nil:
 		msg := fmt.Sprintf("%s timed out after %s", tool.Name, fmtSeconds(c.cfg.CallTimeout))
 		if srv.ep.done() { // it stopped reading its input: stopped, replaced by the next call
-			c.mu.Lock()
-			c.recordEndLocked(srv, true)
-			c.mu.Unlock()
+			c.recordEnd(srv, true)
 			msg += ". " + c.exitMessage(srv)
 		}
 		return ErrorResult(c.cfg.Name, tool.Name, msg), nil
@@ -120,18 +118,14 @@ func (c *connection) failureOf(ctx context.Context, srv *liveServer, tool Tool, 
 		return ErrorResult(c.cfg.Name, tool.Name, err.Error()), nil
 	case ctx.Err() != nil:
 		if srv.ep.done() { // cut short in the middle of a message: the next call is told
-			c.mu.Lock()
-			c.recordEndLocked(srv, false)
-			c.mu.Unlock()
+			c.recordEnd(srv, false)
 		}
 		return Result{}, context.Cause(ctx)
 	}
 	// A transport failure: the process died, or is about to; the HTTP
 	// connection failed.
 	if srv.ep.waitExit(exitNoticeWindow) {
-		c.mu.Lock()
-		c.recordEndLocked(srv, true)
-		c.mu.Unlock()
+		c.recordEnd(srv, true)
 		return ErrorResult(c.cfg.Name, tool.Name, c.exitMessage(srv)), nil
 	}
 	return ErrorResult(c.cfg.Name, tool.Name, c.redact(fmt.Sprintf("%s: %v", tool.Name, err))), nil

@@ -74,7 +74,8 @@ var ErrClosed = errors.New("mcp connection closed")
 //     and stopping; srv, state, startCancel and stopping say what runs;
 //   - the call path (call.go, hold.go): inflight and lost under mu, and use,
 //     the callers' marks that the ceiling and the disk watcher read without
-//     a lock;
+//     a lock. call.go reaches the lifecycle only through acquire, release
+//     and recordEnd: it takes no lock and reads no lifecycle field;
 //   - the timers that act when calls pause: idle (idle.go) and saves
 //     (statesave.go);
 //   - rec, what /mcp shows of its processes (record.go).

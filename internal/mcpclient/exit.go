@@ -81,6 +81,13 @@ func (c *connection) onExit() {
 	c.deps.sp.logger.Warn("MCP server exited", attrs...)
 }
 
+// recordEnd is recordEndLocked for the call path, which holds no lock.
+func (c *connection) recordEnd(srv *liveServer, reported bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recordEndLocked(srv, reported)
+}
+
 // recordEndLocked records that srv's endpoint ended on its own (its exit
 // watcher, a call that saw it and the next acquire all may; the first
 // records it): the state and reason /mcp shows, and the tail kept after the
