@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -142,7 +143,7 @@ func (m *Anthropic) params(req Request) anthropic.MessageNewParams {
 		maxTokens = m.o.MaxTokens
 	}
 	p := anthropic.MessageNewParams{
-		Model:     anthropic.Model(m.o.Model),
+		Model:     anthropic.Model(cmp.Or(req.Model, m.o.Model)),
 		MaxTokens: int64(maxTokens),
 		Messages:  anthropicMessages(req.Messages),
 	}

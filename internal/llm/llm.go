@@ -79,6 +79,10 @@ type Tool struct {
 
 // Request is one model call.
 type Request struct {
+	// Model names the model to ask, of the adapter's provider and
+	// endpoint (a chat's pick of LLM_MODELS); "": the adapter's own
+	// (its options' Model).
+	Model    string
 	System   string
 	Messages []Message
 	Tools    []Tool

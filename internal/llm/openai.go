@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -145,7 +146,7 @@ func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 
 func (m *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 	p := openai.ChatCompletionNewParams{
-		Model:    shared.ChatModel(m.o.Model),
+		Model:    shared.ChatModel(cmp.Or(req.Model, m.o.Model)),
 		Messages: openAIMessages(req),
 	}
 	if n := req.MaxTokens; n > 0 || m.o.MaxTokens > 0 {
