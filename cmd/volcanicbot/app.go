@@ -295,7 +295,7 @@ func (m *Main) logStart(model llm.Model) {
 	}
 	m.logger.Info(m.memPlan.String())
 	m.logger.Info("volcanicbot starting", "version", version, "data_dir", m.cfg.DataDir,
-		"provider", providerName(unwrapModel(model)), "model", m.cfg.LLM.Model, "mcp_servers", len(m.mcp.Servers()),
+		"provider", providerName(unwrapModel(model)), "model", m.cfg.LLM.Model, "models", strings.Join(m.cfg.LLM.Models, ","), "mcp_servers", len(m.mcp.Servers()),
 		"allowed_users", len(m.cfg.Telegram.AllowedUsers))
 }
 
@@ -369,15 +369,19 @@ func (m *Main) openLedger(model llm.Model) (*spend.Ledger, error) {
 	ledger := spend.New(spend.Options{
 		Dir:     filepath.Join(m.cfg.DataDir, usageDir),
 		PerChat: m.cfg.LLM.DailyTokensPerChat, PerUser: m.cfg.LLM.DailyTokensPerUser,
-		PriceInput: m.cfg.LLM.PriceInputPerMTok, PriceOutput: m.cfg.LLM.PriceOutputPerMTok,
+		PerChatUSD: m.cfg.LLM.DailyUSDPerChat, PerUserUSD: m.cfg.LLM.DailyUSDPerUser,
+		Prices: m.cfg.LLM.Prices, DefaultModel: m.cfg.LLM.Model,
 		Logger: m.logger, Now: m.UsageClock,
 	})
 	if err := ledger.Load(); err != nil {
 		return nil, err
 	}
-	m.metrics.spend.Store(&spendSource{stats: ledger.Stats, provider: providerName(unwrapModel(model)), model: m.cfg.LLM.Model})
+	m.metrics.spend.Store(&spendSource{stats: ledger.Stats, provider: providerName(unwrapModel(model))})
 	if m.cfg.LLM.DailyTokensPerChat > 0 || m.cfg.LLM.DailyTokensPerUser > 0 {
 		m.logger.Info("daily token allowance", "per_chat", m.cfg.LLM.DailyTokensPerChat, "per_user", m.cfg.LLM.DailyTokensPerUser)
+	}
+	if m.cfg.LLM.DailyUSDPerChat > 0 || m.cfg.LLM.DailyUSDPerUser > 0 {
+		m.logger.Info("daily money allowance", "per_chat_usd", m.cfg.LLM.DailyUSDPerChat, "per_user_usd", m.cfg.LLM.DailyUSDPerUser)
 	}
 	return ledger, nil
 }

@@ -41,6 +41,7 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		DataDir:       m.cfg.DataDir,
 		Model:         model,
 		ModelName:     m.cfg.LLM.Model,
+		Models:        m.cfg.LLM.Models,
 		MCP:           m.mcp,
 		NewMCPSession: m.newMCPSession,
 		Login:         m.login,

@@ -12,6 +12,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/spend"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
@@ -79,8 +80,14 @@ type TelegramConfig struct {
 
 // LLMConfig selects the model and its endpoint.
 type LLMConfig struct {
-	Provider         string // "openai", "anthropic" or "" (lower-cased)
-	Model            string
+	Provider string // "openai", "anthropic" or "" (lower-cased)
+	// Model is the default model: LLM_MODEL, else the first of
+	// LLM_MODELS.
+	Model string
+	// Models are the models a chat may pick (/model), the default
+	// first: LLM_MODELS (LLM_MODEL, when set too, moved first), else
+	// LLM_MODEL alone.
+	Models           []string
 	OpenAIKey        string
 	OpenAIBaseURL    string
 	AnthropicKey     string
@@ -100,9 +107,15 @@ type LLMConfig struct {
 	// DailyTokensPerChat and DailyTokensPerUser are the spend allowance:
 	// tokens a UTC day; 0 is none.
 	DailyTokensPerChat, DailyTokensPerUser int64
-	// PriceInputPerMTok and PriceOutputPerMTok price a million tokens,
-	// for /usage; 0 is unknown.
+	// PriceInputPerMTok and PriceOutputPerMTok price a million tokens of
+	// the default model, for /usage; 0 is unknown.
 	PriceInputPerMTok, PriceOutputPerMTok float64
+	// Prices are every priced model's (LLM_PRICES, and the default
+	// model's from LLM_PRICE_*_PER_MTOK).
+	Prices map[string]spend.Price
+	// DailyUSDPerChat and DailyUSDPerUser are the spend allowance in
+	// dollars a UTC day; 0 is none.
+	DailyUSDPerChat, DailyUSDPerUser float64
 }
 
 // AgentConfig shapes the agent loop.
@@ -158,7 +171,8 @@ type configKey struct {
 //	data_dir                      VOLCANIC_DATA_DIR          ./data
 //	agent_dir                     VOLCANIC_AGENT_DIR         ~/.volcanic/agent
 //	llm.provider                  LLM_PROVIDER               openai | anthropic
-//	llm.model                     LLM_MODEL
+//	llm.model                     LLM_MODEL                  the first of LLM_MODELS
+//	llm.models                    LLM_MODELS                 LLM_MODEL alone; a list, or "a,b"
 //	llm.openai.api_key            OPENAI_API_KEY
 //	llm.openai.base_url           OPENAI_BASE_URL
 //	llm.anthropic.api_key         ANTHROPIC_API_KEY
@@ -172,6 +186,9 @@ type configKey struct {
 //	llm.daily_tokens_per_user     LLM_DAILY_TOKENS_PER_USER  0 (no allowance)
 //	llm.price_input_per_mtok      LLM_PRICE_INPUT_PER_MTOK   none (no cost shown)
 //	llm.price_output_per_mtok     LLM_PRICE_OUTPUT_PER_MTOK  none (no cost shown)
+//	llm.prices                    LLM_PRICES                 none; "model=input/cached/output,…" per million tokens
+//	llm.daily_usd_per_chat        LLM_DAILY_USD_PER_CHAT     0 (no allowance)
+//	llm.daily_usd_per_user        LLM_DAILY_USD_PER_USER     0 (no allowance)
 //	agent.system_prompt           SYSTEM_PROMPT              the built-in prompt
 //	agent.system_prompt_file      SYSTEM_PROMPT_FILE         (read at start; SYSTEM_PROMPT wins)
 //	agent.max_steps               AGENT_MAX_STEPS            40
@@ -214,6 +231,7 @@ var configKeys = []configKey{
 	{"agent_dir", "VOLCANIC_AGENT_DIR"},
 	{"llm.provider", "LLM_PROVIDER"},
 	{"llm.model", "LLM_MODEL"},
+	{"llm.models", "LLM_MODELS"},
 	{"llm.openai.api_key", "OPENAI_API_KEY"},
 	{"llm.openai.base_url", "OPENAI_BASE_URL"},
 	{"llm.anthropic.api_key", "ANTHROPIC_API_KEY"},
@@ -227,6 +245,9 @@ var configKeys = []configKey{
 	{"llm.daily_tokens_per_user", "LLM_DAILY_TOKENS_PER_USER"},
 	{"llm.price_input_per_mtok", "LLM_PRICE_INPUT_PER_MTOK"},
 	{"llm.price_output_per_mtok", "LLM_PRICE_OUTPUT_PER_MTOK"},
+	{"llm.prices", "LLM_PRICES"},
+	{"llm.daily_usd_per_chat", "LLM_DAILY_USD_PER_CHAT"},
+	{"llm.daily_usd_per_user", "LLM_DAILY_USD_PER_USER"},
 	{"agent.system_prompt", "SYSTEM_PROMPT"},
 	{"agent.system_prompt_file", "SYSTEM_PROMPT_FILE"},
 	{"agent.max_steps", "AGENT_MAX_STEPS"},

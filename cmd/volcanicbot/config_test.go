@@ -127,7 +127,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 			WebhookURL: "https://bot.example.test/telegram", WebhookSecret: "hook-secret_123"},
 		DataDir:  "/data",
 		AgentDir: "/home/u/agent",
-		LLM: LLMConfig{Provider: "anthropic", Model: "claude", OpenAIKey: "sk-o", OpenAIBaseURL: "http://ollama:11434/v1",
+		LLM: LLMConfig{Provider: "anthropic", Model: "claude", Models: []string{"claude"}, OpenAIKey: "sk-o", OpenAIBaseURL: "http://ollama:11434/v1",
 			AnthropicKey: "sk-a", AnthropicBaseURL: "https://api.anthropic.com", AnthropicAuthHeader: "bearer",
 			AnthropicVersion: "2023-06-01", MaxTokens: 4096, ContextTokens: 32000, ToolSearch: session.ToolSearchOn},
 		Agent:    AgentConfig{SystemPrompt: "be brief", MaxSteps: 12, ApprovalTimeout: 5 * time.Minute, NoStream: true},

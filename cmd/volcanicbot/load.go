@@ -111,7 +111,7 @@ func (l *configLoader) config(lookup func(string) (string, bool)) *Config {
 
 // llm reads the llm.* settings.
 func (l *configLoader) llm() LLMConfig {
-	return LLMConfig{
+	c := LLMConfig{
 		Provider:            strings.ToLower(l.str("llm.provider")),
 		Model:               l.str("llm.model"),
 		OpenAIKey:           l.str("llm.openai.api_key"),
@@ -128,6 +128,8 @@ func (l *configLoader) llm() LLMConfig {
 		PriceOutputPerMTok:  l.price("llm.price_output_per_mtok"),
 		ToolSearch:          l.toolSearch("llm.tool_search"),
 	}
+	l.models(&c) // load_models.go
+	return c
 }
 
 // playwright reads the mcp.playwright.* settings.

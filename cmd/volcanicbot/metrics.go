@@ -170,21 +170,21 @@ func (c sendCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(coalescedDesc, prometheus.CounterValue, float64(st.Coalesced))
 }
 
-// spendSource is the usage ledger's counts, and the provider and model the
-// cost is labelled with.
+// spendSource is the usage ledger's counts, and the provider the cost is
+// labelled with.
 type spendSource struct {
-	stats           func() spend.Stats
-	provider, model string
+	stats    func() spend.Stats
+	provider string
 }
 
 var (
 	// The cost is labelled by provider and model, not by chat: a process
-	// has one of each (a restart with another model starts a series of
-	// its own), where chats are unbounded — every chat a series for good —
+	// has one provider and the few models LLM_MODELS offers (a restart
+	// with others starts series of their own), where chats are unbounded — every chat a series for good —
 	// and a private chat's id is its user's Telegram id, which does not
 	// belong in a monitoring system. Per chat, /usage and the journal say it.
 	costDesc = prometheus.NewDesc("volcanicbot_model_cost_dollars_total",
-		"What the model cost at LLM_PRICE_*_PER_MTOK (cached tokens at the input price), in dollars; only with a price set. "+
+		"What each model cost at its price (LLM_PRICES, LLM_PRICE_*_PER_MTOK; cached input tokens at the cached price), in dollars; only models with a price. "+
 			"Requests that ended early count with their estimate (volcanicbot_model_tokens_total{kind=\"estimated\"}).",
 		[]string{"provider", "model"}, nil)
 	reachedDesc = prometheus.NewDesc("volcanicbot_allowance_reached_total",
@@ -205,8 +205,10 @@ func (c spendCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	st := src.stats()
-	if st.Priced {
-		ch <- prometheus.MustNewConstMetric(costDesc, prometheus.CounterValue, st.Cost, src.provider, src.model)
+	for model, ms := range st.Models {
+		if ms.Priced {
+			ch <- prometheus.MustNewConstMetric(costDesc, prometheus.CounterValue, ms.Cost, src.provider, model)
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(reachedDesc, prometheus.CounterValue, float64(st.ReachedChat), "chat")
 	ch <- prometheus.MustNewConstMetric(reachedDesc, prometheus.CounterValue, float64(st.ReachedUser), "user")

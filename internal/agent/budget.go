@@ -33,6 +33,15 @@ func EstimateText(s string) int { return len(s)/bytesPerToken + 1 }
 // the allowance for it, until its Usage says what it was.
 const answerTokens = 4096
 
+// AnswerTokens is what RequestTokens counts for the answer of a request
+// capped at maxTokens (0: no cap of its own).
+func AnswerTokens(maxTokens int) int64 {
+	if maxTokens <= 0 {
+		return answerTokens
+	}
+	return int64(maxTokens)
+}
+
 // RequestTokens estimates the most a request can cost, which it reserves
 // of the allowance (Allowance.Reserve): its prompt, and an answer of
 // maxTokens (0: answerTokens).

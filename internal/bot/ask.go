@@ -433,10 +433,15 @@ func displayName(u models.User) string {
 
 // onCallback answers a button press, from the poller: settling it takes a
 // lock, and the answer is queued on the chat's sender without waiting.
-// A press of an /approvals button is settled by onRevoke.
+// A press of an /approvals button is settled by onRevoke, one of /model's
+// by onModel.
 func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
 	if strings.HasPrefix(cq.Data, revokePrefix) {
 		b.onRevoke(cq)
+		return
+	}
+	if strings.HasPrefix(cq.Data, modelPrefix) {
+		b.onModel(cq)
 		return
 	}
 	text, alert, private := b.chat.asks.press(cq, b.access.allows)

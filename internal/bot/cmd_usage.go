@@ -9,8 +9,9 @@ import (
 // Usage is the record of what the model cost (*spend.Ledger), for /usage
 // and /allow_more.
 type Usage interface {
-	// Report is /usage in chat, asked by user.
-	Report(chatID, userID int64) string
+	// Report is /usage in chat, asked by user; an admin's has every
+	// chat's usage too.
+	Report(chatID, userID int64, admin bool) string
 	// AllowMore lifts chat's daily allowance for the rest of the UTC day.
 	AllowMore(chatID, by int64)
 }
@@ -22,12 +23,12 @@ type DiskUsage interface {
 	DiskUsage(ctx context.Context, chatID int64) (string, error)
 }
 
-// cmdUsage is /usage: the chat's tokens today and this month, and its
-// disk.
-func (b *Bot) cmdUsage(ctx context.Context, chatID, userID int64) {
+// cmdUsage is /usage: the chat's tokens today and this month, per model,
+// with their cost, every chat's for an admin, and the chat's disk.
+func (b *Bot) cmdUsage(ctx context.Context, chatID, userID int64, admin bool) {
 	text := "Usage is not recorded."
 	if b.o.Usage != nil {
-		text = b.o.Usage.Report(chatID, userID)
+		text = b.o.Usage.Report(chatID, userID, admin)
 	}
 	if d, ok := b.sessions.(DiskUsage); ok {
 		if du, err := d.DiskUsage(ctx, chatID); err != nil {

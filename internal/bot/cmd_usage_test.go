@@ -13,7 +13,10 @@ type fakeUsage struct {
 	lifted []string
 }
 
-func (u *fakeUsage) Report(chatID, userID int64) string {
+func (u *fakeUsage) Report(chatID, userID int64, admin bool) string {
+	if admin {
+		return fmt.Sprintf("usage of %d for admin %d", chatID, userID)
+	}
 	return fmt.Sprintf("usage of %d for %d", chatID, userID)
 }
 
@@ -34,6 +37,7 @@ func TestUsageCommands(t *testing.T) {
 	}{
 		{"usage", alice, alice, "/usage", "usage of 1001 for 1001", nil},
 		{"usage in a group", group, bob, "/usage", fmt.Sprintf("usage of %d for 1002", group), nil},
+		{"an admin's usage", alice, admin, "/usage", "usage of 1001 for admin 1003", nil},
 		{"an admin lifts another chat", alice, admin, "/allow_more 1002",
 			"The daily token allowance of chat 1002 is lifted for the rest of today (UTC).", []string{"1002 by 1003"}},
 		{"typed with a hyphen, a group's id", alice, admin, fmt.Sprintf("/allow-more %d", group),

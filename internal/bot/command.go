@@ -66,7 +66,9 @@ var commandList = []struct {
 }{
 	{"new", "/new", "start a new conversation (forget this chat's history, restart its tools)", false},
 	{"stop", "/stop", "stop the answer in progress", false},
-	{"usage", "/usage", "the model tokens this chat used today and this month", false},
+	{"usage", "/usage", "the model tokens this chat used today and this month, per model, and their cost", false},
+	{"model", "/model", "this chat's model, and the others to pick from", false},
+	{"", "/model <name>", "switch this chat to that model", false},
 	{"approvals", "/approvals", "the tools approved always in this chat, to take back", false},
 	{"mcp", "/mcp", "the MCP servers and their state", false},
 	{"", "/mcp <name>", "one server: command, tools, last error", false},

@@ -30,9 +30,11 @@ func (b *Bot) command(ctx context.Context, chatID, from int64, group bool, cmd c
 	case "users":
 		b.cmdUsers(ctx, chatID, from)
 	case "usage":
-		b.cmdUsage(ctx, chatID, from)
+		b.cmdUsage(ctx, chatID, from, b.access.isAdmin(from))
 	case "approvals":
 		b.cmdApprovals(ctx, chatID)
+	case "model":
+		b.cmdModel(ctx, chatID, from, cmd.Args)
 	case "allow_more":
 		b.cmdAllowMore(ctx, chatID, from, cmd.Args)
 	default:

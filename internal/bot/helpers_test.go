@@ -54,6 +54,10 @@ type fakeSessions struct {
 	// call about them.
 	grants    map[int64][]session.Grant
 	grantsErr error
+	// modelList are the models offered (nil: one, "test-model"), picks
+	// each chat's pick (cmd_model_test.go).
+	modelList []string
+	picks     map[int64]string
 }
 
 func newFakeSessions() *fakeSessions {

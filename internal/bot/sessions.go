@@ -41,6 +41,12 @@ type Sessions interface {
 	// RevokeGrants takes back every approval of chat and reports how many
 	// there were.
 	RevokeGrants(chatID int64) (int, error)
+	// Model is chat's model and the models it may pick (/model).
+	Model(chatID int64) (session.ModelChoice, error)
+	// SetModel makes name chat's model, kept across restarts, and
+	// returns the chat's model as it is now: an
+	// *session.UnknownModelError when name is not offered.
+	SetModel(chatID int64, name string) (session.ModelChoice, error)
 	// ServerNames lists the enabled MCP servers, for /help.
 	ServerNames() []string
 }

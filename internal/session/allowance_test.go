@@ -19,11 +19,13 @@ type budget struct {
 	told    bool
 	records []string
 	refused chan struct{} // a token per refusal
+	models  []string      // the model of each reservation
 }
 
-func (b *budget) Reserve(_ context.Context, chat, user, _ int64) (func(llm.Usage), string, error) {
+func (b *budget) Reserve(_ context.Context, chat, user int64, model string, _, _ int64) (func(llm.Usage), string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.models = append(b.models, model)
 	if b.left > 0 {
 		return func(u llm.Usage) { b.record(chat, user, u) }, "", nil
 	}

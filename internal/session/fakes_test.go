@@ -256,6 +256,8 @@ type envOptions struct {
 	// DiskCheckEvery.
 	diskBudget     int64
 	diskCheckEvery time.Duration
+	// models is Options.Models.
+	models []string
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -299,7 +301,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, NewMCPSession: mcpSessions(client), Chat: port, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, AnswerGrace: o.answerGrace, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
 		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream,
-		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery})
+		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery, Models: o.models})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

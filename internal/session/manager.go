@@ -45,10 +45,15 @@ type Options struct {
 	// DataDir/private/<chat id>/ (see chatdir).
 	DataDir string
 	Model   llm.Model // required
-	// ModelName is the model's name, as a sampling answer tells the
-	// server.
+	// ModelName is the model's name (the adapter's own), the default
+	// model when Models is empty.
 	ModelName string
-	MCP       Catalogue // required
+	// Models are the models a chat may pick with /model, of Model's
+	// provider and endpoint, the default first (LLM_MODELS); empty:
+	// ModelName alone. A chat's requests name its model
+	// (llm.Request.Model), and a sampling answer tells the server it.
+	Models []string
+	MCP    Catalogue // required
 	// NewMCPSession makes a chat's MCP session, whose processes run in
 	// workspace and keep their state in private (required; no I/O).
 	NewMCPSession func(workspace, private string) (MCPSession, error)
@@ -131,7 +136,8 @@ type Manager struct {
 	refusalsMu sync.Mutex
 	refusals   map[string]bool
 
-	grants grants // every chat's "always in this chat" (grants.go)
+	grants grants     // every chat's "always in this chat" (grants.go)
+	picks  modelPicks // every chat's pick of the models (model.go)
 
 	// catalogMu guards catalog, the plan and the index of the last
 	// catalogue a turn saw (see toolset).

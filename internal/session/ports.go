@@ -115,20 +115,22 @@ type ElicitRequest struct {
 // every model request made for a chat reserves what it may cost before it
 // is made, and says what it cost after.
 type Allowance interface {
-	// Reserve holds tokens (an estimate of the most the request can
-	// cost) of the allowances of chat and user (0: none known), waiting
+	// Reserve holds an estimate of the most a request to model ("": the
+	// default) can cost — prompt tokens and an answer of up to answer
+	// tokens, and their price — of the allowances of chat and user (0:
+	// none known), waiting
 	// while the rest is held by requests in flight; err is ctx's error
 	// when it ended first. spent is to be called once, with the request's
 	// Usage — also when it failed (llm.Model: a failed request may have
 	// cost something). spent is nil when an allowance is used up; notice
 	// is then what to tell the chat, once: "" when it was told already.
-	Reserve(ctx context.Context, chatID, userID, tokens int64) (spent func(llm.Usage), notice string, err error)
+	Reserve(ctx context.Context, chatID, userID int64, model string, prompt, answer int64) (spent func(llm.Usage), notice string, err error)
 }
 
 // unlimited is the Allowance when none is set: it allows everything.
 type unlimited struct{}
 
-func (unlimited) Reserve(context.Context, int64, int64, int64) (func(llm.Usage), string, error) {
+func (unlimited) Reserve(context.Context, int64, int64, string, int64, int64) (func(llm.Usage), string, error) {
 	return func(llm.Usage) {}, "", nil
 }
 

@@ -56,7 +56,7 @@ func (sm sampler) Sample(ctx context.Context, r chat.SamplingRequest) (chat.Samp
 	if maxTokens <= 0 || maxTokens > maxSamplingTokens {
 		maxTokens = maxSamplingTokens
 	}
-	req := llm.Request{System: r.SystemPrompt, Messages: agent.MergeAdjacent(msgs), MaxTokens: maxTokens}
+	req := llm.Request{Model: s.model(), System: r.SystemPrompt, Messages: agent.MergeAdjacent(msgs), MaxTokens: maxTokens}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -73,7 +73,7 @@ func (sm sampler) Sample(ctx context.Context, r chat.SamplingRequest) (chat.Samp
 	case <-ctx.Done():
 		return chat.SamplingResult{}, errors.New("the request ended while it waited for the chat's other sampling requests")
 	}
-	spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, user, agent.RequestTokens(req.System, nil, req.Messages, maxTokens))
+	spent, notice, err := m.reserve(ctx, s.id, user, req)
 	if err != nil {
 		return chat.SamplingResult{}, errors.New("the request ended while it waited for the chat's allowance")
 	}
@@ -103,7 +103,7 @@ func (sm sampler) Sample(ctx context.Context, r chat.SamplingRequest) (chat.Samp
 	if resp.StopReason == llm.StopMaxTokens {
 		stopReason = "maxTokens"
 	}
-	return chat.SamplingResult{Model: m.o.ModelName, Text: m.o.Redactor.Redact(resp.Text), StopReason: stopReason}, nil
+	return chat.SamplingResult{Model: req.Model, Text: m.o.Redactor.Redact(resp.Text), StopReason: stopReason}, nil
 }
 
 // complete makes a model request that reserved its tokens, and tells

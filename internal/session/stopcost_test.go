@@ -67,7 +67,7 @@ func TestStoppedAnswersAreCounted(t *testing.T) {
 			}
 			e.close()
 			st := ledger.Stats()
-			report := ledger.Report(40, 0)
+			report := ledger.Report(40, 0, false)
 			t.Logf("%d stops: %+v\n%s", stops, st.Counts, report)
 			if st.Calls != stops || st.Input <= 0 || st.Output < 3*stops || st.Estimated <= 0 {
 				t.Errorf("counted %+v: want %d calls, each with its prompt and at least three pieces", st.Counts, stops)

@@ -47,9 +47,11 @@ type turn struct {
 	// catalog is the MCP catalogue version tools was resolved at; tools,
 	// system and runner change with the tools offered (refreshTools).
 	catalog uint64
-	tools   *toolset
-	system  string
-	runner  *toolRunner
+	// model is the chat's model, for every request of the turn.
+	model  string
+	tools  *toolset
+	system string
+	runner *toolRunner
 	// streamer shows the model's text as it comes; nil: the answer
 	// goes as one message.
 	streamer StreamingActivity
@@ -90,6 +92,7 @@ func (t *turn) start(ctx context.Context, activity Activity) {
 		t.mcp.Prewarm(name)
 	}
 	t.system = t.prompt()
+	t.model = s.model()
 	t.runner = &toolRunner{tools: t.registry(), redact: m.o.Redactor.Redact, activity: activity,
 		approve: func(ctx context.Context, g chat.Guarded, name string, args json.RawMessage) (bool, string) {
 			return s.approve(ctx, g.Guard(), name, args, t.in.from)
@@ -173,7 +176,9 @@ func (t *turn) request(ctx context.Context, step int) (req llm.Request, spent fu
 	if err != nil {
 		return llm.Request{}, nil, err
 	}
-	spent, notice, err := m.o.Allowance.Reserve(ctx, s.id, t.in.from, agent.RequestTokens(t.system, specs, msgs, 0))
+	req = llm.Request{Model: t.model, System: t.system, Messages: agent.MergeAdjacent(agent.RepairToolCalls(msgs)),
+		Tools: specs, StableTools: len(t.tools.stable)}
+	spent, notice, err := m.reserve(ctx, s.id, t.in.from, req)
 	if err != nil {
 		return llm.Request{}, nil, err
 	}
@@ -184,8 +189,7 @@ func (t *turn) request(ctx context.Context, step int) (req llm.Request, spent fu
 		}
 		return llm.Request{}, nil, nil
 	}
-	return llm.Request{System: t.system, Messages: agent.MergeAdjacent(agent.RepairToolCalls(msgs)),
-		Tools: specs, StableTools: len(t.tools.stable)}, spent, nil
+	return req, spent, nil
 }
 
 // offeredTools returns the step's tool specs: the stable tools and the

@@ -28,7 +28,7 @@ func TestJournalDamageCostsThatLineOnly(t *testing.T) {
 			dir := t.TempDir()
 			c := testkit.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 			l := newLedger(t, dir, c, 0, 0)
-			l.Record(7, 1, call(100, 0, 10))
+			l.Record(7, 1, "", call(100, 0, 10))
 			l.Close()
 			f, err := os.OpenFile(filepath.Join(dir, "2026-12-02.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
@@ -40,7 +40,7 @@ func TestJournalDamageCostsThatLineOnly(t *testing.T) {
 			f.Close()
 
 			l = newLedger(t, dir, c, 0, 0)
-			l.Record(7, 1, call(200, 0, 20))
+			l.Record(7, 1, "", call(200, 0, 20))
 			l.Close()
 			l = newLedger(t, dir, c, 0, 0)
 			if got, want := l.chats[7], (Counts{Input: 300, Output: 30, Calls: 2}); got != want {

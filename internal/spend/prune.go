@@ -20,7 +20,7 @@ import (
 // month, /usage's longest window (the allowances are daily) —: at once and
 // then after every UTC midnight until ctx ends, it deletes the files of
 // the months before and compacts each earlier day of this month to one
-// line per chat and user (the sums and the number of calls; lifts and
+// line per chat, user and model (the sums and the number of calls; lifts and
 // notices only matter on their day). A file is replaced whole (store.WriteFile):
 // a crash leaves it as it was or compacted, never half. It does the work
 // at most once a UTC day, whatever wakes it, and returns when ctx ends.
@@ -93,7 +93,8 @@ func (l *Ledger) maintain() {
 	}
 }
 
-// compactDay rewrites a past day's journal as a line per chat and user, in
+// compactDay rewrites a past day's journal as a line per chat, user and
+// model, in
 // order, and reports whether it changed it (a compacted day is left as it
 // is; a day with no model call goes). Lines it cannot read are dropped —
 // Load skips them too —, and logged.
@@ -102,7 +103,10 @@ func (l *Ledger) compactDay(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	type key struct{ chat, user int64 }
+	type key struct {
+		chat, user int64
+		model      string
+	}
 	sums := map[key]Counts{}
 	torn := 0
 	err = store.Lines(bytes.NewReader(data), maxUsageLine, func(b []byte, size int64) {
@@ -114,7 +118,7 @@ func (l *Ledger) compactDay(path string) (bool, error) {
 		if ln.Chat == 0 || ln.Lift != 0 || ln.Told != 0 {
 			return
 		}
-		k := key{ln.Chat, ln.User}
+		k := key{ln.Chat, ln.User, l.modelOf(ln.Model)}
 		c := sums[k]
 		c.add(ln.counts())
 		sums[k] = c
@@ -126,11 +130,13 @@ func (l *Ledger) compactDay(path string) (bool, error) {
 	for k := range sums {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.chat, b.chat), cmp.Compare(a.user, b.user)) })
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.chat, b.chat), cmp.Compare(a.user, b.user), strings.Compare(a.model, b.model))
+	})
 	var out bytes.Buffer
 	for _, k := range keys {
 		c := sums[k]
-		b, err := json.Marshal(line{Chat: k.chat, User: k.user, Counts: c, Calls: c.Calls})
+		b, err := json.Marshal(line{Chat: k.chat, User: k.user, Model: k.model, Counts: c, Calls: c.Calls})
 		if err != nil {
 			return false, err
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestMaintainDaily(t *testing.T) {
 		writeFile(t, filepath.Join(dir, "1999-11-30.jsonl"), `{"chat":7,"user":1,"in":5,"out":5}`+"\n")
 		writeFile(t, filepath.Join(dir, "1999-12-31.jsonl"), `{"chat":7,"user":1,"in":5,"out":5}`+"\n")
 		writeFile(t, filepath.Join(dir, "notes.txt"), "the operator's\n")
-		l := New(Options{Dir: dir, PerChat: 1000, PriceInput: 3, PriceOutput: 15})
+		l := New(Options{Dir: dir, PerChat: 1000, DefaultModel: "m", Prices: map[string]Price{"m": {Input: 3, Cached: 3, Output: 15}}})
 		if err := l.Load(); err != nil {
 			t.Fatal(err)
 		}
@@ -70,15 +71,15 @@ func TestMaintainDaily(t *testing.T) {
 			t.Errorf("at start: %q, want the months before deleted, the rest kept", got)
 		}
 
-		l.Record(7, 1, call(600, 100, 50))
-		l.Record(7, 1, call(300, 0, 100))
-		l.Record(7, 2, call(10, 0, 10))
-		l.Record(-100, 1, call(20, 0, 20))
+		l.Record(7, 1, "", call(600, 100, 50))
+		l.Record(7, 1, "", call(300, 0, 100))
+		l.Record(7, 2, "", call(10, 0, 10))
+		l.Record(-100, 1, "", call(20, 0, 20))
 		l.AllowMore(9, 42)
 		if ok, _ := allow(l, 7, 1); ok {
 			t.Fatal("not refused at 1,050 of 1,000")
 		}
-		before := monthLine(l.Report(7, 1))
+		before := monthLine(l.Report(7, 1, false))
 		if before != "This month (January 2000): 1,070 tokens in 3 model calls (input 910, of which 100 cached; output 160), about $0.0051" {
 			t.Errorf("month %q", before)
 		}
@@ -108,35 +109,35 @@ func TestMaintainDaily(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := `{"chat":-100,"user":1,"in":20,"out":20,"calls":1}` + "\n" +
-			`{"chat":7,"user":1,"in":900,"cached":100,"out":150,"calls":2}` + "\n" +
-			`{"chat":7,"user":2,"in":10,"out":10,"calls":1}` + "\n"
+		want := `{"chat":-100,"user":1,"model":"m","in":20,"out":20,"calls":1}` + "\n" +
+			`{"chat":7,"user":1,"model":"m","in":900,"cached":100,"out":150,"calls":2}` + "\n" +
+			`{"chat":7,"user":2,"model":"m","in":10,"out":10,"calls":1}` + "\n"
 		if string(compacted) != want {
 			t.Errorf("yesterday compacted:\n%s\nwant:\n%s", compacted, want)
 		}
 		if fi, _ := os.Stat(today); fi.Mode().Perm() != 0o600 {
 			t.Errorf("compacted with mode %v", fi.Mode())
 		}
-		if got := monthLine(l.Report(7, 1)); got != before {
+		if got := monthLine(l.Report(7, 1, false)); got != before {
 			t.Errorf("month after compacting %q, want %q", got, before)
 		}
-		again := New(Options{Dir: dir, PriceInput: 3, PriceOutput: 15})
+		again := New(Options{Dir: dir, DefaultModel: "m", Prices: map[string]Price{"m": {Input: 3, Cached: 3, Output: 15}}})
 		if err := again.Load(); err != nil {
 			t.Fatal(err)
 		}
-		if got := monthLine(again.Report(7, 1)); got != before {
+		if got := monthLine(again.Report(7, 1, false)); got != before {
 			t.Errorf("month read back from the compacted day %q, want %q", got, before)
 		}
 		again.Close()
 
 		// February: January goes.
-		l.Record(7, 1, call(1, 0, 1)) // 2000-01-02
+		l.Record(7, 1, "", call(1, 0, 1)) // 2000-01-02
 		time.Sleep(30 * 24 * time.Hour)
 		synctest.Wait()
 		if got := files(t, dir); !slices.Equal(got, []string{"notes.txt"}) {
 			t.Errorf("in February: %q, want January deleted", got)
 		}
-		if got := monthLine(l.Report(7, 1)); got != "This month (February 2000): no model calls" {
+		if got := monthLine(l.Report(7, 1, false)); got != "This month (February 2000): no model calls" {
 			t.Errorf("February %q", got)
 		}
 		cancel()
@@ -180,20 +181,22 @@ func TestCompactDay(t *testing.T) {
 func TestStats(t *testing.T) {
 	c := testkit.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 1000, 500)
-	l.Record(7, 1, call(600, 200, 100))
-	l.Record(8, 2, call(400, 0, 200))
+	l.Record(7, 1, "", call(600, 200, 100))
+	l.Record(8, 2, "", call(400, 0, 200))
 	allow(l, 7, 1) // user 1 is over 500
 	allow(l, 7, 1) // told once
-	l.Record(8, 3, call(300, 0, 100))
+	l.Record(8, 3, "", call(300, 0, 100))
 	allow(l, 8, 4) // chat 8 is over 1,000
 	st := l.Stats()
-	want := Stats{Counts: Counts{Input: 1300, Cached: 200, Output: 400, Calls: 3}, Priced: true, ReachedChat: 1, ReachedUser: 1}
-	cost := st.Cost
-	st.Cost = 0
-	if st != want || math.Abs(cost-0.0099) > 1e-12 {
-		t.Errorf("Stats = %+v, cost %v; want %+v, cost 0.0099", st, cost, want)
+	m := st.Models["m"]
+	st.Models = nil
+	want := Stats{Counts: Counts{Input: 1300, Cached: 200, Output: 400, Calls: 3}, ReachedChat: 1, ReachedUser: 1}
+	if !reflect.DeepEqual(st, want) || m.Counts != want.Counts || !m.Priced || math.Abs(m.Cost-0.0099) > 1e-12 {
+		t.Errorf("Stats = %+v, model m %+v; want %+v, cost 0.0099", st, m, want)
 	}
-	if st := New(Options{Dir: t.TempDir()}).Stats(); st.Priced || st.Cost != 0 {
-		t.Errorf("without prices: %+v", st)
+	l2 := New(Options{Dir: t.TempDir(), DefaultModel: "free"})
+	l2.Record(7, 1, "", call(10, 0, 10))
+	if m := l2.Stats().Models["free"]; m.Priced || m.Cost != 0 || m.Calls != 1 {
+		t.Errorf("without prices: %+v", m)
 	}
 }

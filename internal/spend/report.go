@@ -1,102 +1,203 @@
 package spend
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 )
 
+// tally is counts with their cost: USD at the prices of the models that
+// have one, Unpriced the models of the counts that have none.
+type tally struct {
+	Counts
+	USD      float64
+	Unpriced []string
+}
+
+func (t *tally) add(model string, c Counts, prices map[string]Price) {
+	t.Counts.add(c)
+	if p, ok := prices[model]; ok {
+		t.USD += p.Cost(c)
+	} else if !slices.Contains(t.Unpriced, model) {
+		t.Unpriced = append(t.Unpriced, model)
+	}
+}
+
+// usage is a window's tallies: in all and per model.
+type usage struct {
+	all    tally
+	models map[string]*tally
+}
+
+// sumLocked tallies the month's counts of the days day selects and the
+// chats chat selects.
+func (l *Ledger) sumLocked(day func(string) bool, chat func(int64) bool) usage {
+	u := usage{models: map[string]*tally{}}
+	for d, m := range l.month {
+		if !day(d) {
+			continue
+		}
+		for k, c := range m {
+			if !chat(k.chat) {
+				continue
+			}
+			u.all.add(k.model, c, l.o.Prices)
+			t := u.models[k.model]
+			if t == nil {
+				t = &tally{}
+				u.models[k.model] = t
+			}
+			t.add(k.model, c, l.o.Prices)
+		}
+	}
+	return u
+}
+
 // Report is /usage for chat, asked by user: today's and this month's
-// tokens of the chat (UTC), the cost when the prices are set, and the
-// allowances with what is left of them today.
-func (l *Ledger) Report(chat, user int64) string {
+// tokens of the chat (UTC) and their cost where the prices are set, per
+// model, the prompt cache's share, and the allowances with what is left
+// of them today; for an admin, the same of every chat.
+func (l *Ledger) Report(chat, user int64, admin bool) string {
 	now := l.o.Now().UTC()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.rollLocked(now); err != nil {
 		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
 	}
-	today := l.chats[chat]
-	var month Counts
-	for _, m := range l.month {
-		month.add(m[chat])
-	}
+	isToday := func(d string) bool { return d == l.day }
+	anyDay := func(string) bool { return true }
+	this := func(c int64) bool { return c == chat }
 	var b strings.Builder
-	fmt.Fprintf(&b, "Model usage of this chat (UTC days):\n")
-	fmt.Fprintf(&b, "Today (%s): %s\n", l.day, l.countsText(today))
-	fmt.Fprintf(&b, "This month (%s): %s\n", now.Format("January 2006"), l.countsText(month))
-	if l.o.PerChat > 0 {
-		fmt.Fprintf(&b, "Allowance: %s tokens a day for this chat, %s left today", Number(l.o.PerChat), Number(max(l.o.PerChat-today.Tokens(), 0)))
-		if l.lifted[chat] {
-			b.WriteString(" (lifted by an admin for today)")
-		}
-		b.WriteString(".\n")
-	}
-	if l.o.PerUser > 0 && user != 0 {
-		u := l.users[user]
-		fmt.Fprintf(&b, "You, in every chat today: %s tokens of your %s a day.\n", Number(u.Tokens()), Number(l.o.PerUser))
-	}
-	if l.o.PerChat <= 0 && l.o.PerUser <= 0 {
-		b.WriteString("No daily allowance is set.\n")
+	b.WriteString("Model usage of this chat (UTC days):\n")
+	l.windowsText(&b, now, l.sumLocked(isToday, this), l.sumLocked(anyDay, this))
+	l.allowancesText(&b, chat, user)
+	if admin {
+		every := func(int64) bool { return true }
+		b.WriteString("\nEvery chat (you are an admin):\n")
+		l.windowsText(&b, now, l.sumLocked(isToday, every), l.sumLocked(anyDay, every))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// countsText is "12,345 tokens in 3 model calls (input 10,000, of which
+// windowsText writes today's and this month's usage, per model when
+// there was any, and the prompt cache's share of the month's input.
+func (l *Ledger) windowsText(b *strings.Builder, now time.Time, today, month usage) {
+	fmt.Fprintf(b, "Today (%s): %s\n", l.day, l.tallyText(today.all))
+	fmt.Fprintf(b, "This month (%s): %s\n", now.Format("January 2006"), l.tallyText(month.all))
+	if month.all.Calls == 0 {
+		return
+	}
+	models := slices.SortedFunc(maps.Keys(month.models), func(a, b string) int {
+		return cmp.Or(cmp.Compare(month.models[b].Tokens(), month.models[a].Tokens()), strings.Compare(a, b))
+	})
+	b.WriteString("Per model, today | this month:\n")
+	for _, m := range models {
+		t, mt := today.models[m], month.models[m]
+		if t == nil {
+			t = &tally{}
+		}
+		fmt.Fprintf(b, "• %s: %s | %s\n", m, l.shortText(*t), l.shortText(*mt))
+	}
+	if c := month.all; c.Input > 0 {
+		fmt.Fprintf(b, "Prompt cache this month: %s of %s input tokens were cache hits (%d%%), the cheapest tokens.\n",
+			Number(c.Cached), Number(c.Input), c.Cached*100/c.Input)
+	}
+}
+
+// allowancesText writes the allowances of chat and user, and what is
+// left of them today.
+func (l *Ledger) allowancesText(b *strings.Builder, chat, user int64) {
+	o := l.o
+	lifted := ""
+	if l.lifted[chat] {
+		lifted = " (lifted by an admin for today)"
+	}
+	if o.PerChat > 0 {
+		fmt.Fprintf(b, "Allowance: %s tokens a day for this chat, %s left today%s.\n", Number(o.PerChat),
+			Number(max(o.PerChat-l.chats[chat].Tokens(), 0)), lifted)
+	}
+	if o.PerChatUSD > 0 {
+		fmt.Fprintf(b, "Allowance: %s a day for this chat, %s left today%s.\n", Dollars(o.PerChatUSD),
+			Dollars(max(o.PerChatUSD-l.chatsUSD[chat], 0)), lifted)
+	}
+	if user != 0 && o.PerUser > 0 {
+		fmt.Fprintf(b, "You, in every chat today: %s tokens of your %s a day.\n", Number(l.users[user].Tokens()), Number(o.PerUser))
+	}
+	if user != 0 && o.PerUserUSD > 0 {
+		fmt.Fprintf(b, "You, in every chat today: %s of your %s a day.\n", Dollars(l.usersUSD[user]), Dollars(o.PerUserUSD))
+	}
+	if !l.limited() {
+		b.WriteString("No daily allowance is set.\n")
+	}
+}
+
+// tallyText is "12,345 tokens in 3 model calls (input 10,000, of which
 // 4,000 cached; output 2,345), about $0.05", with "; 1,234 estimated, of
 // requests that ended early" before the ")" when some were.
-func (l *Ledger) countsText(c Counts) string {
+func (l *Ledger) tallyText(t tally) string {
+	c := t.Counts
 	if c.Calls == 0 {
 		return "no model calls"
 	}
-	calls := "calls"
-	if c.Calls == 1 {
-		calls = "call"
-	}
-	s := fmt.Sprintf("%s tokens in %s model %s (input %s, of which %s cached; output %s",
-		Number(c.Tokens()), Number(c.Calls), calls, Number(c.Input), Number(c.Cached), Number(c.Output))
+	s := fmt.Sprintf("%s tokens in %s (input %s, of which %s cached; output %s",
+		Number(c.Tokens()), plural(c.Calls, "model call"), Number(c.Input), Number(c.Cached), Number(c.Output))
 	if c.Estimated > 0 {
 		s += fmt.Sprintf("; %s estimated, of requests that ended early", Number(c.Estimated))
 	}
-	s += ")"
+	return s + ")" + costText(t)
+}
 
-	if l.priced() {
-		s += ", about " + l.costText(c)
+// shortText is a model's line of /usage: "2,100 tokens in 3 calls, 400
+// cached, about $0.0066".
+func (l *Ledger) shortText(t tally) string {
+	if t.Calls == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%s tokens in %s, %s cached", Number(t.Tokens()), plural(t.Calls, "call"), Number(t.Cached)) + costText(t)
+}
+
+// costText is ", about $0.05" — "" when no model of t has a price, and
+// "(… has no price)" after it when some have none.
+func costText(t tally) string {
+	if len(t.Unpriced) > 0 && t.USD == 0 {
+		return ""
+	}
+	s := ", about " + Dollars(t.USD)
+	if len(t.Unpriced) > 0 {
+		slices.Sort(t.Unpriced)
+		s += " (not counting " + strings.Join(t.Unpriced, ", ") + ": no price set)"
 	}
 	return s
 }
 
-// cost prices c in dollars: input (cached tokens at the input price: an
-// upper bound, as providers charge less for them) and output.
-func (l *Ledger) cost(c Counts) float64 {
-	return float64(c.Input)*l.o.PriceInput/1e6 + float64(c.Output)*l.o.PriceOutput/1e6
-}
-
-// priced reports whether a price is set (else no cost is shown).
-func (l *Ledger) priced() bool { return l.o.PriceInput > 0 || l.o.PriceOutput > 0 }
-
-// costText is c's cost, as /usage says it.
-func (l *Ledger) costText(c Counts) string {
-	cost := l.cost(c)
-	switch {
-	case cost == 0:
-		return "$0"
-	case cost < 0.01:
-		return fmt.Sprintf("$%.4f", cost)
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
 	}
-	return fmt.Sprintf("$%.2f", cost)
+	return Number(n) + " " + unit + "s"
 }
 
 // Stats are what a Ledger counted since it was made, for /metrics (whose
 // counters start with the process).
 type Stats struct {
 	Counts // the model calls recorded
-	// Cost is their cost in dollars at LLM_PRICE_*_PER_MTOK; Priced is
-	// false when no price is set (and Cost is 0: unknown, not free).
-	Cost   float64
-	Priced bool
+	// Models are the calls recorded per model, with their cost.
+	Models map[string]ModelStats
 	// ReachedChat and ReachedUser are the chats told their daily
 	// allowance was used, and the users told theirs (once a day each).
 	ReachedChat, ReachedUser int64
+}
+
+// ModelStats are one model's calls since the Ledger was made.
+type ModelStats struct {
+	Counts
+	// Cost is their cost in dollars at the model's price; Priced is
+	// false when it has none (and Cost is 0: unknown, not free).
+	Cost   float64
+	Priced bool
 }
 
 // Stats reads what the Ledger counted since it was made.
@@ -104,6 +205,10 @@ func (l *Ledger) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := l.stats
-	st.Cost, st.Priced = l.cost(st.Counts), l.priced()
+	st.Models = make(map[string]ModelStats, len(l.models))
+	for m, c := range l.models {
+		p, ok := l.o.Prices[m]
+		st.Models[m] = ModelStats{Counts: c, Cost: p.Cost(c), Priced: ok}
+	}
 	return st
 }

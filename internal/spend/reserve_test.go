@@ -28,7 +28,7 @@ func TestReserveHoldsTokensForRequestsInFlight(t *testing.T) {
 	l := newLedger(t, t.TempDir(), c, 5000, 0)
 	var spends []func(llm.Usage)
 	for i := range 3 { // 0, 2,100 and 4,200 held: each under 5,000
-		spent, _, err := l.Reserve(context.Background(), 7, 1, 2100)
+		spent, _, err := l.Reserve(context.Background(), 7, 1, "", 2100, 0)
 		if err != nil || spent == nil {
 			t.Fatalf("request %d refused with %d held: %v", i+1, 2100*i, err)
 		}
@@ -36,7 +36,7 @@ func TestReserveHoldsTokensForRequestsInFlight(t *testing.T) {
 	}
 	waits := func(when string) {
 		t.Helper()
-		if spent, notice, err := l.Reserve(cancelled(), 7, 1, 2100); err != context.Canceled || spent != nil || notice != "" {
+		if spent, notice, err := l.Reserve(cancelled(), 7, 1, "", 2100, 0); err != context.Canceled || spent != nil || notice != "" {
 			t.Errorf("%s: %v, %q; want to wait", when, err, notice)
 		}
 	}
@@ -47,7 +47,7 @@ func TestReserveHoldsTokensForRequestsInFlight(t *testing.T) {
 	spends[1](call(40, 0, 2000))
 	waits("4,080 spent, 2,100 held")
 	spends[2](call(40, 0, 2000))
-	spent, notice, err := l.Reserve(cancelled(), 7, 1, 2100)
+	spent, notice, err := l.Reserve(cancelled(), 7, 1, "", 2100, 0)
 	if err != nil || spent != nil || !strings.HasPrefix(notice, "This chat has used today's allowance of 5,000 tokens.") {
 		t.Errorf("6,120 spent: %v, %q; want refused with the notice", err, notice)
 	}
@@ -65,7 +65,7 @@ func TestReserveUnderAFlood(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
-			spent, _, err := l.Reserve(context.Background(), 7, 1, 2100)
+			spent, _, err := l.Reserve(context.Background(), 7, 1, "", 2100, 0)
 			if err != nil {
 				t.Error(err)
 			}
@@ -86,13 +86,13 @@ func TestReserveUnderAFlood(t *testing.T) {
 func TestReserveWaitsForTokensFreed(t *testing.T) {
 	c := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 5000, 3000)
-	first, _, _ := l.Reserve(context.Background(), 7, 1, 3000)
-	if spent, _, err := l.Reserve(cancelled(), -100, 1, 10); spent != nil || err == nil {
+	first, _, _ := l.Reserve(context.Background(), 7, 1, "", 3000, 0)
+	if spent, _, err := l.Reserve(cancelled(), -100, 1, "", 10, 0); spent != nil || err == nil {
 		t.Fatal("user 1 went in another chat with their 3,000 held in the first: want a wait")
 	}
 	went := make(chan func(llm.Usage))
 	go func() {
-		spent, _, _ := l.Reserve(context.Background(), -100, 1, 2500)
+		spent, _, _ := l.Reserve(context.Background(), -100, 1, "", 2500, 0)
 		went <- spent
 	}()
 	first(call(100, 0, 20)) // 120 spent: 2,880 left for the user
@@ -111,10 +111,10 @@ func TestReserveWaitsForTokensFreed(t *testing.T) {
 
 	// A request that holds the whole allowance; the next waits until the
 	// admin lifts it.
-	whole, _, _ := l.Reserve(context.Background(), 8, 2, 5000)
+	whole, _, _ := l.Reserve(context.Background(), 8, 2, "", 5000, 0)
 	defer whole(llm.Usage{})
 	go func() {
-		spent, _, _ := l.Reserve(context.Background(), 8, 2, 10)
+		spent, _, _ := l.Reserve(context.Background(), 8, 2, "", 10, 0)
 		went <- spent
 	}()
 	l.AllowMore(8, 42)
@@ -133,10 +133,10 @@ func TestReserveWaitsForTokensFreed(t *testing.T) {
 func TestEstimatedUsageIsShown(t *testing.T) {
 	c := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 0, 0)
-	spent, _, _ := l.Reserve(context.Background(), 7, 1, 100)
+	spent, _, _ := l.Reserve(context.Background(), 7, 1, "", 100, 0)
 	spent(llm.Usage{InputTokens: 1200, OutputTokens: 88, Estimated: 88})
-	l.Record(7, 1, call(100, 0, 10))
-	report := l.Report(7, 1)
+	l.Record(7, 1, "", call(100, 0, 10))
+	report := l.Report(7, 1, false)
 	want := "Today (2026-12-01): 1,398 tokens in 2 model calls (input 1,300, of which 0 cached; output 98; 88 estimated, of requests that ended early)"
 	if !strings.Contains(report, want) {
 		t.Errorf("report lacks %q:\n%s", want, report)

@@ -1,16 +1,20 @@
 // Package spend keeps what the model costs — input, cached and output
-// tokens per chat and per user per UTC day — in the data directory, and
-// enforces the daily spend allowance (LLM_DAILY_TOKENS_PER_CHAT,
-// LLM_DAILY_TOKENS_PER_USER): once a chat or a user has used theirs, no
+// tokens per chat, per user and per model per UTC day, and their price in
+// dollars — in the data directory, and enforces the daily spend
+// allowances in tokens (LLM_DAILY_TOKENS_PER_CHAT,
+// LLM_DAILY_TOKENS_PER_USER) and in dollars (LLM_DAILY_USD_PER_CHAT,
+// LLM_DAILY_USD_PER_USER): once a chat or a user has used theirs, no
 // model request is made for them until the next UTC day, unless an admin
-// lifts it for the day (/allow-more). Every request reserves its tokens
-// before it is made (Reserve), so requests made at once cannot all pass
-// on the same tokens left: what is spent exceeds an allowance by one
-// request at most. A request that ended early counts what it cost all
+// lifts it for the day (/allow-more). Every request reserves its tokens,
+// and what they may cost at its model's price, before it is made
+// (Reserve), so requests made at once cannot all pass on the same tokens
+// left: what is spent exceeds an allowance by one request at most. A request that ended early counts what it cost all
 // the same, estimated (llm.Usage.Estimated), and says so.
 //
 // The record is a journal, one file a day (usage/2006-01-02.jsonl), one
-// JSON line per model call, lift or notice, appended as they happen: so a
+// JSON line per model call (with its model: a line without one, written
+// before models were chosen per chat, is the default model's), lift or
+// notice, appended as they happen: so a
 // restart loses nothing that was written, and a line cut by a crash is
 // skipped (and cut off before the next line is appended: store.Journal).
 // Today's totals and this month's per chat are kept in memory,
@@ -66,9 +70,18 @@ type Options struct {
 	Dir string
 	// PerChat and PerUser are the daily allowances in tokens; 0: none.
 	PerChat, PerUser int64
-	// PriceInput and PriceOutput are what a million input and output
-	// tokens cost (LLM_PRICE_*_PER_MTOK); 0: unknown, no cost shown.
-	PriceInput, PriceOutput float64
+	// PerChatUSD and PerUserUSD are the daily allowances in dollars, at
+	// Prices; 0: none. A model without a price costs nothing against
+	// them (the configuration refuses that).
+	PerChatUSD, PerUserUSD float64
+	// Prices are what each model's tokens cost (LLM_PRICES, or
+	// LLM_PRICE_*_PER_MTOK for the default model); a model without one:
+	// unknown, no cost shown.
+	Prices map[string]Price
+	// DefaultModel is the model of the journal's lines that name none
+	// (written before the model was recorded) and of calls recorded
+	// without one.
+	DefaultModel string
 	// Now defaults to time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -79,24 +92,34 @@ type Options struct {
 type Ledger struct {
 	o Options
 
-	mu      sync.Mutex
-	day     string // the UTC day the maps are of, "2006-01-02"
-	chats   map[int64]Counts
-	users   map[int64]Counts
-	lifted  map[int64]bool // chats an admin lifted the allowance of, today
-	told    map[toldKey]bool
-	month   map[string]map[int64]Counts // this month: day → chat → counts
-	journal *store.Journal              // today's, open for appending
+	mu                 sync.Mutex
+	day                string // the UTC day the maps are of, "2006-01-02"
+	chats              map[int64]Counts
+	users              map[int64]Counts
+	chatsUSD, usersUSD map[int64]float64 // today's cost, at Prices
+	lifted             map[int64]bool    // chats an admin lifted the allowance of, today
+	told               map[toldKey]bool
+	month              map[string]map[chatModel]Counts // this month: day → chat and model → counts
+	journal            *store.Journal                  // today's, open for appending
 
-	maintained string // the UTC day Maintain last pruned and compacted on
-	stats      Stats  // since New, for /metrics
+	maintained string            // the UTC day Maintain last pruned and compacted on
+	stats      Stats             // since New, for /metrics
+	models     map[string]Counts // since New, by model, for /metrics
 
 	// held are the tokens Reserve holds for requests in flight, by chat
-	// and by user; freed is closed (and replaced) when some are released
-	// or a lift may let a waiting request go.
-	held      map[int64]int64
-	heldUsers map[int64]int64
-	freed     chan struct{}
+	// and by user, and heldUSD what they may cost; freed is closed (and
+	// replaced) when some are released or a lift may let a waiting
+	// request go.
+	held                  map[int64]int64
+	heldUsers             map[int64]int64
+	heldUSD, heldUsersUSD map[int64]float64
+	freed                 chan struct{}
+}
+
+// chatModel keys the month's counts: a chat's calls of a model.
+type chatModel struct {
+	chat  int64
+	model string
 }
 
 // toldKey is who was told that the allowance is used: a chat (user 0)
@@ -108,8 +131,9 @@ type toldKey struct{ chat, user int64 }
 // day has a line per chat and user with the sum of their calls, and how
 // many (Calls; absent: one call).
 type line struct {
-	Chat int64 `json:"chat,omitempty"`
-	User int64 `json:"user,omitempty"`
+	Chat  int64  `json:"chat,omitempty"`
+	User  int64  `json:"user,omitempty"`
+	Model string `json:"model,omitempty"`
 	Counts
 	Calls    int64 `json:"calls,omitempty"`
 	Lift     int64 `json:"lift,omitempty"`
@@ -126,7 +150,8 @@ func New(o Options) *Ledger {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Ledger{o: o, held: map[int64]int64{}, heldUsers: map[int64]int64{}, freed: make(chan struct{})}
+	return &Ledger{o: o, held: map[int64]int64{}, heldUsers: map[int64]int64{},
+		heldUSD: map[int64]float64{}, heldUsersUSD: map[int64]float64{}, models: map[string]Counts{}, freed: make(chan struct{})}
 }
 
 const (
@@ -160,11 +185,12 @@ func (l *Ledger) rollLocked(now time.Time) error {
 	sameMonth := l.day != "" && l.day[:7] == day[:7]
 	l.day = day
 	l.chats, l.users = map[int64]Counts{}, map[int64]Counts{}
+	l.chatsUSD, l.usersUSD = map[int64]float64{}, map[int64]float64{}
 	l.lifted, l.told = map[int64]bool{}, map[toldKey]bool{}
 	if sameMonth {
 		return nil // a new day of the month: nothing written for it yet but by this run
 	}
-	l.month = map[string]map[int64]Counts{}
+	l.month = map[string]map[chatModel]Counts{}
 	files, err := filepath.Glob(filepath.Join(l.o.Dir, day[:7]+"-??.jsonl"))
 	if err != nil {
 		return err
@@ -215,7 +241,7 @@ func (l *Ledger) readLocked(path, day string, today bool) error {
 				l.told[toldKey{ln.Told, ln.ToldUser}] = true
 			}
 		case ln.Chat != 0:
-			l.countLocked(day, today, ln.Chat, ln.User, ln.counts())
+			l.countLocked(day, today, ln.Chat, ln.User, ln.Model, ln.counts())
 		}
 	})
 	if err != nil {
@@ -241,25 +267,39 @@ func wholeLine(b []byte) bool {
 	return json.Unmarshal(b, &ln) == nil
 }
 
-func (l *Ledger) countLocked(day string, today bool, chat, user int64, c Counts) {
+// modelOf is the model a call of model counts under: the default
+// model when it names none.
+func (l *Ledger) modelOf(model string) string {
+	if model == "" {
+		return l.o.DefaultModel
+	}
+	return model
+}
+
+func (l *Ledger) countLocked(day string, today bool, chat, user int64, model string, c Counts) {
+	model = l.modelOf(model)
 	if today {
+		usd := l.o.Prices[model].Cost(c)
 		cc := l.chats[chat]
 		cc.add(c)
 		l.chats[chat] = cc
+		l.chatsUSD[chat] += usd
 		if user != 0 {
 			uc := l.users[user]
 			uc.add(c)
 			l.users[user] = uc
+			l.usersUSD[user] += usd
 		}
 	}
 	m := l.month[day]
 	if m == nil {
-		m = map[int64]Counts{}
+		m = map[chatModel]Counts{}
 		l.month[day] = m
 	}
-	mc := m[chat]
+	k := chatModel{chat, model}
+	mc := m[k]
 	mc.add(c)
-	m[chat] = mc
+	m[k] = mc
 }
 
 // appendLocked writes ln to today's journal (0600, the folder 0700). A
@@ -289,16 +329,17 @@ func (l *Ledger) appendLocked(ln line) {
 	}
 }
 
-// Record counts a model call made for chat on behalf of user (0: none)
-// that was not reserved: what Reserve's spent does without the hold. A
-// zero Usage (a request that never reached the model) is no call.
-func (l *Ledger) Record(chat, user int64, u llm.Usage) {
+// Record counts a call of model ("": the default) made for chat on behalf
+// of user (0: none) that was not reserved: what Reserve's spent does
+// without the hold. A zero Usage (a request that never reached the model)
+// is no call.
+func (l *Ledger) Record(chat, user int64, model string, u llm.Usage) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.recordLocked(chat, user, u)
+	l.recordLocked(chat, user, model, u)
 }
 
-func (l *Ledger) recordLocked(chat, user int64, u llm.Usage) {
+func (l *Ledger) recordLocked(chat, user int64, model string, u llm.Usage) {
 	if u == (llm.Usage{}) {
 		return
 	}
@@ -307,9 +348,13 @@ func (l *Ledger) recordLocked(chat, user int64, u llm.Usage) {
 	if err := l.rollLocked(l.o.Now().UTC()); err != nil {
 		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
 	}
-	l.countLocked(l.day, true, chat, user, c)
+	model = l.modelOf(model)
+	l.countLocked(l.day, true, chat, user, model, c)
 	l.stats.Counts.add(c)
-	l.appendLocked(line{Chat: chat, User: user, Counts: c})
+	mc := l.models[model]
+	mc.add(c)
+	l.models[model] = mc
+	l.appendLocked(line{Chat: chat, User: user, Model: model, Counts: c})
 }
 
 // AllowMore lifts the allowance of chat for the rest of today (UTC): by is
@@ -323,7 +368,7 @@ func (l *Ledger) AllowMore(chat, by int64) {
 	l.lifted[chat] = true
 	l.wakeLocked() // a request waiting on the chat's allowance may go
 	l.appendLocked(line{Lift: chat, By: by})
-	l.o.Logger.Info("daily token allowance lifted for today", "chat", chat, "by", by)
+	l.o.Logger.Info("daily allowance lifted for today", "chat", chat, "by", by)
 }
 
 // Close closes today's journal.

@@ -14,7 +14,7 @@ import (
 
 func newLedger(t *testing.T, dir string, c *testkit.Clock, perChat, perUser int64) *Ledger {
 	t.Helper()
-	l := New(Options{Dir: dir, PerChat: perChat, PerUser: perUser, Now: c.Now, PriceInput: 3, PriceOutput: 15})
+	l := New(Options{Dir: dir, PerChat: perChat, PerUser: perUser, Now: c.Now, DefaultModel: "m", Prices: map[string]Price{"m": {Input: 3, Cached: 3, Output: 15}}})
 	if err := l.Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func newLedger(t *testing.T, dir string, c *testkit.Clock, perChat, perUser int6
 
 // allow is whether a request may go now: a Reserve that spends nothing.
 func allow(l *Ledger, chat, user int64) (bool, string) {
-	spent, notice, err := l.Reserve(context.Background(), chat, user, 1)
+	spent, notice, err := l.Reserve(context.Background(), chat, user, "", 1, 0)
 	if err != nil || spent == nil {
 		return false, notice
 	}
@@ -42,11 +42,11 @@ func TestAllowancePerChat(t *testing.T) {
 	if ok, _ := allow(l, 7, 1); !ok {
 		t.Fatal("refused before any use")
 	}
-	l.Record(7, 1, call(600, 500, 300))
+	l.Record(7, 1, "", call(600, 500, 300))
 	if ok, _ := allow(l, 7, 1); !ok {
 		t.Fatal("refused at 900 of 1000")
 	}
-	l.Record(7, 1, call(50, 0, 50))
+	l.Record(7, 1, "", call(50, 0, 50))
 	ok, notice := allow(l, 7, 1)
 	want := "This chat has used today's allowance of 1,000 tokens. I can answer again from 00:00 UTC (in 2 h 13 min); " +
 		"until then I make no model request here. An admin can lift it for today with /allow_more 7."
@@ -68,8 +68,8 @@ func TestAllowancePerChat(t *testing.T) {
 func TestAllowancePerUser(t *testing.T) {
 	c := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 0, 500)
-	l.Record(7, 1, call(200, 0, 100))
-	l.Record(-100, 1, call(150, 0, 50)) // the same user in a group
+	l.Record(7, 1, "", call(200, 0, 100))
+	l.Record(-100, 1, "", call(150, 0, 50)) // the same user in a group
 	ok, notice := allow(l, -100, 1)
 	if ok || !strings.HasPrefix(notice, "You have used today's allowance of 500 tokens.") {
 		t.Errorf("user 1 at 500: %v, %q", ok, notice)
@@ -88,13 +88,13 @@ func TestLedgerSurvivesARestart(t *testing.T) {
 	dir := t.TempDir()
 	c := testkit.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	l := newLedger(t, dir, c, 1000, 0)
-	l.Record(7, 1, call(700, 100, 400)) // Dec 1
+	l.Record(7, 1, "", call(700, 100, 400)) // Dec 1
 	c.Advance(24 * time.Hour)
-	l.Record(7, 1, call(900, 0, 200)) // Dec 2: over
+	l.Record(7, 1, "", call(900, 0, 200)) // Dec 2: over
 	if ok, notice := allow(l, 7, 1); ok || notice == "" {
 		t.Fatal("not refused")
 	}
-	l.Record(9, 3, call(10, 0, 10))
+	l.Record(9, 3, "", call(10, 0, 10))
 	l.AllowMore(9, 42)
 	l.Close()
 	f, err := os.OpenFile(filepath.Join(dir, "2026-12-02.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
@@ -117,7 +117,7 @@ func TestLedgerSurvivesARestart(t *testing.T) {
 	if !l.lifted[9] {
 		t.Error("the lift is lost")
 	}
-	report := l.Report(7, 1)
+	report := l.Report(7, 1, false)
 	for _, want := range []string{
 		"Today (2026-12-02): 1,100 tokens in 1 model call (input 900, of which 0 cached; output 200), about $0.0057",
 		"This month (December 2026): 2,200 tokens in 2 model calls (input 1,600, of which 100 cached; output 600), about $0.01",
@@ -129,7 +129,7 @@ func TestLedgerSurvivesARestart(t *testing.T) {
 	}
 	// A new month starts from nothing.
 	c.Set(time.Date(2027, 1, 1, 0, 0, 1, 0, time.UTC))
-	if r := l.Report(7, 1); !strings.Contains(r, "This month (January 2027): no model calls") {
+	if r := l.Report(7, 1, false); !strings.Contains(r, "This month (January 2027): no model calls") {
 		t.Errorf("January:\n%s", r)
 	}
 }
@@ -137,7 +137,7 @@ func TestLedgerSurvivesARestart(t *testing.T) {
 func TestAllowMore(t *testing.T) {
 	c := testkit.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	l := newLedger(t, t.TempDir(), c, 100, 100)
-	l.Record(7, 1, call(100, 0, 100))
+	l.Record(7, 1, "", call(100, 0, 100))
 	if ok, _ := allow(l, 7, 1); ok {
 		t.Fatal("not refused")
 	}
@@ -145,14 +145,14 @@ func TestAllowMore(t *testing.T) {
 	if ok, _ := allow(l, 7, 1); !ok {
 		t.Error("refused after /allow_more")
 	}
-	if !strings.Contains(l.Report(7, 1), "(lifted by an admin for today)") {
+	if !strings.Contains(l.Report(7, 1, false), "(lifted by an admin for today)") {
 		t.Error("the report does not say it is lifted")
 	}
 	if ok, _ := allow(l, 8, 1); ok {
 		t.Error("the lift reaches the user in another chat")
 	}
 	c.Advance(24 * time.Hour)
-	l.Record(7, 1, call(100, 0, 100))
+	l.Record(7, 1, "", call(100, 0, 100))
 	if ok, _ := allow(l, 7, 1); ok {
 		t.Error("the lift outlived its day")
 	}
@@ -164,11 +164,11 @@ func TestNoAllowance(t *testing.T) {
 	if err := l.Load(); err != nil {
 		t.Fatal(err)
 	}
-	l.Record(7, 1, call(1_000_000, 0, 1_000_000))
+	l.Record(7, 1, "", call(1_000_000, 0, 1_000_000))
 	if ok, _ := allow(l, 7, 1); !ok {
 		t.Error("refused with no allowance set")
 	}
-	r := l.Report(7, 1)
+	r := l.Report(7, 1, false)
 	if !strings.Contains(r, "No daily allowance is set.") || strings.Contains(r, "$") {
 		t.Errorf("report:\n%s", r)
 	}
