@@ -49,8 +49,8 @@ func (l *configLoader) models(c *LLMConfig) {
 	}
 	if c.PriceInputPerMTok > 0 || c.PriceOutputPerMTok > 0 {
 		if _, both := c.Prices[c.Model]; both {
-			l.errorf("llm.prices", "prices the default model %s, which %s and %s price too: keep one of them",
-				c.Model, l.label("llm.price_input_per_mtok"), l.label("llm.price_output_per_mtok"))
+			l.errorf("llm.prices", "prices the default model %s, which LLM_PRICE_INPUT_PER_MTOK and LLM_PRICE_OUTPUT_PER_MTOK "+
+				"(llm.price_*_per_mtok) price too: keep one of them", c.Model)
 		} else if c.Model != "" {
 			c.Prices[c.Model] = spend.Price{Input: c.PriceInputPerMTok, Cached: c.PriceInputPerMTok, Output: c.PriceOutputPerMTok}
 		}
