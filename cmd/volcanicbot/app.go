@@ -81,7 +81,7 @@ type Main struct {
 	// value is Telegram's (telegram.DefaultLimits). Tests against a fake that
 	// enforces none lift them.
 	TelegramLimits telegram.Limits
-	// UsageClock, when set, is the clock of the daily token allowance
+	// UsageClock, when set, is the clock of the daily allowances
 	// (tests move it to the next UTC day).
 	UsageClock func() time.Time
 	// DiscoveryWait, when set, replaces the longest a turn waits for the

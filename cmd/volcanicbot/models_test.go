@@ -152,7 +152,7 @@ func TestE2EMoneyAllowance(t *testing.T) {
 	d.tg.Message(alice, alice, "three")
 	d.waitText(alice, "This chat has used today's allowance of $0.0050. I can answer again from 00:00 UTC (in 1 h 30 min)")
 	d.tg.Message(alice, alice, "four")
-	waitLogCount(t, d, "no model request: the daily token allowance is used", 2)
+	waitLogCount(t, d, "no model request: a daily allowance is used", 2)
 	if n := len(d.model.Requests()); n != requests {
 		t.Errorf("%d model requests after the allowance was used", n-requests)
 	}

@@ -43,7 +43,7 @@ func TestE2EDailyAllowance(t *testing.T) {
 			d.tg.Message(alice, alice, "three")
 			d.waitText(alice, "This chat has used today's allowance of 1,000 tokens. I can answer again from 00:00 UTC (in 1 h 30 min)")
 			d.tg.Message(alice, alice, "four")
-			waitLogCount(t, d, "no model request: the daily token allowance is used", 2)
+			waitLogCount(t, d, "no model request: a daily allowance is used", 2)
 			if n := len(d.model.Requests()); n != requests {
 				t.Errorf("%d model requests after the allowance was used", n-requests)
 			}
@@ -61,7 +61,7 @@ func TestE2EDailyAllowance(t *testing.T) {
 			d.tg.Message(alice, alice, "/allow_more")
 			d.waitText(alice, "Only an admin of this bot")
 			d.tg.Message(eve, eve, fmt.Sprintf("/allow-more %d", alice))
-			d.waitText(eve, fmt.Sprintf("The daily token allowance of chat %d is lifted", alice))
+			d.waitText(eve, fmt.Sprintf("The daily allowance of chat %d is lifted", alice))
 			d.tg.Message(alice, alice, "five")
 			// The messages that got no answer are in the conversation (the
 			// OpenAI wire has them in one message with "five").

@@ -41,7 +41,7 @@ func (b *Bot) cmdUsage(ctx context.Context, chatID, userID int64, admin bool) {
 }
 
 // allowMoreHelp is the reply to /allow_more with a bad argument.
-const allowMoreHelp = "Use /allow_more <chat id> (or /allow_more alone, for this chat): it lifts that chat's daily token allowance for the rest of today (UTC)."
+const allowMoreHelp = "Use /allow_more <chat id> (or /allow_more alone, for this chat): it lifts that chat's daily allowance for the rest of today (UTC)."
 
 // cmdAllowMore is an admin's /allow_more [chat id]: the chat's daily
 // allowance is lifted for the rest of the UTC day.
@@ -71,5 +71,5 @@ func (b *Bot) cmdAllowMore(ctx context.Context, chatID, userID int64, args []str
 	if target == chatID {
 		what = "this chat"
 	}
-	b.reply(ctx, chatID, "The daily token allowance of "+what+" is lifted for the rest of today (UTC).")
+	b.reply(ctx, chatID, "The daily allowance of "+what+" is lifted for the rest of today (UTC).")
 }

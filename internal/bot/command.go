@@ -77,7 +77,7 @@ var commandList = []struct {
 	{"allow", "/allow <code>", "add the user who got this code when I refused them (admins)", true},
 	{"revoke", "/revoke <user id>", "remove a user an admin added (admins)", true},
 	{"users", "/users", "who may use me, who added them and when (admins)", true},
-	{"allow_more", "/allow_more [chat id]", "lift a chat's daily token allowance for the rest of today (admins)", true},
+	{"allow_more", "/allow_more [chat id]", "lift a chat's daily allowance for the rest of today (admins)", true},
 	{"help", "/help", "what I can do", false},
 	{"start", "/start", "the same as /help", false},
 }

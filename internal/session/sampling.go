@@ -81,8 +81,8 @@ func (sm sampler) Sample(ctx context.Context, r chat.SamplingRequest) (chat.Samp
 		if notice != "" {
 			s.reply(m.ctx, notice)
 		}
-		m.logger.Info("MCP sampling refused: the daily token allowance is used", "chat", s.id, "server", r.Server)
-		return chat.SamplingResult{}, errors.New("the chat's daily token allowance is used up")
+		m.logger.Info("MCP sampling refused: a daily allowance is used", "chat", s.id, "server", r.Server)
+		return chat.SamplingResult{}, errors.New("the chat's daily allowance is used up")
 	}
 	callCtx, cancelCall := context.WithTimeout(ctx, m.o.ModelTimeout)
 	defer cancelCall()

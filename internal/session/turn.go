@@ -183,7 +183,7 @@ func (t *turn) request(ctx context.Context, step int) (req llm.Request, spent fu
 		return llm.Request{}, nil, err
 	}
 	if spent == nil {
-		m.logger.Info("no model request: the daily token allowance is used", "chat", s.id, "user", t.in.from, "step", step)
+		m.logger.Info("no model request: a daily allowance is used", "chat", s.id, "user", t.in.from, "step", step)
 		if notice != "" {
 			s.reply(m.ctx, notice)
 		}
