@@ -96,6 +96,9 @@ func modelName(c session.ModelChoice, name string) string {
 // modelMessage is the /model text (plain) and its keyboard: a button a
 // model, the chat's own marked (none when only one is offered).
 func modelMessage(c session.ModelChoice) (string, models.ReplyMarkup) {
+	if c.Current == "" {
+		return "No model is named in this bot's configuration (LLM_MODEL, LLM_MODELS): there is none to pick.", nil
+	}
 	var s strings.Builder
 	if c.Gone != "" {
 		fmt.Fprintf(&s, "This chat had %s, which is no longer offered: it has the default again.\n", c.Gone)

@@ -136,6 +136,9 @@ func TestModelMessage(t *testing.T) {
 	if text != "This chat's model: a (the default). It is the only one offered." || kb != nil {
 		t.Errorf("one model: %q, %v", text, kb)
 	}
+	if text, kb := modelMessage(session.ModelChoice{}); !strings.HasPrefix(text, "No model is named") || kb != nil {
+		t.Errorf("no models: %q, %v", text, kb)
+	}
 	long := strings.Repeat("m", 80)
 	if d := modelData(long); len(d) > 64 || !strings.HasPrefix(d, modelKeyPrefix) {
 		t.Errorf("data of a long name %q", d)
