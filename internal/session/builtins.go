@@ -10,15 +10,17 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
-// The session's built-in tools, as chat.Tools: send, read and
-// tool_search, and the answer to a name no tool has. A new built-in is one
+// The session's built-in tools, as chat.Tools: send, read, memory
+// (memory.go) and tool_search, and the answer to a name no tool has. A new built-in is one
 // more type here (or in its own file) and one more entry in builtinTools:
 // the model is offered, and the registry calls, what that list holds.
 
 // builtinTools are the chat's own tools, bound to s (nil: for their specs
 // only); tool_search is the registry's (it exists only while tools are
 // deferred).
-func builtinTools(s *session) []chat.Tool { return []chat.Tool{sendTool{s}, readTool{s}} }
+func builtinTools(s *session) []chat.Tool {
+	return []chat.Tool{sendTool{s}, readTool{s}, memoryTool{s}}
+}
 
 // builtins are s's own tools (builtinTools).
 func (s *session) builtins() []chat.Tool { return builtinTools(s) }

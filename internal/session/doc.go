@@ -18,9 +18,9 @@
 //     (agent.FitBudget), the tools (tools.go) — calls the model, runs the tool
 //     calls it asks for, and repeats until the model answers or the step
 //     cap is reached.
-//   - Tools (tools.go) are the built-ins — send (send.go), read (read.go),
-//     both opening workspace files by one set of rules (workspacefile.go),
-//     and tool_search — and the MCP tools: the catalogue's entries
+//   - Tools (tools.go) are the built-ins — send (send.go) and read
+//     (read.go), both opening workspace files by one set of rules
+//     (workspacefile.go), memory (memory.go) and tool_search — and the MCP tools: the catalogue's entries
 //     (chat.CatalogTool, from the Catalogue port) bound to the chat's
 //     MCPSession (ports.go; mcpclient satisfies both, cmd/volcanicbot wires
 //     them). Every one is a chat.Tool (builtins.go; MCPSession.Bind): the
@@ -28,6 +28,11 @@
 //     it, its arguments checked first (by the tool, or as one JSON object),
 //     approved when it is chat.Guarded, and on its lane when it is
 //     chat.Sequenced. A name no tool has gets the unknown tool's answer.
+//   - Memory (memory.go, memorystore.go): the built-in memory tool keeps
+//     the notes the user asks for in one file of the chat's private
+//     folder, replaced whole on every change; they are in the system
+//     prompt of each of the chat's requests, after /new and restarts too,
+//     and /memory reads and deletes them through the Manager.
 //   - Tool search (toolsearch.go, bm25.go): when the whole tool list would
 //     cost too much, most MCP tools are deferred — named in the system
 //     prompt, found with tool_search, loaded after the stable part of the

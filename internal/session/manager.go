@@ -138,6 +138,7 @@ type Manager struct {
 
 	grants grants     // every chat's "always in this chat" (grants.go)
 	picks  modelPicks // every chat's pick of the models (model.go)
+	memory memories   // every chat's notes (memorystore.go)
 
 	// catalogMu guards catalog, the plan and the index of the last
 	// catalogue a turn saw (see toolset).

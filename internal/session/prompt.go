@@ -25,9 +25,10 @@ type PromptSection struct {
 
 // buildSystemPrompt joins the base prompt, the sections of servers whose
 // tools are active, the list of deferred tools (deferred, when tool search
-// is on), and the current date: what changes least comes first, so the
-// providers' prompt caches keep the longest prefix.
-func buildSystemPrompt(base string, sections []PromptSection, active map[string]bool, deferred string, now time.Time) string {
+// is on), the chat's memory (memorySection) and the current date: what
+// changes least comes first, so the providers' prompt caches keep the
+// longest prefix.
+func buildSystemPrompt(base string, sections []PromptSection, active map[string]bool, deferred, memory string, now time.Time) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(base))
 	for _, s := range sections {
@@ -40,6 +41,10 @@ func buildSystemPrompt(base string, sections []PromptSection, active map[string]
 	if deferred != "" {
 		b.WriteString("\n\n")
 		b.WriteString(deferred)
+	}
+	if memory != "" {
+		b.WriteString("\n\n")
+		b.WriteString(memory)
 	}
 	b.WriteString("\n\nCurrent date: ")
 	b.WriteString(now.UTC().Format("Monday, 2 January 2006"))

@@ -103,10 +103,11 @@ func (t *turn) start(ctx context.Context, activity Activity) {
 	}
 }
 
-// prompt is the system prompt for the tools offered now.
+// prompt is the system prompt for the tools offered now, with the chat's
+// memory as it is now.
 func (t *turn) prompt() string {
 	m := t.s.m
-	return buildSystemPrompt(m.o.SystemPrompt, m.sections, t.tools.active, t.tools.section, m.o.Now())
+	return buildSystemPrompt(m.o.SystemPrompt, m.sections, t.tools.active, t.tools.section, t.s.memoryPrompt(), m.o.Now())
 }
 
 // registry binds the tools offered now to the chat's MCP session.
