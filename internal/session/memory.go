@@ -82,7 +82,7 @@ const memoryUnreadable = "the memory of this chat could not be read or saved (th
 
 // memorySecret is the tool's answer to a note holding a known secret.
 const memorySecret = "not saved: the text contains a secret this bot knows (a key, token or password from its configuration), " +
-	"and secrets are never kept in memory. tell the user it was not saved and why, without repeating it"
+	"and secrets are never kept in memory; tell the user it was not saved and why, without repeating it"
 
 // memoryCall is the memory tool of s.
 func (s *session) memoryCall(a memoryArgs) (string, error) {
