@@ -434,7 +434,7 @@ func displayName(u models.User) string {
 // onCallback answers a button press, from the poller: settling it takes a
 // lock, and the answer is queued on the chat's sender without waiting.
 // A press of an /approvals button is settled by onRevoke, one of /model's
-// by onModel.
+// by onModel, of a /memory button by onMemoryPress.
 func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
 	if strings.HasPrefix(cq.Data, revokePrefix) {
 		b.onRevoke(cq)
@@ -442,6 +442,10 @@ func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
 	}
 	if strings.HasPrefix(cq.Data, modelPrefix) {
 		b.onModel(cq)
+		return
+	}
+	if strings.HasPrefix(cq.Data, memoryPrefix) {
+		b.onMemoryPress(cq)
 		return
 	}
 	text, alert, private := b.chat.asks.press(cq, b.access.allows)

@@ -70,6 +70,8 @@ var commandList = []struct {
 	{"model", "/model", "this chat's model, and the others to pick from", false},
 	{"", "/model <name>", "switch this chat to that model", false},
 	{"approvals", "/approvals", "the tools approved always in this chat, to take back", false},
+	{"memory", "/memory", "what I keep in memory in this chat (kept after /new), to delete", false},
+	{"", "/memory clear", "delete everything I keep in memory in this chat", false},
 	{"mcp", "/mcp", "the MCP servers and their state", false},
 	{"", "/mcp <name>", "one server: command, tools, last error", false},
 	{"", "/mcp restart <name>", "restart a server: the next call starts a fresh process", false},

@@ -35,6 +35,8 @@ func (b *Bot) command(ctx context.Context, chatID, from int64, group bool, cmd c
 		b.cmdApprovals(ctx, chatID)
 	case "model":
 		b.cmdModel(ctx, chatID, from, cmd.Args)
+	case "memory":
+		b.cmdMemory(ctx, chatID, from, cmd.Args)
 	case "allow_more":
 		b.cmdAllowMore(ctx, chatID, from, cmd.Args)
 	default:

@@ -58,10 +58,14 @@ type fakeSessions struct {
 	// each chat's pick (cmd_model_test.go).
 	modelList []string
 	picks     map[int64]string
+	// memory are the chats' notes; memoryErr fails every read of them.
+	memory    map[int64][]session.MemoryEntry
+	memoryErr error
 }
 
 func newFakeSessions() *fakeSessions {
-	return &fakeSessions{changed: make(chan struct{}), servers: []string{"playwright", "fetch"}, grants: map[int64][]session.Grant{}}
+	return &fakeSessions{changed: make(chan struct{}), servers: []string{"playwright", "fetch"}, grants: map[int64][]session.Grant{},
+		memory: map[int64][]session.MemoryEntry{}}
 }
 
 func (s *fakeSessions) record(ctx context.Context, call string) {
@@ -400,3 +404,30 @@ func updateOf(m *models.Message) models.Update { return models.Update{Message: m
 type replacer struct{ r *strings.Replacer }
 
 func (r replacer) Redact(s string) string { return r.r.Replace(s) }
+
+func (s *fakeSessions) Memory(chatID int64) ([]session.MemoryEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.memoryErr != nil {
+		return nil, s.memoryErr
+	}
+	return slices.Clone(s.memory[chatID]), nil
+}
+
+func (s *fakeSessions) ForgetMemory(chatID int64, text string) (bool, error) {
+	s.record(context.Background(), fmt.Sprintf("forget %d %s", chatID, text))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.memory[chatID])
+	s.memory[chatID] = slices.DeleteFunc(s.memory[chatID], func(e session.MemoryEntry) bool { return e.Text == text })
+	return len(s.memory[chatID]) < n, s.memoryErr
+}
+
+func (s *fakeSessions) ClearMemory(chatID int64) (int, error) {
+	s.record(context.Background(), fmt.Sprintf("clear memory %d", chatID))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.memory[chatID])
+	delete(s.memory, chatID)
+	return n, nil
+}

@@ -47,6 +47,14 @@ type Sessions interface {
 	// returns the chat's model as it is now: an
 	// *session.UnknownModelError when name is not offered.
 	SetModel(chatID int64, name string) (session.ModelChoice, error)
+	// Memory lists chat's notes (/memory), in the order they were kept.
+	Memory(chatID int64) ([]session.MemoryEntry, error)
+	// ForgetMemory deletes chat's note whose text is text and reports
+	// whether there was one.
+	ForgetMemory(chatID int64, text string) (bool, error)
+	// ClearMemory deletes every note of chat and reports how many there
+	// were (-1: the memory could not be read, and is empty all the same).
+	ClearMemory(chatID int64) (int, error)
 	// ServerNames lists the enabled MCP servers, for /help.
 	ServerNames() []string
 }

@@ -1,0 +1,186 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
+)
+
+// The data of /memory's buttons: "mem:<key>" deletes the note whose
+// memoryKey it is. A press is settled against the chat's notes as they
+// are when it comes, so the buttons keep no state and work after a
+// restart; data made up by a client can do no more than the presser may
+// anyway with /memory — delete one of that chat's notes.
+const memoryPrefix = "mem:"
+
+// memoryListRunes is how much of a message the notes may take: the
+// header and the numbers fit in the rest of Telegram's 4096.
+const memoryListRunes = 3600
+
+// Texts of /memory.
+const (
+	noMemory = "Nothing is kept in memory in this chat. Ask me to remember something (your name, a preference) " +
+		"and I keep it here, also after /new."
+	memoryUnreadable = "Sorry, I could not read this chat's memory. The operator has the details in the log; " +
+		"/memory clear empties it."
+	memoryUnchanged = "Sorry, I could not change this chat's memory. The operator has the details in the log."
+	memoryGone      = "That note was deleted already."
+	memoryUsage     = "/memory lists what I keep in memory in this chat, with a button to delete each note; " +
+		"/memory clear deletes them all."
+)
+
+// cmdMemory is /memory: the chat's notes, each with a button that
+// deletes it; /memory clear deletes them all. Anyone the bot allows may
+// use it and press them, in a group too: the notes are the chat's, and
+// every member the bot answers shapes what it keeps.
+func (b *Bot) cmdMemory(ctx context.Context, chatID, from int64, args []string) {
+	switch {
+	case len(args) == 1 && strings.EqualFold(args[0], "clear"):
+		b.clearMemory(ctx, chatID, from)
+		return
+	case len(args) > 0:
+		b.reply(ctx, chatID, memoryUsage)
+		return
+	}
+	list, err := b.sessions.Memory(chatID)
+	if err != nil {
+		b.log.Error("/memory: the notes are not read", "chat", chatID, "err", errText(b.scrub, err))
+		b.reply(ctx, chatID, memoryUnreadable)
+		return
+	}
+	text, kb := memoryMessage(list, b.scrub)
+	if _, err := telegram.Send(ctx, b.tg, chatID, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+		return b.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chatID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb})
+	}); err != nil {
+		b.log.Error("message not delivered", "chat", chatID, "err", err.Error())
+	}
+}
+
+// clearMemory is /memory clear.
+func (b *Bot) clearMemory(ctx context.Context, chatID, from int64) {
+	n, err := b.sessions.ClearMemory(chatID)
+	if err != nil {
+		b.log.Error("/memory clear: the notes are not deleted", "chat", chatID, "err", errText(b.scrub, err))
+		b.reply(ctx, chatID, memoryUnchanged)
+		return
+	}
+	b.log.Info("/memory clear", "chat", chatID, "user", from, "notes", n)
+	switch {
+	case n < 0:
+		b.reply(ctx, chatID, "Memory cleared. (It could not be read, so I cannot say how many notes it held.)")
+	case n == 0:
+		b.reply(ctx, chatID, noMemory)
+	default:
+		b.reply(ctx, chatID, fmt.Sprintf("Memory cleared: %s deleted.", plural(n, "note")))
+	}
+}
+
+// memoryMessage is the /memory text (plain, scrubbed) and its keyboard
+// (nil without notes). When the notes would not fit one message, each is
+// cut to its share.
+func memoryMessage(list []session.MemoryEntry, scrub func(string) string) (string, models.ReplyMarkup) {
+	if len(list) == 0 {
+		return noMemory, nil
+	}
+	total := 0
+	for _, e := range list {
+		total += utf8.RuneCountInString(e.Text)
+	}
+	share := 0 // no cut
+	if total > memoryListRunes {
+		share = max(memoryListRunes/len(list), 20)
+	}
+	var s strings.Builder
+	s.WriteString("Kept in memory in this chat (I see these in every message, also after /new):\n")
+	kb := &models.InlineKeyboardMarkup{}
+	for i, e := range list {
+		text := scrub(e.Text)
+		shown := text
+		if share > 0 {
+			shown = truncate(text, share)
+		}
+		fmt.Fprintf(&s, "%d. %s\n", i+1, shown)
+		kb.InlineKeyboard = append(kb.InlineKeyboard, []models.InlineKeyboardButton{
+			{Text: truncate(fmt.Sprintf("🗑 %d. %s", i+1, text), 40), CallbackData: memoryPrefix + memoryKey(e.Text)},
+		})
+	}
+	s.WriteString("Press a button to delete a note; /memory clear deletes them all.")
+	return s.String(), kb
+}
+
+// memoryKey names a note in a button's data (Telegram takes 64 bytes,
+// notes are longer): 96 bits of the hash of its text.
+func memoryKey(text string) string {
+	h := sha256.Sum256([]byte(text))
+	return base64.RawURLEncoding.EncodeToString(h[:12])
+}
+
+// onMemoryPress settles a press of a /memory button, from the poller, as
+// onRevoke does a press of /approvals': a stranger is refused at once;
+// anyone else's press is a job of the chat's worker, which answers it.
+func (b *Bot) onMemoryPress(cq *models.CallbackQuery) {
+	chatID, msgID := pressedIn(cq)
+	if !b.access.allows(cq.From.ID) {
+		b.answerPress(b.disp.ctx, chatID, cq.ID, strangerPress, true)
+		return
+	}
+	id, user, data := cq.ID, cq.From.ID, cq.Data
+	if !b.disp.submit(chatID, func(ctx context.Context) { b.memoryPressed(ctx, chatID, msgID, id, user, data) }) {
+		b.answerPress(b.disp.ctx, chatID, id, busyPress, false)
+	}
+}
+
+// memoryPressed deletes the note the button pressed on message msgID
+// names, answers the press with what was done, and edits the message to
+// the chat's notes as they are now.
+func (b *Bot) memoryPressed(ctx context.Context, chatID int64, msgID int, cqID string, user int64, data string) {
+	list, err := b.sessions.Memory(chatID)
+	if err != nil {
+		b.log.Error("/memory: the notes are not read", "chat", chatID, "err", errText(b.scrub, err))
+		b.answerPress(ctx, chatID, cqID, memoryUnreadable, true)
+		return
+	}
+	key, answer := strings.TrimPrefix(data, memoryPrefix), memoryGone
+	for _, e := range list {
+		if memoryKey(e.Text) != key {
+			continue
+		}
+		ok, err := b.sessions.ForgetMemory(chatID, e.Text)
+		if err != nil {
+			b.log.Error("/memory: a note is not deleted", "chat", chatID, "err", errText(b.scrub, err))
+			b.answerPress(ctx, chatID, cqID, memoryUnchanged, true)
+			return
+		}
+		if ok {
+			answer = "Deleted: " + truncate(b.scrub(e.Text), 60)
+			b.log.Info("/memory: a note deleted", "chat", chatID, "user", user)
+		}
+		break
+	}
+	b.answerPress(ctx, chatID, cqID, answer, false)
+	if list, err = b.sessions.Memory(chatID); err != nil || msgID == 0 {
+		return
+	}
+	text, kb := memoryMessage(list, b.scrub)
+	err = b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, chatID, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
+		_, err := b.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
+			ChatID: chatID, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
+		})
+		if notModified(err) { // the list was as it is now already
+			return nil
+		}
+		return err
+	}))
+	if err != nil {
+		b.log.Warn("/memory: the list is not updated", "chat", chatID, "err", errText(b.scrub, err))
+	}
+}
