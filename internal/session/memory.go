@@ -23,13 +23,11 @@ import (
 // take it.
 const MemoryToolName = "memory"
 
-const memoryDescription = "Keep notes for this chat that stay after /new and restarts (they are in your instructions, " +
-	"under Memory). Use it only when the user asks you to remember something — their name, a preference, " +
-	"a code they chose to give you — or to change or forget a note; never on your own initiative. " +
-	"action add keeps text as a new note, remove deletes the note whose text or number (from list) is text, " +
-	"list shows the notes with their numbers. At most 4096 bytes in all."
+const memoryDescription = "Keep notes for this chat that stay after /new and restarts (you see them under Memory): " +
+	"only what the user asks you to remember. add keeps text as a note, remove deletes the note whose text or number is text, " +
+	"list shows them numbered."
 
-var memorySchema = json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["add","remove","list"],"description":"add a note, remove one, or list them"},"text":{"type":"string","description":"add: the note, one short line in the user's words; remove: the note's text or its number from list"}},"required":["action"],"additionalProperties":false}`)
+var memorySchema = json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["add","remove","list"]},"text":{"type":"string","description":"add: the note, one short line; remove: its text or number"}},"required":["action"],"additionalProperties":false}`)
 
 type memoryArgs struct {
 	Action string `json:"action"`
