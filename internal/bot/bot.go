@@ -47,6 +47,8 @@ type Options struct {
 	AlbumWait time.Duration
 	// NoDrafts is ChatOptions.NoDrafts of the Chat New builds.
 	NoDrafts bool
+	// Voice is how voice notes are heard (voice.go).
+	Voice VoiceOptions
 }
 
 // Bot is the Telegram bot: Run polls, and Chat is the session's chat port.

@@ -16,7 +16,7 @@ import (
 // User-facing texts of the update handling.
 const (
 	panicReply   = "Sorry, something went wrong with that message. The operator has the details in the log."
-	mediaReply   = "I can read text, photos and files, but not this kind of message: please write your request as text."
+	mediaReply   = "I can read text, voice notes, photos and files, but not this kind of message: please write your request as text."
 	fileReply    = "Sorry, I could not receive that file. Please try again in a moment."
 	emptyReply   = "Yes? Write your request after the mention, or send /help."
 	deliverReply = "Sorry, I can't take messages right now. Please try again in a moment."
@@ -63,6 +63,8 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 			return false
 		}
 		b.command(ctx, chatID, userID, m.Chat.Type != models.ChatTypePrivate, r.cmd)
+	case routeVoice:
+		return b.onVoice(ctx, m, r, keys)
 	case routeMedia:
 		b.reply(ctx, chatID, mediaReply)
 	case routeEmpty:

@@ -18,13 +18,14 @@ const (
 	routeText                     // a message for the session
 	routeCommand                  // one of our commands (or an unknown one in a private chat)
 	routeFiles                    // a photo or a document, with its caption as the text
-	routeMedia                    // addressed to us but nothing we read (a sticker, a voice message)
+	routeVoice                    // a voice note, an audio file or a round video, with its caption as the text
+	routeMedia                    // addressed to us but nothing we read (a sticker, a location)
 	routeEmpty                    // addressed to us with nothing but the mention
 )
 
 type route struct {
 	kind routeKind
-	text string  // routeText, routeFiles: the text, the bot's @mention removed
+	text string  // routeText, routeFiles, routeVoice: the text, the bot's @mention removed
 	cmd  command // routeCommand
 }
 
@@ -75,6 +76,9 @@ func routeMessage(m *models.Message, me models.User) route {
 	if media {
 		if len(m.Photo) > 0 || m.Document != nil {
 			return route{kind: routeFiles, text: body}
+		}
+		if _, ok := voiceOf(m); ok {
+			return route{kind: routeVoice, text: body}
 		}
 		return route{kind: routeMedia}
 	}

@@ -128,3 +128,42 @@ func (f *Fake) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	_, _ = w.Write(data)
 }
+
+// Voice queues a voice note (Ogg Opus) of seconds from user in chat, with
+// caption, and returns the message id. size is what Telegram reports for
+// it (0: len(data)).
+func (f *Fake) Voice(chatID, userID int64, data []byte, seconds, size int, caption string) int {
+	if size == 0 {
+		size = len(data)
+	}
+	m := f.NewMessage(chatID, userID, "")
+	m.Caption, m.CaptionEntities = caption, entitiesOf(caption)
+	f.mu.Lock()
+	id := f.addFileLocked(data, ".oga", size)
+	f.mu.Unlock()
+	m.Voice = &models.Voice{FileID: id, FileUniqueID: id, Duration: seconds, MimeType: "audio/ogg", FileSize: int64(size)}
+	return f.send(m)
+}
+
+// Audio queues a music or audio file (name, e.g. "talk.mp3") of seconds
+// from user in chat, and returns the message id.
+func (f *Fake) Audio(chatID, userID int64, name string, data []byte, seconds int, caption string) int {
+	m := f.NewMessage(chatID, userID, "")
+	m.Caption, m.CaptionEntities = caption, entitiesOf(caption)
+	f.mu.Lock()
+	id := f.addFileLocked(data, "", len(data))
+	f.mu.Unlock()
+	m.Audio = &models.Audio{FileID: id, FileUniqueID: id, Duration: seconds, FileName: name, MimeType: "audio/mpeg", FileSize: int64(len(data))}
+	return f.send(m)
+}
+
+// VideoNote queues a round video message of seconds from user in chat
+// and returns the message id.
+func (f *Fake) VideoNote(chatID, userID int64, data []byte, seconds int) int {
+	m := f.NewMessage(chatID, userID, "")
+	f.mu.Lock()
+	id := f.addFileLocked(data, ".mp4", len(data))
+	f.mu.Unlock()
+	m.VideoNote = &models.VideoNote{FileID: id, FileUniqueID: id, Duration: seconds, Length: 240, FileSize: len(data)}
+	return f.send(m)
+}

@@ -1,0 +1,178 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"strconv"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
+	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/telegram"
+)
+
+// Voice notes in: a voice note, an audio file or a round video message is
+// downloaded, transcribed, shown to the chat as what was understood
+// ("🎤 …"), and handed to the session as the user's message — the
+// transcript, then the caption — with the file, which lands in the
+// workspace like any upload. Nothing of it reaches the model when it
+// cannot be transcribed: the chat is told why.
+
+// Transcriber turns a voice note into text (speech.Transcriber satisfies
+// it). Its errors carry what the user is told (chat.UserMessage).
+type Transcriber interface {
+	Transcribe(ctx context.Context, name string, audio io.Reader) (string, error)
+}
+
+// VoiceOptions are Options.Voice.
+type VoiceOptions struct {
+	// Transcriber is the speech-to-text endpoint; nil: voice notes are
+	// answered with how to enable it.
+	Transcriber Transcriber
+	// MaxDuration is the longest voice note transcribed;
+	// DefaultMaxVoiceDuration when 0.
+	MaxDuration time.Duration
+}
+
+// DefaultMaxVoiceDuration is VoiceOptions.MaxDuration unset: ten minutes,
+// about 10 MB of Telegram's Opus and a few cents of transcription.
+const DefaultMaxVoiceDuration = 10 * time.Minute
+
+// Texts of the voice notes.
+const (
+	voiceOffReply = "I can't listen to voice notes here: speech-to-text is not set up (the operator sets STT_BASE_URL, " +
+		"or uses an OpenAI key). Please write your message instead."
+	voiceFailedReply = "Sorry, I could not transcribe that voice note."
+	voiceRetry       = " Please try again, or write your message."
+	// transcriptShown is the longest transcript the chat is shown whole.
+	transcriptShown = 3500
+	// transcriptFolded is the length from which it is folded (an
+	// expandable quote).
+	transcriptFolded = 300
+)
+
+// voiceNote is what a message holds to be listened to.
+type voiceNote struct {
+	fileID, name, mime string
+	duration           time.Duration
+	size               int64
+}
+
+// voiceOf is m's voice note, audio file or round video, if any.
+func voiceOf(m *models.Message) (voiceNote, bool) {
+	id := strconv.Itoa(m.ID)
+	switch {
+	case m.Voice != nil:
+		v := m.Voice
+		return voiceNote{v.FileID, "voice-" + id + ".ogg", "audio/ogg", seconds(v.Duration), v.FileSize}, true
+	case m.Audio != nil:
+		a := m.Audio
+		name := a.FileName
+		if name == "" {
+			name = "audio-" + id + ".mp3"
+		}
+		return voiceNote{a.FileID, name, a.MimeType, seconds(a.Duration), a.FileSize}, true
+	case m.VideoNote != nil:
+		v := m.VideoNote
+		return voiceNote{v.FileID, "video-note-" + id + ".mp4", "video/mp4", seconds(v.Duration), int64(v.FileSize)}, true
+	}
+	return voiceNote{}, false
+}
+
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
+
+// onVoice handles a voice note addressed to the bot (r.text: its
+// caption), and reports whether it handed it to the session.
+func (b *Bot) onVoice(ctx context.Context, m *models.Message, r route, keys []int64) bool {
+	chatID, userID := m.Chat.ID, m.From.ID
+	v, _ := voiceOf(m)
+	limit := b.o.Voice.MaxDuration
+	if limit <= 0 {
+		limit = DefaultMaxVoiceDuration
+	}
+	switch {
+	case b.o.Voice.Transcriber == nil:
+		b.reply(ctx, chatID, voiceOffReply)
+		return false
+	case v.size > telegram.MaxDownload:
+		b.reply(ctx, chatID, tooBigReply)
+		return false
+	case v.duration > limit:
+		b.reply(ctx, chatID, fmt.Sprintf("That voice note is %s long; I transcribe up to %s.", session.DurationText(v.duration),
+			session.DurationText(limit))+voiceRetry)
+		return false
+	}
+	data, err := b.tg.Download(ctx, chatID, v.fileID)
+	if err != nil {
+		b.downloadFailed(ctx, chatID, err)
+		return false
+	}
+	b.chat.typingOnce(ctx, chatID)
+	text, err := b.o.Voice.Transcriber.Transcribe(ctx, v.name, bytes.NewReader(data))
+	if err != nil {
+		b.transcriptionFailed(ctx, chatID, err)
+		return false
+	}
+	b.showTranscript(ctx, chatID, text)
+	msg := "(voice note, transcribed) " + text
+	if r.text != "" {
+		msg += "\n\n" + r.text
+	}
+	files := []session.Attachment{{Name: v.name, MIMEType: v.mime, Data: data}}
+	return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, msg), files, keys)
+}
+
+// downloadFailed answers a voice note that could not be downloaded.
+func (b *Bot) downloadFailed(ctx context.Context, chatID int64, err error) {
+	if errors.Is(err, telegram.ErrTooBig) {
+		b.reply(ctx, chatID, tooBigReply)
+		return
+	}
+	b.log.Error("download a voice note", "chat", chatID, "err", errText(b.scrub, err))
+	b.reply(ctx, chatID, fileReply)
+}
+
+// transcriptionFailed tells the chat why its voice note was not heard.
+func (b *Bot) transcriptionFailed(ctx context.Context, chatID int64, err error) {
+	if ctx.Err() != nil {
+		return // shutting down: the inbox hands it in again
+	}
+	b.log.Warn("a voice note was not transcribed", "chat", chatID, "err", errText(b.scrub, err))
+	msg, ok := chat.UserMessage(err)
+	if !ok {
+		msg = voiceFailedReply
+	}
+	b.reply(ctx, chatID, msg+voiceRetry)
+}
+
+// showTranscript shows the chat what was understood: "🎤 " and the
+// transcript, folded when long, cut when very long.
+func (b *Bot) showTranscript(ctx context.Context, chatID int64, text string) {
+	text = chat.CapText(b.scrub(text), transcriptShown)
+	body := html.EscapeString(text)
+	if len(text) >= transcriptFolded {
+		body = "<blockquote expandable>" + body + "</blockquote>"
+	}
+	if _, err := b.chat.sendMessage(ctx, chatID, "🎤 "+body, models.ParseModeHTML); err != nil && ctx.Err() == nil {
+		b.log.Warn("the transcript was not shown", "chat", chatID, "err", errText(b.scrub, err))
+	}
+}
+
+// typingOnce shows "typing…" while a voice note is transcribed (no retry:
+// it is only a hint, and lasts five seconds).
+func (c *Chat) typingOnce(ctx context.Context, chatID int64) {
+	err := c.tg.DoOnce(ctx, chatID, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
+		_, err := c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: chatID, Action: models.ChatActionTyping})
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		c.log.Debug("typing not sent", "chat", chatID, "err", err.Error())
+	}
+}
