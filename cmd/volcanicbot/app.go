@@ -105,7 +105,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	env := redact.NewEnvFilter(environ)
 	secrets := redact.NewRegistry()
 	secrets.Add(env.Secrets()...)
-	secrets.Add(cfg.Telegram.Token, cfg.LLM.OpenAIKey, cfg.LLM.AnthropicKey)
+	secrets.Add(cfg.Telegram.Token, cfg.LLM.OpenAIKey, cfg.LLM.AnthropicKey, cfg.Speech.STTAPIKey)
 
 	logger, err := NewLogger(stderr, cfg.Log.Level, cfg.Log.Format, isTerminal(stderr), secrets)
 	if err != nil {
@@ -427,16 +427,9 @@ func (m *Main) closeChatSide(sessions *session.Manager, tg *telegram.Client) {
 // LLM_PROVIDER, the one whose key is set is used.
 func (m *Main) model() (llm.Model, error) {
 	c := m.cfg.LLM
-	provider := c.Provider
+	provider := m.cfg.modelProvider()
 	if provider == "" {
-		switch {
-		case c.OpenAIKey != "" || c.OpenAIBaseURL != "":
-			provider = llm.ProviderOpenAI
-		case c.AnthropicKey != "":
-			provider = llm.ProviderAnthropic
-		default:
-			return nil, errors.New("LLM_PROVIDER is not set (openai or anthropic), and no OPENAI_API_KEY or ANTHROPIC_API_KEY either")
-		}
+		return nil, errors.New("LLM_PROVIDER is not set (openai or anthropic), and no OPENAI_API_KEY or ANTHROPIC_API_KEY either")
 	}
 	if c.Model == "" {
 		return nil, errors.New("LLM_MODEL is required: the model name, e.g. gpt-4.1-mini or claude-sonnet-4-5")

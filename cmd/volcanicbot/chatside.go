@@ -71,6 +71,7 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		LoginCallback: loginCallbackURL(m.cfg.Telegram.WebhookURL),
 		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
 		Usage:         ledger,
+		Voice:         m.cfg.voiceOptions(m),
 	})
 	if err != nil {
 		m.closeChatSide(sessions, tg)

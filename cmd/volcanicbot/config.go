@@ -30,9 +30,10 @@ type Config struct {
 	// AgentDir holds the user settings.json with mcpServers; ~ expanded.
 	AgentDir string
 
-	LLM   LLMConfig
-	Agent AgentConfig
-	Log   LogConfig
+	LLM    LLMConfig
+	Speech SpeechConfig
+	Agent  AgentConfig
+	Log    LogConfig
 	// Playwright is the browser preset's settings (mcp.playwright.*).
 	Playwright preset.Playwright
 
@@ -194,6 +195,10 @@ type configKey struct {
 //	agent.max_steps               AGENT_MAX_STEPS            40
 //	approval.timeout_seconds      APPROVAL_TIMEOUT_SECONDS   300
 //	agent.stream_replies          STREAM_REPLIES             true
+//	stt.base_url                  STT_BASE_URL               OPENAI_BASE_URL's endpoint with LLM_PROVIDER=openai, else none
+//	stt.api_key                   STT_API_KEY                OPENAI_API_KEY, for the OpenAI endpoint itself only
+//	stt.model                     STT_MODEL                  whisper-1
+//	stt.max_seconds               STT_MAX_SECONDS            600
 //	http_addr                     HTTP_ADDR                  none (no health listener)
 //	metrics_addr                  METRICS_ADDR               none (no metrics listener); 127.0.0.1:9464 in the image
 //	log.level                     LOG_LEVEL                  info
@@ -253,6 +258,10 @@ var configKeys = []configKey{
 	{"agent.max_steps", "AGENT_MAX_STEPS"},
 	{"approval.timeout_seconds", "APPROVAL_TIMEOUT_SECONDS"},
 	{"agent.stream_replies", "STREAM_REPLIES"},
+	{"stt.base_url", "STT_BASE_URL"},
+	{"stt.api_key", "STT_API_KEY"},
+	{"stt.model", "STT_MODEL"},
+	{"stt.max_seconds", "STT_MAX_SECONDS"},
 	{"http_addr", "HTTP_ADDR"},
 	{"metrics_addr", "METRICS_ADDR"},
 	{"log.level", "LOG_LEVEL"},
@@ -309,6 +318,7 @@ func (c *Config) Validate(requireBot bool) error {
 			"a webhook's domain exposes HTTP_ADDR to the internet, and /metrics is not for it (e.g. METRICS_ADDR=127.0.0.1:9464)"))
 	}
 	errs = append(errs, c.validateBrowser()...)
+	errs = append(errs, c.validateSpeech()...)
 	if _, err := parseLogLevel(c.Log.Level); err != nil {
 		errs = append(errs, err)
 	}

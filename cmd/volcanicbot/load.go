@@ -103,6 +103,7 @@ func (l *configLoader) config(lookup func(string) (string, bool)) *Config {
 		Format: strings.ToLower(cmp.Or(l.str("log.format"), defaultLogFormat)),
 	}
 	c.Playwright = l.playwright()
+	c.Speech = l.speech()
 	c.MaxResultTokens = l.positiveInt("mcp.max_result_tokens", mcpclient.DefaultMaxResultTokens)
 	c.MemoryLimitMiB = l.positiveInt("memory_limit_mib", 0)
 	c.ChatDiskBudgetMB = l.positiveInt("chat_disk_budget_mb", session.DefaultDiskBudget>>20)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/speech/speechtest"
+)
+
+// A voice note reaches the model as its transcript, through the real
+// binary's configuration (STT_BASE_URL, STT_API_KEY, STT_MODEL): the chat
+// is shown what was understood, the file is in the workspace, and the
+// endpoint got the note with its own key, never the model's.
+func TestE2EVoiceNoteReachesTheModel(t *testing.T) {
+	stt := speechtest.New(t)
+	stt.Transcript = func([]byte) string { return "what is the capital of Peru" }
+	d := startDaemon(t, func(req llmtest.Request) llmtest.Reply {
+		return llmtest.Text("Lima.")
+	}, daemonOptions{extra: []string{"STT_BASE_URL=" + stt.URL, "STT_API_KEY=stt-key-123", "STT_MODEL=whisper-large-v3"}})
+	d.tg.Voice(alice, alice, []byte(speechtest.Ogg), 4, 0, "")
+	d.waitText(alice, "Lima.")
+	if got := d.tg.Texts(alice); len(got) < 2 || !strings.Contains(got[0], "🎤 what is the capital of Peru") {
+		t.Errorf("the chat was not shown the transcript first: %q", got)
+	}
+	body := string(d.model.Requests()[0].Body)
+	if !strings.Contains(body, "(voice note, transcribed) what is the capital of Peru") || !strings.Contains(body, "uploads/voice-") {
+		t.Errorf("the model's request lacks the transcript or the file:\n%.2000s", body)
+	}
+	reqs := stt.Requests()
+	if len(reqs) != 1 || reqs[0].Auth != "Bearer stt-key-123" || reqs[0].Model != "whisper-large-v3" || string(reqs[0].Audio) != speechtest.Ogg {
+		t.Errorf("the transcription requests: %+v", reqs)
+	}
+	saved, _ := filepath.Glob(filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), "uploads", "voice-*.ogg"))
+	if len(saved) != 1 {
+		t.Errorf("saved voice notes: %v", saved)
+	}
+}
+
+// Where the transcription endpoint is, and which key it gets: the OpenAI
+// key goes to the OpenAI endpoint only.
+func TestSTTEndpoint(t *testing.T) {
+	cases := []struct {
+		name      string
+		cfg       Config
+		base, key string
+		ok        bool
+	}{
+		{"openai by default", Config{LLM: LLMConfig{Provider: "openai", OpenAIKey: "sk-o"}}, "https://api.openai.com/v1", "sk-o", true},
+		{"the model's compatible endpoint", Config{LLM: LLMConfig{OpenAIKey: "sk-o", OpenAIBaseURL: "http://vllm:8000/v1/"}}, "http://vllm:8000/v1", "sk-o", true},
+		{"anthropic: none", Config{LLM: LLMConfig{Provider: "anthropic", AnthropicKey: "a"}}, "", "", false},
+		{"anthropic with STT_BASE_URL", Config{LLM: LLMConfig{Provider: "anthropic"}, Speech: SpeechConfig{STTBaseURL: "https://api.groq.com/openai/v1", STTAPIKey: "gsk"}},
+			"https://api.groq.com/openai/v1", "gsk", true},
+		{"another endpoint never gets the OpenAI key", Config{LLM: LLMConfig{Provider: "openai", OpenAIKey: "sk-o"}, Speech: SpeechConfig{STTBaseURL: "http://whisper:9000/v1"}},
+			"http://whisper:9000/v1", "", true},
+		{"the same endpoint named again gets it", Config{LLM: LLMConfig{Provider: "openai", OpenAIKey: "sk-o"}, Speech: SpeechConfig{STTBaseURL: "https://api.openai.com/v1/"}},
+			"https://api.openai.com/v1", "sk-o", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base, key, ok := tc.cfg.sttEndpoint()
+			if base != tc.base || key != tc.key || ok != tc.ok {
+				t.Errorf("sttEndpoint = %q, %q, %v; want %q, %q, %v", base, key, ok, tc.base, tc.key, tc.ok)
+			}
+		})
+	}
+}
