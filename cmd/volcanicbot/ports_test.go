@@ -4,6 +4,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/bot"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/session"
+	"github.com/volcanicbot/volcanicbot/internal/spend"
 )
 
 // The MCP client is the sessions' catalogue, and each of its sessions a
@@ -14,4 +15,5 @@ var (
 	_ session.MCPSession   = (*mcpclient.Session)(nil)
 	_ session.Chat         = (*bot.Chat)(nil)
 	_ session.ResumingChat = (*bot.Chat)(nil)
+	_ bot.AudioUsage       = (*spend.Ledger)(nil)
 )

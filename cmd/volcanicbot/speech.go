@@ -73,10 +73,10 @@ func (c *Config) sttEndpoint() (baseURL, key string, ok bool) {
 
 // voiceOptions are the bot's voice notes of the configuration.
 func (c *Config) voiceOptions(m *Main) bot.VoiceOptions {
-	o := bot.VoiceOptions{MaxDuration: time.Duration(c.Speech.STTMaxSeconds) * time.Second}
+	o := bot.VoiceOptions{MaxDuration: time.Duration(c.Speech.STTMaxSeconds) * time.Second,
+		Model: cmp.Or(c.Speech.STTModel, defaultSTTModel)}
 	if base, key, ok := c.sttEndpoint(); ok {
-		o.Transcriber = speech.NewTranscriber(speech.Options{BaseURL: base, APIKey: key,
-			Model: cmp.Or(c.Speech.STTModel, defaultSTTModel), HTTPClient: m.HTTPClient})
+		o.Transcriber = speech.NewTranscriber(speech.Options{BaseURL: base, APIKey: key, Model: o.Model, HTTPClient: m.HTTPClient})
 	}
 	return o
 }
@@ -93,4 +93,3 @@ func (c *Config) modelProvider() string {
 	}
 	return ""
 }
-

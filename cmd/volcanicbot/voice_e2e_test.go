@@ -33,6 +33,8 @@ func TestE2EVoiceNoteReachesTheModel(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].Auth != "Bearer stt-key-123" || reqs[0].Model != "whisper-large-v3" || string(reqs[0].Audio) != speechtest.Ogg {
 		t.Errorf("the transcription requests: %+v", reqs)
 	}
+	d.tg.Message(alice, alice, "/usage")
+	d.waitText(alice, "voice notes transcribed: 4 s")
 	saved, _ := filepath.Glob(filepath.Join(d.dataDir, "chats", fmt.Sprint(alice), "uploads", "voice-*.ogg"))
 	if len(saved) != 1 {
 		t.Errorf("saved voice notes: %v", saved)

@@ -39,6 +39,14 @@ type VoiceOptions struct {
 	// MaxDuration is the longest voice note transcribed;
 	// DefaultMaxVoiceDuration when 0.
 	MaxDuration time.Duration
+	// Model names the transcription model in /usage.
+	Model string
+}
+
+// AudioUsage is a Usage that counts the seconds of voice notes
+// transcribed (spend.Ledger does).
+type AudioUsage interface {
+	RecordAudio(chat, user int64, model string, seconds int64)
 }
 
 // DefaultMaxVoiceDuration is VoiceOptions.MaxDuration unset: ten minutes,
@@ -119,6 +127,9 @@ func (b *Bot) onVoice(ctx context.Context, m *models.Message, r route, keys []in
 	if err != nil {
 		b.transcriptionFailed(ctx, chatID, err)
 		return false
+	}
+	if au, ok := b.o.Usage.(AudioUsage); ok {
+		au.RecordAudio(chatID, userID, b.o.Voice.Model, int64(v.duration/time.Second))
 	}
 	b.showTranscript(ctx, chatID, text)
 	msg := "(voice note, transcribed) " + text

@@ -21,7 +21,7 @@ func (t *tally) add(model string, c Counts, prices map[string]Price) {
 	t.Counts.add(c)
 	if p, ok := prices[model]; ok {
 		t.USD += p.Cost(c)
-	} else if !slices.Contains(t.Unpriced, model) {
+	} else if c.Tokens() > 0 && !slices.Contains(t.Unpriced, model) { // transcribed audio has no price
 		t.Unpriced = append(t.Unpriced, model)
 	}
 }
@@ -87,7 +87,7 @@ func (l *Ledger) Report(chat, user int64, admin bool) string {
 func (l *Ledger) windowsText(b *strings.Builder, now time.Time, today, month usage) {
 	fmt.Fprintf(b, "Today (%s): %s\n", l.day, l.tallyText(today.all))
 	fmt.Fprintf(b, "This month (%s): %s\n", now.Format("January 2006"), l.tallyText(month.all))
-	if month.all.Calls == 0 {
+	if month.all.Calls == 0 && month.all.Audio == 0 {
 		return
 	}
 	models := slices.SortedFunc(maps.Keys(month.models), func(a, b string) int {
@@ -140,23 +140,38 @@ func (l *Ledger) allowancesText(b *strings.Builder, chat, user int64) {
 func (l *Ledger) tallyText(t tally) string {
 	c := t.Counts
 	if c.Calls == 0 {
-		return "no model calls"
+		return "no model calls" + audioText(c, "; ")
 	}
 	s := fmt.Sprintf("%s tokens in %s (input %s, of which %s cached; output %s",
 		Number(c.Tokens()), plural(c.Calls, "model call"), Number(c.Input), Number(c.Cached), Number(c.Output))
 	if c.Estimated > 0 {
 		s += fmt.Sprintf("; %s estimated, of requests that ended early", Number(c.Estimated))
 	}
-	return s + ")" + costText(t)
+	return s + ")" + costText(t) + audioText(c, "; ")
+}
+
+// audioText is "<sep>voice notes transcribed: 3 min 20 s" ("" for none).
+func audioText(c Counts, sep string) string {
+	if c.Audio <= 0 {
+		return ""
+	}
+	d := time.Duration(c.Audio) * time.Second
+	if d < time.Minute {
+		return fmt.Sprintf("%svoice notes transcribed: %d s", sep, c.Audio)
+	}
+	return fmt.Sprintf("%svoice notes transcribed: %d min %d s", sep, int(d.Minutes()), c.Audio%60)
 }
 
 // shortText is a model's line of /usage: "2,100 tokens in 3 calls, 400
 // cached, about $0.0066".
 func (l *Ledger) shortText(t tally) string {
-	if t.Calls == 0 {
+	switch {
+	case t.Calls == 0 && t.Audio > 0:
+		return audioText(t.Counts, "")
+	case t.Calls == 0:
 		return "none"
 	}
-	return fmt.Sprintf("%s tokens in %s, %s cached", Number(t.Tokens()), plural(t.Calls, "call"), Number(t.Cached)) + costText(t)
+	return fmt.Sprintf("%s tokens in %s, %s cached", Number(t.Tokens()), plural(t.Calls, "call"), Number(t.Cached)) + costText(t) + audioText(t.Counts, ", ")
 }
 
 // costText is ", about $0.05" — "" when no model of t has a price, and

@@ -49,7 +49,10 @@ type Counts struct {
 	// (llm.Usage.Estimated): requests that ended early, before the
 	// provider said what they cost.
 	Estimated int64 `json:"est,omitempty"`
-	Calls     int64 `json:"-"` // a journal line's (line.Calls)
+	// Audio is the seconds of voice notes transcribed (a line of its own:
+	// no tokens, no model call).
+	Audio int64 `json:"audio_s,omitempty"`
+	Calls int64 `json:"-"` // a journal line's (line.Calls)
 }
 
 // Tokens are what the allowance counts: input (cached included) and
@@ -61,6 +64,7 @@ func (c *Counts) add(o Counts) {
 	c.Cached += o.Cached
 	c.Output += o.Output
 	c.Estimated += o.Estimated
+	c.Audio += o.Audio
 	c.Calls += o.Calls
 }
 
@@ -207,10 +211,14 @@ func (l *Ledger) rollLocked(now time.Time) error {
 	return nil
 }
 
-// counts are a count line's counts, with its number of calls.
+// counts are a count line's counts, with its number of calls (a line of
+// transcribed audio alone is none).
 func (ln line) counts() Counts {
 	c := ln.Counts
 	c.Calls = max(ln.Calls, 1)
+	if c.Audio > 0 && ln.Calls == 0 && c.Tokens() == 0 {
+		c.Calls = 0
+	}
 	return c
 }
 
@@ -354,6 +362,23 @@ func (l *Ledger) recordLocked(chat, user int64, model string, u llm.Usage) {
 	mc := l.models[model]
 	mc.add(c)
 	l.models[model] = mc
+	l.appendLocked(line{Chat: chat, User: user, Model: model, Counts: c})
+}
+
+// RecordAudio counts seconds of a voice note of chat's, from user,
+// transcribed by model (speech-to-text): /usage shows them; no allowance
+// counts them.
+func (l *Ledger) RecordAudio(chat, user int64, model string, seconds int64) {
+	if seconds <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.rollLocked(l.o.Now().UTC()); err != nil {
+		l.o.Logger.Warn("usage: the month's record is not read", "err", err)
+	}
+	c := Counts{Audio: seconds}
+	l.countLocked(l.day, true, chat, user, model, c)
 	l.appendLocked(line{Chat: chat, User: user, Model: model, Counts: c})
 }
 
