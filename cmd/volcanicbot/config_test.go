@@ -77,6 +77,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 
 		MaxResultTokens:  25_000,
 		ChatDiskBudgetMB: 256,
+		Speech:           SpeechConfig{STTMaxSeconds: 600},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
@@ -137,6 +138,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 			ExtraArgs: []string{"--no-sandbox", "--device", "iPhone 15"}, Command: "playwright-mcp", Package: "@playwright/mcp@0.0.83"},
 		MaxResultTokens:  12_000,
 		ChatDiskBudgetMB: 1024,
+		Speech:           SpeechConfig{STTMaxSeconds: 600},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)

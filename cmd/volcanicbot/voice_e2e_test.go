@@ -69,3 +69,18 @@ func TestSTTEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// The STT_* variables are read, and a bad endpoint is refused at start.
+func TestLoadSpeechConfig(t *testing.T) {
+	c := loadOK(t, testEnv{"HOME": "/h", "STT_BASE_URL": "https://api.groq.com/openai/v1", "STT_API_KEY": "gsk",
+		"STT_MODEL": "whisper-large-v3", "STT_MAX_SECONDS": "120"})
+	want := SpeechConfig{STTBaseURL: "https://api.groq.com/openai/v1", STTAPIKey: "gsk", STTModel: "whisper-large-v3", STTMaxSeconds: 120}
+	if c.Speech != want {
+		t.Errorf("Speech = %+v, want %+v", c.Speech, want)
+	}
+	c.Speech.STTBaseURL = "ftp://whisper"
+	if err := c.Validate(false); err == nil || !strings.Contains(err.Error(), "STT_BASE_URL (stt.base_url) must be an http(s) URL") {
+		t.Errorf("Validate: %v", err)
+	}
+	loadErr(t, testEnv{"HOME": "/h", "STT_MAX_SECONDS": "-3"}, nil, "STT_MAX_SECONDS")
+}
