@@ -105,7 +105,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 	env := redact.NewEnvFilter(environ)
 	secrets := redact.NewRegistry()
 	secrets.Add(env.Secrets()...)
-	secrets.Add(cfg.Telegram.Token, cfg.LLM.OpenAIKey, cfg.LLM.AnthropicKey, cfg.Speech.STTAPIKey)
+	secrets.Add(cfg.Telegram.Token, cfg.LLM.OpenAIKey, cfg.LLM.AnthropicKey, cfg.Speech.STTAPIKey, cfg.Speech.TTSAPIKey)
 
 	logger, err := NewLogger(stderr, cfg.Log.Level, cfg.Log.Format, isTerminal(stderr), secrets)
 	if err != nil {

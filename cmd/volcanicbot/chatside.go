@@ -36,7 +36,7 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 	m.metrics.sendStats.Store(&stats)
 	// The chat port first: the sessions talk to the chats through it, and
 	// the bot hands the sessions what the chats send.
-	chat := bot.NewChat(bot.ChatOptions{Telegram: tg, Admins: m.cfg.Telegram.Admins, Logger: m.logger})
+	chat := bot.NewChat(bot.ChatOptions{Telegram: tg, Admins: m.cfg.Telegram.Admins, Speaker: m.cfg.speaker(m), Logger: m.logger})
 	sessions := session.NewManager(session.Options{
 		DataDir:       m.cfg.DataDir,
 		Model:         model,
@@ -59,6 +59,7 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		Allowance:       ledger,
 		DiscoveryWait:   m.DiscoveryWait,
 		DiskBudget:      int64(m.cfg.ChatDiskBudgetMB) << 20,
+		VoiceDefault:    m.cfg.Speech.TTSDefault,
 	})
 	b, err := bot.New(bot.Options{
 		Telegram:     tg,

@@ -199,6 +199,11 @@ type configKey struct {
 //	stt.api_key                   STT_API_KEY                OPENAI_API_KEY, for the OpenAI endpoint itself only
 //	stt.model                     STT_MODEL                  whisper-1
 //	stt.max_seconds               STT_MAX_SECONDS            600
+//	tts.base_url                  TTS_BASE_URL               as stt.base_url
+//	tts.api_key                   TTS_API_KEY                as stt.api_key
+//	tts.model                     TTS_MODEL                  tts-1
+//	tts.voice                     TTS_VOICE                  alloy
+//	tts.default                   TTS_DEFAULT                false (a chat turns voice answers on with /voice on)
 //	http_addr                     HTTP_ADDR                  none (no health listener)
 //	metrics_addr                  METRICS_ADDR               none (no metrics listener); 127.0.0.1:9464 in the image
 //	log.level                     LOG_LEVEL                  info
@@ -262,6 +267,11 @@ var configKeys = []configKey{
 	{"stt.api_key", "STT_API_KEY"},
 	{"stt.model", "STT_MODEL"},
 	{"stt.max_seconds", "STT_MAX_SECONDS"},
+	{"tts.base_url", "TTS_BASE_URL"},
+	{"tts.api_key", "TTS_API_KEY"},
+	{"tts.model", "TTS_MODEL"},
+	{"tts.voice", "TTS_VOICE"},
+	{"tts.default", "TTS_DEFAULT"},
 	{"http_addr", "HTTP_ADDR"},
 	{"metrics_addr", "METRICS_ADDR"},
 	{"log.level", "LOG_LEVEL"},

@@ -15,5 +15,6 @@ var (
 	_ session.MCPSession   = (*mcpclient.Session)(nil)
 	_ session.Chat         = (*bot.Chat)(nil)
 	_ session.ResumingChat = (*bot.Chat)(nil)
+	_ session.VoiceChat    = (*bot.Chat)(nil)
 	_ bot.AudioUsage       = (*spend.Ledger)(nil)
 )

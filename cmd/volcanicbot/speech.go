@@ -12,18 +12,25 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/speech"
 )
 
-// SpeechConfig is speech-to-text for voice notes (stt.*).
+// SpeechConfig is speech-to-text for voice notes (stt.*) and
+// text-to-speech for voice answers (tts.*).
 type SpeechConfig struct {
 	// STTBaseURL, STTAPIKey and STTModel are the transcription endpoint
 	// (OpenAI-compatible POST /audio/transcriptions); STTMaxSeconds the
 	// longest voice note it is sent.
 	STTBaseURL, STTAPIKey, STTModel string
 	STTMaxSeconds                   int
+	// TTSBaseURL, TTSAPIKey, TTSModel and TTSVoice are the speech
+	// endpoint (POST /audio/speech); TTSDefault whether a chat that never
+	// sent /voice gets voice answers.
+	TTSBaseURL, TTSAPIKey, TTSModel, TTSVoice string
+	TTSDefault                                bool
 }
 
 // Speech settings' defaults.
 const (
 	defaultSTTModel      = "whisper-1"
+	defaultTTSModel      = "tts-1"
 	defaultSTTMaxSeconds = int(bot.DefaultMaxVoiceDuration / time.Second)
 )
 
@@ -34,19 +41,31 @@ func (l *configLoader) speech() SpeechConfig {
 		STTAPIKey:     l.str("stt.api_key"),
 		STTModel:      l.str("stt.model"),
 		STTMaxSeconds: l.positiveInt("stt.max_seconds", defaultSTTMaxSeconds),
+		TTSBaseURL:    l.str("tts.base_url"),
+		TTSAPIKey:     l.str("tts.api_key"),
+		TTSModel:      l.str("tts.model"),
+		TTSVoice:      l.str("tts.voice"),
+		TTSDefault:    ptrTrue(l.boolean("tts.default")),
 	}
 }
 
-// validateSpeech checks STT_BASE_URL.
+func ptrTrue(b *bool) bool { return b != nil && *b }
+
+// validateSpeech checks STT_BASE_URL and TTS_BASE_URL.
 func (c *Config) validateSpeech() []error {
-	if c.Speech.STTBaseURL == "" {
-		return nil
+	var errs []error
+	for _, e := range []struct{ v, key, url string }{
+		{"STT_BASE_URL", "stt.base_url", c.Speech.STTBaseURL},
+		{"TTS_BASE_URL", "tts.base_url", c.Speech.TTSBaseURL},
+	} {
+		if e.url == "" {
+			continue
+		}
+		if u, err := url.Parse(e.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%s (%s) must be an http(s) URL, the API's root (got %q)", e.v, e.key, e.url))
+		}
 	}
-	u, err := url.Parse(c.Speech.STTBaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return []error{fmt.Errorf("STT_BASE_URL (stt.base_url) must be an http(s) URL, the API's root (got %q)", c.Speech.STTBaseURL)}
-	}
-	return nil
+	return errs
 }
 
 // sttEndpoint is the transcription endpoint the configuration names: its
@@ -56,19 +75,43 @@ func (c *Config) validateSpeech() []error {
 // another endpoint gets STT_API_KEY or nothing. ok is false when voice
 // notes cannot be heard.
 func (c *Config) sttEndpoint() (baseURL, key string, ok bool) {
+	return c.audioEndpoint(c.Speech.STTBaseURL, c.Speech.STTAPIKey)
+}
+
+// ttsEndpoint is sttEndpoint for the speech endpoint (TTS_BASE_URL,
+// TTS_API_KEY).
+func (c *Config) ttsEndpoint() (baseURL, key string, ok bool) {
+	return c.audioEndpoint(c.Speech.TTSBaseURL, c.Speech.TTSAPIKey)
+}
+
+// audioEndpoint is an audio endpoint named base (its key ownKey), or the
+// OpenAI endpoint of the model's provider when that is OpenAI; the OpenAI
+// key only for the OpenAI endpoint itself.
+func (c *Config) audioEndpoint(base, ownKey string) (baseURL, key string, ok bool) {
 	openaiURL := strings.TrimRight(cmp.Or(c.LLM.OpenAIBaseURL, llm.DefaultOpenAIBaseURL), "/")
-	base := strings.TrimRight(c.Speech.STTBaseURL, "/")
+	base = strings.TrimRight(base, "/")
 	if base == "" {
 		if c.modelProvider() != llm.ProviderOpenAI {
 			return "", "", false
 		}
 		base = openaiURL
 	}
-	key = c.Speech.STTAPIKey
+	key = ownKey
 	if key == "" && base == openaiURL {
 		key = c.LLM.OpenAIKey
 	}
 	return base, key, true
+}
+
+// speaker reads answers aloud (/voice), nil when no speech endpoint is
+// configured.
+func (c *Config) speaker(m *Main) bot.Speaker {
+	base, key, ok := c.ttsEndpoint()
+	if !ok {
+		return nil
+	}
+	return speech.NewSpeaker(speech.Options{BaseURL: base, APIKey: key, Model: cmp.Or(c.Speech.TTSModel, defaultTTSModel),
+		Voice: c.Speech.TTSVoice, HTTPClient: m.HTTPClient})
 }
 
 // voiceOptions are the bot's voice notes of the configuration.

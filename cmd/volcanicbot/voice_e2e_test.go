@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/speech/speechtest"
+	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
 
 // A voice note reaches the model as its transcript, through the real
@@ -82,5 +84,64 @@ func TestLoadSpeechConfig(t *testing.T) {
 	if err := c.Validate(false); err == nil || !strings.Contains(err.Error(), "STT_BASE_URL (stt.base_url) must be an http(s) URL") {
 		t.Errorf("Validate: %v", err)
 	}
+	c.Speech.STTBaseURL, c.Speech.TTSBaseURL = "", "localhost:8000"
+	if err := c.Validate(false); err == nil || !strings.Contains(err.Error(), "TTS_BASE_URL (tts.base_url) must be an http(s) URL") {
+		t.Errorf("Validate: %v", err)
+	}
 	loadErr(t, testEnv{"HOME": "/h", "STT_MAX_SECONDS": "-3"}, nil, "STT_MAX_SECONDS")
+	loadErr(t, testEnv{"HOME": "/h", "TTS_DEFAULT": "loud"}, nil, "TTS_DEFAULT: must be true or false")
+	if c := loadOK(t, testEnv{"HOME": "/h", "TTS_DEFAULT": "true", "TTS_VOICE": "nova"}); !c.Speech.TTSDefault || c.Speech.TTSVoice != "nova" {
+		t.Errorf("TTS_DEFAULT, TTS_VOICE: %+v", c.Speech)
+	}
+}
+
+// /voice on makes the real binary read each answer aloud through
+// TTS_BASE_URL after its text: a sendVoice with the endpoint's Opus, its
+// prose only; /voice off stops it; the choice survives a restart.
+func TestE2EVoiceAnswers(t *testing.T) {
+	tts := speechtest.New(t)
+	dataDir := t.TempDir()
+	tg := newTelegram(t)
+	reply := func(req llmtest.Request) llmtest.Reply {
+		return llmtest.Text("Lima is the capital.\n\n```\ncurl https://x.test\n```")
+	}
+	o := daemonOptions{dataDir: dataDir, tg: tg, extra: []string{"TTS_BASE_URL=" + tts.URL, "TTS_API_KEY=tts-key", "TTS_VOICE=nova"}}
+	d := startDaemon(t, reply, o)
+	d.tg.Message(alice, alice, "/voice on")
+	d.waitText(alice, "Voice answers are on")
+	d.tg.Message(alice, alice, "capital of Peru?")
+	if err := d.tg.WaitUntil(func() bool { return len(voices(d.tg.Sent(alice))) == 1 }, 20*time.Second); err != nil {
+		t.Fatalf("no voice note: %q", d.tg.Texts(alice))
+	}
+	if v := voices(d.tg.Sent(alice)); string(v[0]) != speechtest.Ogg {
+		t.Errorf("the voice note holds %q", v[0])
+	}
+	reqs := tts.Requests()
+	if len(reqs) != 1 || reqs[0].Input != "Lima is the capital." || reqs[0].Voice != "nova" || reqs[0].Format != "opus" || reqs[0].Auth != "Bearer tts-key" {
+		t.Errorf("speech requests %+v", reqs)
+	}
+	d.stop()
+
+	d = startDaemon(t, reply, o)
+	d.tg.Message(alice, alice, "/voice")
+	d.waitText(alice, "Voice answers are on")
+	d.tg.Message(alice, alice, "/voice off")
+	d.waitText(alice, "Voice answers are off")
+	d.tg.Message(alice, alice, "again?")
+	d.tg.Message(alice, alice, "/usage") // after the answer, and any voice of it
+	d.waitText(alice, "Model usage of this chat")
+	if n := len(voices(d.tg.Sent(alice))); n != 1 {
+		t.Errorf("%d voice notes after /voice off, want the one from before", n)
+	}
+}
+
+// voices are the data of the voice notes among msgs.
+func voices(msgs []telegramtest.Message) [][]byte {
+	var out [][]byte
+	for _, m := range msgs {
+		if m.Method == "sendVoice" && m.File != nil {
+			out = append(out, m.File.Data)
+		}
+	}
+	return out
 }

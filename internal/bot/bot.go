@@ -35,7 +35,7 @@ type Options struct {
 	// makes every call with (internal/telegram); required.
 	Telegram *telegram.Client
 	// Chat is the sessions' chat port on Telegram, built before them
-	// (NewChat); nil: New builds one, with Admins and NoDrafts.
+	// (NewChat); nil: New builds one, with Admins, NoDrafts and Speaker.
 	Chat *Chat
 	// Sessions receives messages and commands; required.
 	Sessions Sessions
@@ -45,8 +45,9 @@ type Options struct {
 	// AlbumWait is how long the parts of an album (photos sent together)
 	// are collected after the last one arrived; DefaultAlbumWait when 0.
 	AlbumWait time.Duration
-	// NoDrafts is ChatOptions.NoDrafts of the Chat New builds.
+	// NoDrafts and Speaker are ChatOptions' of the Chat New builds.
 	NoDrafts bool
+	Speaker  Speaker
 	// Voice is how voice notes are heard (voice.go).
 	Voice VoiceOptions
 }
@@ -95,7 +96,7 @@ func New(o Options) (*Bot, error) {
 	b.albums = newAlbums(o.AlbumWait, b.flushAlbum)
 	b.chat = o.Chat
 	if b.chat == nil {
-		b.chat = NewChat(ChatOptions{Telegram: o.Telegram, Admins: o.Admins, NoDrafts: o.NoDrafts, Logger: o.Logger})
+		b.chat = NewChat(ChatOptions{Telegram: o.Telegram, Admins: o.Admins, NoDrafts: o.NoDrafts, Speaker: o.Speaker, Logger: o.Logger})
 	}
 	b.access.added, b.access.log, b.access.scrub = o.Pairing, logger, b.scrub
 	return b, nil

@@ -38,6 +38,7 @@ type Chat struct {
 	streamFirst  time.Duration // the first update, after the first text
 	streamEvery  time.Duration // at most one update per this
 	streamDrafts bool          // drafts in private chats
+	speaker      Speaker       // reads answers aloud (voice_out.go); nil: none
 	noDrafts     atomic.Bool   // Telegram refused a draft: edits only
 	streamSeq    atomic.Int64  // numbers the streams (their keys, draft ids)
 }
@@ -54,6 +55,9 @@ type ChatOptions struct {
 	// Bot API takes it).
 	NoDrafts bool
 	Logger   *slog.Logger
+	// Speaker reads answers aloud for the chats that asked (/voice,
+	// voice_out.go); nil: none can.
+	Speaker Speaker
 }
 
 // NewChat returns the chat port on o.Telegram, to hand to the sessions
@@ -73,6 +77,7 @@ func NewChat(o ChatOptions) *Chat {
 		streamFirst:   time.Second,
 		streamEvery:   time.Second,
 		streamDrafts:  !o.NoDrafts,
+		speaker:       o.Speaker,
 	}
 }
 

@@ -72,6 +72,7 @@ var commandList = []struct {
 	{"approvals", "/approvals", "the tools approved always in this chat, to take back", false},
 	{"memory", "/memory", "what I keep in memory in this chat (kept after /new), to delete", false},
 	{"", "/memory clear", "delete everything I keep in memory in this chat", false},
+	{"voice", "/voice on|off", "also send my answers in this chat as voice notes, or stop", false},
 	{"mcp", "/mcp", "the MCP servers and their state", false},
 	{"", "/mcp <name>", "one server: command, tools, last error", false},
 	{"", "/mcp restart <name>", "restart a server: the next call starts a fresh process", false},

@@ -37,6 +37,8 @@ func (b *Bot) command(ctx context.Context, chatID, from int64, group bool, cmd c
 		b.cmdModel(ctx, chatID, from, cmd.Args)
 	case "memory":
 		b.cmdMemory(ctx, chatID, from, cmd.Args)
+	case "voice":
+		b.cmdVoice(ctx, chatID, cmd.Args)
 	case "allow_more":
 		b.cmdAllowMore(ctx, chatID, from, cmd.Args)
 	default:

@@ -61,6 +61,8 @@ type fakeSessions struct {
 	// memory are the chats' notes; memoryErr fails every read of them.
 	memory    map[int64][]session.MemoryEntry
 	memoryErr error
+	// voice are the chats' /voice choices.
+	voice map[int64]bool
 }
 
 func newFakeSessions() *fakeSessions {
@@ -430,4 +432,21 @@ func (s *fakeSessions) ClearMemory(chatID int64) (int, error) {
 	n := len(s.memory[chatID])
 	delete(s.memory, chatID)
 	return n, nil
+}
+
+func (s *fakeSessions) Voice(chatID int64) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.voice[chatID], nil
+}
+
+func (s *fakeSessions) SetVoice(chatID int64, on bool) error {
+	s.record(context.Background(), fmt.Sprintf("voice %d %v", chatID, on))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.voice == nil {
+		s.voice = map[int64]bool{}
+	}
+	s.voice[chatID] = on
+	return nil
 }

@@ -57,4 +57,8 @@ type Sessions interface {
 	ClearMemory(chatID int64) (int, error)
 	// ServerNames lists the enabled MCP servers, for /help.
 	ServerNames() []string
+	// Voice reports whether chat's answers are also read aloud (/voice);
+	// SetVoice turns it on or off, kept across restarts and /new.
+	Voice(chatID int64) (bool, error)
+	SetVoice(chatID int64, on bool) error
 }

@@ -258,6 +258,19 @@ type envOptions struct {
 	diskCheckEvery time.Duration
 	// models is Options.Models.
 	models []string
+	// voice makes the chat a VoiceChat that records an answer read aloud
+	// as "🔊 <answer>"; voiceDefault is Options.VoiceDefault.
+	voice, voiceDefault bool
+}
+
+// voicingChat reads answers aloud into the fake chat's texts.
+type voicingChat struct {
+	Chat
+	c *fakeChat
+}
+
+func (v voicingChat) SendVoiceAnswer(ctx context.Context, chatID int64, markdown string) error {
+	return v.c.SendText(ctx, chatID, "🔊 "+markdown)
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -294,6 +307,9 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	if o.streams != nil {
 		port = streamingChat{port, o.streams}
 	}
+	if o.voice {
+		port = voicingChat{port, chat}
+	}
 	model := &scriptModel{answer: answer}
 	if o.discoveryWait == 0 {
 		o.discoveryWait = time.Minute
@@ -301,7 +317,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, NewMCPSession: mcpSessions(client), Chat: port, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, AnswerGrace: o.answerGrace, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
 		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream,
-		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery, Models: o.models})
+		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery, Models: o.models, VoiceDefault: o.voiceDefault})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

@@ -45,6 +45,9 @@ type Options struct {
 	// DataDir/private/<chat id>/ (see chatdir).
 	DataDir string
 	Model   llm.Model // required
+	// VoiceDefault is whether a chat that never sent /voice gets its
+	// answers read aloud too (TTS_DEFAULT).
+	VoiceDefault bool
 	// ModelName is the model's name (the adapter's own), the default
 	// model when Models is empty.
 	ModelName string

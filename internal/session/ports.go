@@ -35,6 +35,13 @@ type ResumingChat interface {
 	SendTextFrom(ctx context.Context, chatID int64, markdown string, from int) error
 }
 
+// VoiceChat is a Chat that can read an answer aloud (the bot, with a
+// text-to-speech endpoint): the session has it send the answers of the
+// chats that asked (/voice on) after their text.
+type VoiceChat interface {
+	SendVoiceAnswer(ctx context.Context, chatID int64, markdown string) error
+}
+
 // Activity is the visible progress of one turn.
 type Activity interface {
 	// ToolCall reports a tool call as it starts.

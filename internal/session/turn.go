@@ -137,7 +137,11 @@ func (t *turn) step(ctx context.Context, step int) (done bool, err error) {
 		if text == "" {
 			text = emptyAnswer
 		}
-		return true, t.s.deliverAnswer(t.streamer, text)
+		if err := t.s.deliverAnswer(t.streamer, text); err != nil {
+			return true, err
+		}
+		t.s.speak(ctx, text)
+		return true, nil
 	}
 	return false, t.runTools(ctx, resp.ToolCalls)
 }

@@ -126,7 +126,7 @@ type File struct {
 type Message struct {
 	ID     int
 	ChatID int64
-	// Method that created it: sendMessage, sendPhoto or sendDocument.
+	// Method that created it: sendMessage, sendPhoto, sendDocument or sendVoice.
 	Method string
 	// Text is the current text (the caption for files), as sent, tags
 	// included when ParseMode is HTML.

@@ -34,7 +34,7 @@ var NoLimits = Limits{}
 
 // limited is the methods the limits count.
 var limited = map[string]bool{
-	"sendmessage": true, "sendphoto": true, "senddocument": true, "sendmessagedraft": true,
+	"sendmessage": true, "sendphoto": true, "senddocument": true, "sendvoice": true, "sendmessagedraft": true,
 	"editmessagetext": true, "editmessagereplymarkup": true, "editmessagecaption": true,
 }
 

@@ -314,6 +314,8 @@ func (f *Fake) call(method string, p map[string]string, files map[string]File) (
 		return f.sendFile("sendPhoto", "photo", p, files)
 	case "senddocument":
 		return f.sendFile("sendDocument", "document", p, files)
+	case "sendvoice":
+		return f.sendFile("sendVoice", "voice", p, files)
 	}
 	return nil, &apiError{status: http.StatusNotFound, description: "Not Found: method not found"}
 }
@@ -552,6 +554,13 @@ func (f *Fake) wireLocked(m *Message) *models.Message {
 			d.MimeType = http.DetectContentType(m.File.Data)
 		}
 		w.Document = d
+	case "sendVoice":
+		w.Caption = m.Text
+		v := &models.Voice{FileID: fileID, FileUniqueID: fileID, MimeType: "audio/ogg"}
+		if m.File != nil {
+			v.FileSize = int64(len(m.File.Data))
+		}
+		w.Voice = v
 	}
 	return w
 }
