@@ -52,6 +52,7 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		MaxSteps:      m.cfg.Agent.MaxSteps,
 		NoStream:      m.cfg.Agent.NoStream,
 		ContextTokens: m.cfg.LLM.ContextTokens,
+		NoSummaries:   m.cfg.LLM.NoSummaries,
 		ToolSearch:    m.cfg.LLM.ToolSearch,
 		CountTokens:   m.tokens.Count,
 

@@ -102,6 +102,9 @@ type LLMConfig struct {
 	MaxTokens int
 	// ContextTokens bounds each request (the context budget).
 	ContextTokens int
+	// NoSummaries trims a conversation over the budget instead of
+	// summarising its oldest turns (LLM_SUMMARIES=false).
+	NoSummaries bool
 	// ToolSearch is when MCP tools are offered on demand through the
 	// tool_search tool: auto (the default), on or off.
 	ToolSearch session.ToolSearch
@@ -182,6 +185,7 @@ type configKey struct {
 //	llm.anthropic.version         ANTHROPIC_VERSION          2023-06-01
 //	llm.max_tokens                LLM_MAX_TOKENS             the provider adapter's default
 //	llm.context_tokens            LLM_CONTEXT_TOKENS         100000
+//	llm.summaries                 LLM_SUMMARIES              true
 //	llm.tool_search               LLM_TOOL_SEARCH            auto | on | off
 //	llm.daily_tokens_per_chat     LLM_DAILY_TOKENS_PER_CHAT  0 (no allowance)
 //	llm.daily_tokens_per_user     LLM_DAILY_TOKENS_PER_USER  0 (no allowance)
@@ -250,6 +254,7 @@ var configKeys = []configKey{
 	{"llm.anthropic.version", "ANTHROPIC_VERSION"},
 	{"llm.max_tokens", "LLM_MAX_TOKENS"},
 	{"llm.context_tokens", "LLM_CONTEXT_TOKENS"},
+	{"llm.summaries", "LLM_SUMMARIES"},
 	{"llm.tool_search", "LLM_TOOL_SEARCH"},
 	{"llm.daily_tokens_per_chat", "LLM_DAILY_TOKENS_PER_CHAT"},
 	{"llm.daily_tokens_per_user", "LLM_DAILY_TOKENS_PER_USER"},

@@ -87,6 +87,9 @@ func (l *configLoader) config(lookup func(string) (string, bool)) *Config {
 	c.DataDir = l.dir("data_dir", defaultDataDir, lookup)
 	c.AgentDir = l.dir("agent_dir", defaultAgentDir, lookup)
 	c.LLM = l.llm()
+	if summaries := l.boolean("llm.summaries"); summaries != nil && !*summaries {
+		c.LLM.NoSummaries = true
+	}
 	c.Agent = AgentConfig{
 		SystemPrompt: l.systemPrompt("agent.system_prompt", "agent.system_prompt_file"),
 		MaxSteps:     l.positiveInt("agent.max_steps", defaultMaxSteps),

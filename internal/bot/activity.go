@@ -41,7 +41,10 @@ func (c *Chat) StartActivity(ctx context.Context, chatID int64) session.Activity
 	return a
 }
 
-var _ session.StreamingActivity = (*activity)(nil)
+var (
+	_ session.StreamingActivity = (*activity)(nil)
+	_ session.NoticeActivity    = (*activity)(nil)
+)
 
 // activity is one turn's typing and progress message. Its goroutine owns
 // the message; ToolCall only appends a line and wakes it.
@@ -68,7 +71,17 @@ type activity struct {
 
 // ToolCall adds a line for a tool call; safe for concurrent use.
 func (a *activity) ToolCall(name string, args json.RawMessage) {
-	line := toolLine(name, args, a.c.scrub)
+	a.addLine(toolLine(name, args, a.c.scrub))
+}
+
+// Notice adds a line of the turn's own (a summary was made) among the
+// tool calls; safe for concurrent use.
+func (a *activity) Notice(text string) {
+	a.addLine(a.c.scrub(text))
+}
+
+// addLine adds line to the progress message and wakes the loop to show it.
+func (a *activity) addLine(line string) {
 	a.mu.Lock()
 	if a.ended {
 		a.mu.Unlock()

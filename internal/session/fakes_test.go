@@ -34,6 +34,7 @@ type fakeChat struct {
 	files      map[int64][]string
 	contents   map[int64][]string // what SendFile read of each file
 	toolCalls  map[int64][]string
+	notices    map[int64][]string // NoticeActivity.Notice
 	activities int
 	changed    chan struct{}
 	// panicOnSend makes SendFile panic, as a bug in the chat port would.
@@ -51,8 +52,8 @@ type fakeChat struct {
 
 func newFakeChat() *fakeChat {
 	return &fakeChat{texts: map[int64][]string{}, files: map[int64][]string{}, contents: map[int64][]string{},
-		toolCalls: map[int64][]string{},
-		changed:   make(chan struct{}, 1), held: make(chan struct{}, 1),
+		toolCalls: map[int64][]string{}, notices: map[int64][]string{},
+		changed: make(chan struct{}, 1), held: make(chan struct{}, 1),
 		release: make(chan struct{})}
 }
 
@@ -121,7 +122,19 @@ func (a *fakeActivity) ToolCall(name string, _ json.RawMessage) {
 	a.c.mu.Unlock()
 }
 
+func (a *fakeActivity) Notice(text string) {
+	a.c.mu.Lock()
+	a.c.notices[a.chatID] = append(a.c.notices[a.chatID], text)
+	a.c.mu.Unlock()
+}
+
 func (a *fakeActivity) Done() {}
+
+func (c *fakeChat) Notices(chatID int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.notices[chatID]...)
+}
 
 func (c *fakeChat) Texts(chatID int64) []string {
 	c.mu.Lock()
@@ -234,6 +247,7 @@ type envOptions struct {
 	idleRelease   time.Duration
 	answerGrace   time.Duration
 	contextTokens int
+	modelTimeout  time.Duration
 	toolSearch    ToolSearch
 	sampling      bool         // the fake's entry says "sampling": true
 	logger        *slog.Logger // default: discard
@@ -315,7 +329,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 		o.discoveryWait = time.Minute
 	}
 	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, NewMCPSession: mcpSessions(client), Chat: port, Redactor: secrets,
-		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, AnswerGrace: o.answerGrace, ContextTokens: o.contextTokens, ToolSearch: o.toolSearch,
+		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, AnswerGrace: o.answerGrace, ContextTokens: o.contextTokens, ModelTimeout: o.modelTimeout, ToolSearch: o.toolSearch,
 		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream,
 		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery, Models: o.models, VoiceDefault: o.voiceDefault})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}

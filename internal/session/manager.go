@@ -73,6 +73,10 @@ type Options struct {
 	MaxSteps int
 	// ContextTokens bounds each request (DefaultContextTokens).
 	ContextTokens int
+	// NoSummaries turns summaries off: a conversation over ContextTokens
+	// is trimmed (old tool output, then old turns left out of the
+	// request) instead of its oldest turns being summarised (summary.go).
+	NoSummaries bool
 	// IdleRelease is how long a chat's goroutine and history stay in
 	// memory after its last message (DefaultIdleRelease). MCP processes
 	// have their own idle timeout.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/disk"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
@@ -77,6 +78,7 @@ type session struct {
 
 	// owned by the goroutine
 	history []llm.Message
+	summary agent.Summary // the head of the requests: summary.go
 	tr      *transcript
 
 	tools *toolset          // the last one offered, to tell what vanished
@@ -324,7 +326,7 @@ func (s *session) release() {
 		}
 		s.tr = nil
 	}
-	s.history = nil
+	s.history, s.summary = nil, agent.Summary{}
 	if ms := s.startedMCP(); ms == nil || len(ms.Running()) == 0 {
 		s.disk.Forget()
 	}
@@ -425,7 +427,7 @@ func (s *session) open() error {
 	if err != nil {
 		return err
 	}
-	s.tr, s.history = tr, history
+	s.tr, s.history, s.summary = tr, history, tr.summary
 	s.enforceDisk()
 	return nil
 }
@@ -438,7 +440,7 @@ func (s *session) reset() error {
 	if err := s.tr.archive(s.m.o.Now()); err != nil {
 		return err
 	}
-	s.history = nil
+	s.history, s.summary = nil, agent.Summary{}
 	s.enforceDisk()
 	if ms, err := s.mcpSession(); err == nil {
 		ms.Stop()

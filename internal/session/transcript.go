@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/store"
@@ -44,6 +45,8 @@ type transcript struct {
 	j      *store.Journal
 	wrap   func(transcriptFile) transcriptFile // nil, or a test's fault injection
 	logger *slog.Logger
+	// summary is the conversation's head as read (transcript_summary.go).
+	summary agent.Summary
 }
 
 // transcriptFile is what the transcript writes through: an *os.File, or
@@ -63,7 +66,7 @@ func openTranscript(dir string, wrap func(transcriptFile) transcriptFile, logger
 	if err != nil {
 		return nil, nil, fmt.Errorf("transcript: %w", err)
 	}
-	msgs, report := decodeLines(j.Read)
+	msgs, summary, report := decodeRecords(j.Read)
 	switch {
 	case tail.Mended:
 		report.tail = "had no line end: added one"
@@ -71,7 +74,7 @@ func openTranscript(dir string, wrap func(transcriptFile) transcriptFile, logger
 		report.tail = fmt.Sprintf("torn (%s): cut off", chat.ByteSize(int(tail.Cut)))
 	}
 	report.log(logger, path)
-	return &transcript{dir: dir, j: j, wrap: wrap, logger: logger}, msgs, nil
+	return &transcript{dir: dir, j: j, wrap: wrap, logger: logger, summary: summary}, msgs, nil
 }
 
 // journalOptions are the transcript's: lines up to maxTranscriptLine, and
@@ -116,15 +119,24 @@ func (r readReport) log(logger *slog.Logger, path string) {
 	logger.Warn("transcript: left out or repaired what the conversation cannot use", attrs...)
 }
 
-// decodeLines decodes the lines each hands over. Lines that are not JSON,
-// and lines over maxTranscriptLine (which are not read into memory), are
-// skipped; messages that are JSON but that the agent cannot use are
+// decodeLines decodes the lines each hands over (decodeRecords), without
+// the summary.
+func decodeLines(each func(fn func(line []byte, size int64)) error) ([]llm.Message, readReport) {
+	msgs, _, rep := decodeRecords(each)
+	return msgs, rep
+}
+
+// decodeRecords decodes the lines each hands over: the messages, and the
+// last summary record that fits them (see summaryAt). Lines that are not
+// JSON, and lines over maxTranscriptLine (which are not read into memory),
+// are skipped; messages that are JSON but that the agent cannot use are
 // repaired or left out (see repairMessage); every message returned is
 // valid. A read error ends the reading with what was read so far.
-func decodeLines(each func(fn func(line []byte, size int64)) error) ([]llm.Message, readReport) {
+func decodeRecords(each func(fn func(line []byte, size int64)) error) ([]llm.Message, agent.Summary, readReport) {
 	var (
-		msgs []llm.Message
-		rep  readReport
+		msgs    []llm.Message
+		summary *agent.Summary
+		rep     readReport
 	)
 	rep.err = each(func(b []byte, size int64) {
 		rep.lines++
@@ -134,12 +146,16 @@ func decodeLines(each func(fn func(line []byte, size int64)) error) ([]llm.Messa
 		case len(bytes.TrimSpace(b)) == 0:
 			return
 		default:
-			var m llm.Message
-			if err := json.Unmarshal(b, &m); err != nil {
+			var line transcriptLine
+			if err := json.Unmarshal(b, &line); err != nil {
 				rep.unreadable++
 				break
 			}
-			m, changed, ok := repairMessage(m)
+			if line.Summary != nil {
+				summary = line.Summary
+				return
+			}
+			m, changed, ok := repairMessage(line.Message)
 			if ok {
 				msgs = append(msgs, m)
 			}
@@ -154,7 +170,11 @@ func decodeLines(each func(fn func(line []byte, size int64)) error) ([]llm.Messa
 	})
 	msgs, orphans := repairHistory(msgs)
 	rep.mended += orphans
-	return msgs, rep
+	sum, ok := summaryAt(summary, msgs)
+	if !ok {
+		rep.mended++
+	}
+	return msgs, sum, rep
 }
 
 // append stores m: image data goes to files (m is changed to reference

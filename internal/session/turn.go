@@ -55,6 +55,8 @@ type turn struct {
 	// streamer shows the model's text as it comes; nil: the answer
 	// goes as one message.
 	streamer StreamingActivity
+	// unsummarised: a summary failed in this turn (summary.go)
+	unsummarised bool
 }
 
 // newTurn opens a turn on in: the user's message goes into the
@@ -176,7 +178,7 @@ func (t *turn) request(ctx context.Context, step int) (req llm.Request, spent fu
 	specs := t.offeredTools()
 	fixed := agent.EstimateText(t.system) + agent.EstimateTools(specs)
 	msgs := preset.SupersedeSnapshots(s.history, t.tools.serverOf)
-	msgs = agent.FitBudget(msgs, t.current, fixed, m.o.ContextTokens)
+	msgs = t.fit(ctx, msgs, fixed) // summarised or trimmed: summary.go
 	msgs, err = s.withImages(msgs)
 	if err != nil {
 		return llm.Request{}, nil, err

@@ -1,0 +1,263 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
+)
+
+// rememberModel is a chat's model for long conversations: it summarises
+// (keeping the sentences that say "Remember"), answers a question from
+// what the request holds, and says "noted" to anything else. summary, when
+// set, answers summary requests instead.
+func rememberModel(summary func(ctx context.Context, req llm.Request) (llm.Response, error)) func(ctx context.Context, req llm.Request) (llm.Response, error) {
+	keep := llmtest.Summariser(func(s string) bool { return strings.Contains(s, "Remember") })
+	code := regexp.MustCompile(`locker code is (\d+)`)
+	return func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		r := llmtest.Request{LLM: req}
+		switch {
+		case llmtest.AsksForSummary(r) && summary != nil:
+			return summary(ctx, req)
+		case llmtest.AsksForSummary(r):
+			return llm.Response{Text: keep(r).Text}, nil
+		case strings.HasSuffix(llmtest.LastUserText(req), "?"):
+			if m := code.FindStringSubmatch(llmtest.PromptText(r)); m != nil {
+				return llm.Response{Text: "Your locker code is " + m[1]}, nil
+			}
+			return llm.Response{Text: "I do not know."}, nil
+		}
+		return llm.Response{Text: "noted"}, nil
+	}
+}
+
+// chatLong says the fact, then n messages of ~1,200 bytes, each answered.
+func chatLong(t *testing.T, e *env, chat int64, n int) {
+	t.Helper()
+	e.deliver(chat, "Remember: my locker code is 4821.")
+	for i := range n {
+		e.deliver(chat, fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 100)))
+	}
+	e.chat.waitTexts(t, chat, n+1)
+}
+
+// summaryRequests are the requests of reqs that ask for a summary.
+func summaryRequests(reqs []llm.Request) (n int) {
+	for _, r := range reqs {
+		if llmtest.AsksForSummary(llmtest.Request{LLM: r}) {
+			n++
+		}
+	}
+	return n
+}
+
+// A long chat is summarised: the summary request offers no tools and
+// holds the oldest turns; the requests after it start with the summary
+// and leave those turns out; the chat is told once in the progress; the
+// transcript keeps every message and the summary; the early fact is
+// answered. After a restart the same summary heads the requests, and /new
+// starts empty.
+func TestLongChatIsSummarised(t *testing.T) {
+	const limit = 4_000 // the system prompt and the fake's tools are ~1,100; a message ~300
+	b := &budget{left: 1 << 30, refused: make(chan struct{}, 10)}
+	e := newEnv(t, rememberModel(nil), envOptions{contextTokens: limit, allowance: b})
+	chatLong(t, e, 41, 12)
+	reqs := e.model.Requests()
+	if n := summaryRequests(reqs); n != 1 {
+		t.Fatalf("%d summary requests, want 1", n)
+	}
+	if n := len(b.all()); n != len(reqs) {
+		t.Errorf("%d requests reserved and recorded of the allowance, %d made", n, len(reqs))
+	}
+	last := reqs[len(reqs)-1]
+	if !llmtest.IsSummaryHead(last.Messages[0]) || !strings.Contains(llmtest.PromptText(llmtest.Request{LLM: last}), "Remember: my locker code is 4821.") {
+		t.Fatalf("the last request does not start with the summary: %.300q", llmtest.PromptText(llmtest.Request{LLM: last}))
+	}
+	if text := llmtest.PromptText(llmtest.Request{LLM: last}); strings.Contains(text, "message 0:") || strings.Contains(text, "left out to fit") {
+		t.Error("the last request holds a summarised message, or was trimmed")
+	}
+	if got := total(agent.EstimateText(last.System)+agent.EstimateTools(last.Tools), last.Messages); got > limit {
+		t.Errorf("request of ~%d tokens, limit %d", got, limit)
+	}
+	if got := e.chat.Notices(41); len(got) != 1 || !strings.HasPrefix(got[0], "📝 summarised the earlier conversation (") {
+		t.Errorf("notices %q, want one", got)
+	}
+	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(41), transcriptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(transcript), "message 0:") || strings.Count(string(transcript), `{"summary":`) != 1 {
+		t.Error("the transcript lacks an early message or the summary")
+	}
+
+	e.deliver(41, "What is my locker code?")
+	if texts := e.chat.waitTexts(t, 41, 14); texts[13] != "Your locker code is 4821" {
+		t.Errorf("answer %q", texts[13])
+	}
+	head := e.model.Requests()[len(e.model.Requests())-1].Messages[0]
+	e.close()
+
+	// After a restart: the same head, no new summary.
+	e2 := newEnv(t, rememberModel(nil), envOptions{contextTokens: limit, dataDir: e.dataDir})
+	e2.deliver(41, "What is my locker code, again?")
+	if texts := e2.chat.waitTexts(t, 41, 1); texts[0] != "Your locker code is 4821" {
+		t.Errorf("after a restart: %q", texts[0])
+	}
+	reqs = e2.model.Requests()
+	if len(reqs) != 1 || !llmtest.IsSummaryHead(reqs[0].Messages[0]) || reqs[0].Messages[0].Parts[0].Text != head.Parts[0].Text {
+		t.Fatalf("after a restart, %d requests; head %+v", len(reqs), reqs[0].Messages[0])
+	}
+
+	// /new starts empty.
+	if err := e2.manager.Reset(context.Background(), 41); err != nil {
+		t.Fatal(err)
+	}
+	e2.deliver(41, "What is my locker code?")
+	if texts := e2.chat.waitTexts(t, 41, 2); texts[1] != "I do not know." {
+		t.Errorf("after /new: %q", texts[1])
+	}
+	if reqs := e2.model.Requests(); len(reqs[len(reqs)-1].Messages) != 1 {
+		t.Errorf("after /new the request has %d messages", len(reqs[len(reqs)-1].Messages))
+	}
+}
+
+// A summary that cannot be made — the model fails or times out, the
+// allowance refuses it — leaves the conversation trimmed as before, with
+// a warning; the transcript keeps every message and no summary.
+func TestSummaryFailureFallsBackToTrimming(t *testing.T) {
+	const limit = 4_000
+	tests := []struct {
+		name    string
+		summary func(ctx context.Context, req llm.Request) (llm.Response, error)
+		left    int // the allowance: tokens before the summary is refused
+	}{
+		{name: "model error", summary: func(context.Context, llm.Request) (llm.Response, error) {
+			return llm.Response{}, &llm.Error{Provider: "script", Status: 500, Message: "down"}
+		}},
+		{name: "timeout", summary: func(ctx context.Context, _ llm.Request) (llm.Response, error) {
+			<-ctx.Done()
+			return llm.Response{}, &llm.Error{Provider: "script", Message: "timeout", Err: ctx.Err()}
+		}},
+		{name: "empty answer", summary: func(context.Context, llm.Request) (llm.Response, error) {
+			return llm.Response{Text: " "}, nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &logRecorder{}
+			e := newEnv(t, rememberModel(tt.summary), envOptions{contextTokens: limit, logger: slog.New(rec), modelTimeout: timeoutFor(tt.name)})
+			chatLong(t, e, 42, 12)
+			assertTrimmed(t, e, rec, 42)
+		})
+	}
+}
+
+// timeoutFor is the model timeout of a failure case: short for the
+// timeout, the default otherwise.
+func timeoutFor(name string) time.Duration {
+	if name == "timeout" {
+		return 200 * time.Millisecond
+	}
+	return 0
+}
+
+// assertTrimmed checks that chat's conversation was trimmed, not
+// summarised, and said so in the log.
+func assertTrimmed(t *testing.T, e *env, rec *logRecorder, chat int64) {
+	t.Helper()
+	reqs := e.model.Requests()
+	last := reqs[len(reqs)-1]
+	text := llmtest.PromptText(llmtest.Request{LLM: last})
+	if llmtest.IsSummaryHead(last.Messages[0]) || !strings.Contains(text, "left out to fit the context window") {
+		t.Errorf("the last request is not trimmed: %.200q", text)
+	}
+	if rec.count("conversation not summarised: the request is trimmed instead") == 0 {
+		t.Error("no warning in the log")
+	}
+	if len(e.chat.Notices(chat)) != 0 {
+		t.Errorf("notices %q", e.chat.Notices(chat))
+	}
+	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(chat), transcriptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(transcript), "message 0:") || strings.Contains(string(transcript), `{"summary":`) {
+		t.Error("the transcript lacks an early message, or holds a summary")
+	}
+}
+
+// countedAllowance allows the first allow reservations and refuses the
+// rest, telling the chat once; it counts both.
+type countedAllowance struct {
+	mu                       sync.Mutex
+	allow, reserved, refused int
+	told                     bool
+}
+
+func (a *countedAllowance) Reserve(context.Context, int64, int64, string, int64, int64) (func(llm.Usage), string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reserved < a.allow {
+		a.reserved++
+		return func(llm.Usage) {}, "", nil
+	}
+	a.refused++
+	if a.told {
+		return nil, "", nil
+	}
+	a.told = true
+	return nil, "no more today", nil
+}
+
+func (a *countedAllowance) refusals() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.refused
+}
+
+// The allowance refusing the summary: the chat is told once, the step's
+// own request is not made, nothing is summarised, and the log says why.
+func TestSummaryRefusedByTheAllowance(t *testing.T) {
+	const limit = 4_000
+	// Where the first summary request comes, with no allowance.
+	first := newEnv(t, rememberModel(nil), envOptions{contextTokens: limit})
+	chatLong(t, first, 43, 12)
+	k := slices.IndexFunc(first.model.Requests(), func(r llm.Request) bool { return llmtest.AsksForSummary(llmtest.Request{LLM: r}) })
+	if k < 0 {
+		t.Fatal("no summary")
+	}
+
+	a := &countedAllowance{allow: k}
+	rec := &logRecorder{}
+	e := newEnv(t, rememberModel(nil), envOptions{contextTokens: limit, allowance: a, logger: slog.New(rec)})
+	e.deliver(43, "Remember: my locker code is 4821.")
+	for i := range 12 {
+		e.deliver(43, fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 100)))
+	}
+	// Every message from the one that needed the summary on: both
+	// reservations refused, the turn's own without a notice.
+	answered := k // one request a turn before the summary
+	testkit.WaitFor(t, "the refusals", 20*time.Second, func() bool { return a.refusals() == 2*(13-answered) })
+	texts := e.chat.Texts(43)
+	if len(texts) != answered+1 || texts[answered] != "no more today" {
+		t.Errorf("texts after %d answers: %q", answered, texts[min(answered, len(texts)):])
+	}
+	if n := len(e.model.Requests()); n != k || summaryRequests(e.model.Requests()) != 0 {
+		t.Errorf("%d requests, want %d and no summary", n, k)
+	}
+	if rec.count("conversation not summarised") != 13-answered {
+		t.Errorf("%d warnings", rec.count("conversation not summarised"))
+	}
+}
