@@ -38,21 +38,24 @@ var errSummaryRefused = errors.New("the daily token allowance is used up")
 
 // fit returns the step's messages fitted to the context budget: the
 // chat's summary at their head, made anew first when they would pass the
-// budget; trimmed when they still do (agent.Compaction.Fit). A summary
+// budget; trimmed when they still do (agent.Compaction.Fit). err is ctx's
+// when the turn was stopped while the summary was made. A summary
 // that failed is not tried again in the same turn (a model that times out
 // would hold every step up). With summaries off, trimmed only.
-func (t *turn) fit(ctx context.Context, msgs []llm.Message, fixed int) []llm.Message {
+func (t *turn) fit(ctx context.Context, msgs []llm.Message, fixed int) ([]llm.Message, error) {
 	s, m := t.s, t.s.m
 	c := agent.Compaction{History: msgs, Current: t.current, Fixed: fixed, Limit: m.o.ContextTokens}
 	if m.o.NoSummaries {
-		return c.Fit()
+		return c.Fit(), nil
 	}
 	c.Summary = s.summary
 	if t.unsummarised {
-		return c.Fit() // tried in this turn: the next turn tries again
+		return c.Fit(), nil // tried in this turn: the next turn tries again
 	}
 	sum, made, err := agent.Summarise(ctx, c, t.summarise)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err() // the turn was stopped: no request
 	case err != nil:
 		t.unsummarised = true
 		m.logger.Warn("conversation not summarised: the request is trimmed instead", "chat", s.id,
@@ -64,7 +67,7 @@ func (t *turn) fit(ctx context.Context, msgs []llm.Message, fixed int) []llm.Mes
 		}
 	}
 	c.Summary = s.summary
-	return c.Fit()
+	return c.Fit(), nil
 }
 
 // summarise makes a summary request with the chat's model (the turn's):

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -259,5 +260,78 @@ func TestSummaryRefusedByTheAllowance(t *testing.T) {
 	}
 	if rec.count("conversation not summarised") != 13-answered {
 		t.Errorf("%d warnings", rec.count("conversation not summarised"))
+	}
+}
+
+// The summary is the model's text: a secret the redactor knows does not
+// reach the transcript or the next request, and the summary stays in the
+// chat's private folder, never in the workspace its servers see.
+func TestSummaryIsRedactedAndPrivate(t *testing.T) {
+	const secret = "sk-summary-secret-0123456789"
+	e := newEnv(t, rememberModel(func(context.Context, llm.Request) (llm.Response, error) {
+		return llm.Response{Text: "Remember: my locker code is 4821. The key is " + secret + "."}, nil
+	}), envOptions{contextTokens: 4_000, secrets: []string{secret}})
+	chatLong(t, e, 44, 12)
+	if summaryRequests(e.model.Requests()) != 1 {
+		t.Fatal("no summary")
+	}
+	reqs := e.model.Requests()
+	if text := llmtest.PromptText(llmtest.Request{LLM: reqs[len(reqs)-1]}); strings.Contains(text, secret) || !strings.Contains(text, "locker code is 4821") {
+		t.Errorf("the request after the summary: %.300q", text)
+	}
+	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(44), transcriptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(transcript), secret) || !strings.Contains(string(transcript), `{"summary":`) {
+		t.Error("the transcript holds the secret, or no summary")
+	}
+	err = filepath.WalkDir(e.manager.Workspace(44), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && strings.Contains(string(b), "locker code") {
+			t.Errorf("%s in the workspace holds the conversation", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// /stop while the summary is made ends the turn as any /stop does: no
+// warning, no request of the step; the next turn summarises.
+func TestStopWhileSummarising(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	var calls atomic.Int32
+	rec := &logRecorder{}
+	e := newEnv(t, rememberModel(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		if calls.Add(1) == 1 {
+			asked <- struct{}{}
+			<-ctx.Done()
+			return llm.Response{}, &llm.Error{Provider: "script", Message: "stopped", Err: ctx.Err()}
+		}
+		return llm.Response{Text: "Remember: my locker code is 4821."}, nil
+	}), envOptions{contextTokens: 4_000, logger: slog.New(rec)})
+	e.deliver(45, "Remember: my locker code is 4821.")
+	for i := range 12 {
+		e.deliver(45, fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 100)))
+	}
+	<-asked
+	if !e.manager.Stop(45) {
+		t.Fatal("no turn to stop")
+	}
+	texts := e.chat.waitTexts(t, 45, 13)
+	if n := slices.Index(texts, "Stopped."); n < 0 || slices.Contains(texts[n+1:], "Stopped.") {
+		t.Errorf("texts %q, want one Stopped.", texts)
+	}
+	if calls.Load() != 2 || rec.count("conversation not summarised") != 0 {
+		t.Errorf("%d summary requests, %d warnings; want 2 and none", calls.Load(), rec.count("conversation not summarised"))
+	}
+	e.deliver(45, "What is my locker code?")
+	if texts := e.chat.waitTexts(t, 45, 14); texts[13] != "Your locker code is 4821" {
+		t.Errorf("answer %q", texts[13])
 	}
 }

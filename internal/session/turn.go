@@ -178,8 +178,10 @@ func (t *turn) request(ctx context.Context, step int) (req llm.Request, spent fu
 	specs := t.offeredTools()
 	fixed := agent.EstimateText(t.system) + agent.EstimateTools(specs)
 	msgs := preset.SupersedeSnapshots(s.history, t.tools.serverOf)
-	msgs = t.fit(ctx, msgs, fixed) // summarised or trimmed: summary.go
-	msgs, err = s.withImages(msgs)
+	msgs, err = t.fit(ctx, msgs, fixed) // summarised or trimmed: summary.go
+	if err == nil {
+		msgs, err = s.withImages(msgs)
+	}
 	if err != nil {
 		return llm.Request{}, nil, err
 	}
