@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,6 +87,9 @@ func summaryText(req llmtest.Request) string {
 		return ""
 	}
 	text := find(req.JSON["messages"])
+	if text == "" {
+		return ""
+	}
 	header := strings.Index(text, "]\n\n") + 3
 	if end := strings.Index(text[header:], "\n\n"); header > 2 && end >= 0 {
 		return text[:header+end]
@@ -166,6 +170,61 @@ func TestE2ELongChatIsSummarised(t *testing.T) {
 			after := d.model.Requests()
 			if len(after) != 1 || summaryText(after[0]) != head {
 				t.Errorf("after a restart: %d requests, head %q, want %q", len(after), summaryText(after[len(after)-1]), head)
+			}
+		})
+	}
+}
+
+// A summary that cannot be made, through the real binary: the model
+// refuses the summary request, or summaries are off (LLM_SUMMARIES=false).
+// The chat is answered all the same from the trimmed conversation, the
+// log says why when a summary failed, and the transcript keeps every
+// message and no summary.
+func TestE2ESummaryFallsBackToTrimming(t *testing.T) {
+	tests := []struct {
+		name  string
+		extra []string
+		warn  bool
+	}{
+		{name: "the model refuses", warn: true},
+		{name: "summaries off", extra: []string{"LLM_SUMMARIES=false"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var summaries atomic.Int32
+			reply := func(req llmtest.Request) llmtest.Reply {
+				if llmtest.AsksForSummary(req) {
+					summaries.Add(1)
+					return llmtest.Status(400)
+				}
+				return llmtest.Text(fmt.Sprintf("noted %d", len(lastUserText(req))))
+			}
+			dataDir := t.TempDir()
+			d := startDaemon(t, reply, daemonOptions{dataDir: dataDir, extra: append([]string{"LLM_CONTEXT_TOKENS=6000"}, tt.extra...)})
+			d.tg.Message(alice, alice, "Remember: my locker code is 4821.")
+			d.waitText(alice, "noted")
+			filler := strings.Repeat("lorem ipsum dolor ", 120)
+			for i := range 10 {
+				d.tg.Message(alice, alice, fmt.Sprintf("message %d: %s", i, filler))
+				d.waitSent(alice, i+2)
+			}
+			reqs := d.model.Requests()
+			last := reqs[len(reqs)-1]
+			if text := llmtest.PromptText(last); !strings.Contains(text, "left out to fit the context window") || summaryText(last) != "" {
+				t.Errorf("the last request is not trimmed, or has a summary")
+			}
+			if tt.warn != (summaries.Load() > 0) || tt.warn != strings.Contains(d.logs.String(), "conversation not summarised: the request is trimmed instead") {
+				t.Errorf("%d summary requests; warning in the log: %v", summaries.Load(), !tt.warn)
+			}
+			if progressNotice(d, alice) != "" {
+				t.Error("the progress told of a summary")
+			}
+			transcript, err := os.ReadFile(filepath.Join(chatdir.New(dataDir).Private(alice), "transcript.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(transcript), "locker code is 4821") || strings.Contains(string(transcript), `{"summary":`) {
+				t.Error("the transcript lacks the first message, or holds a summary")
 			}
 		})
 	}
