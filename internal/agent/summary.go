@@ -108,9 +108,7 @@ func (c Compaction) Chunk() int {
 	for _, m := range c.History[from:] {
 		rest += EstimateMessage(m)
 	}
-	// What the summary request may hold of them: the budget less its
-	// instructions, the previous summary and the answer.
-	room := c.Limit - EstimateText(summarySystem) - EstimateText(c.Summary.Text) - 2*SummaryTokens(c.Limit)
+	room := c.room()
 	end, chunk := from, 0
 	for end < c.Current && rest > c.Limit/2 {
 		next := end + 1
@@ -134,6 +132,13 @@ func (c Compaction) Chunk() int {
 	return end
 }
 
+// room is how many tokens of messages a summary request may hold: the
+// budget less its instructions, the previous summary and the answer (at
+// least a tenth of the budget).
+func (c Compaction) room() int {
+	return max(c.Limit-EstimateText(summarySystem)-EstimateText(c.Summary.Text)-2*SummaryTokens(c.Limit), c.Limit/10)
+}
+
 // summarySystem is the summary request's instructions.
 const summarySystem = "You summarise the earlier part of a conversation between a user and an AI assistant " +
 	"that uses tools, so that the assistant can go on with the conversation without its full text.\n\n" +
@@ -149,9 +154,23 @@ const summarySystem = "You summarise the earlier part of a conversation between 
 // SummaryPrompt opens the user message of a summary request.
 const SummaryPrompt = "Summarise the conversation below for the assistant to go on from."
 
-// maxRenderedResult is how much of a tool result's text a summary
-// request shows (its head): enough to tell what it established.
-const maxRenderedResult = 8 << 10
+// How much a summary request shows (the head) of a tool result's text —
+// enough to tell what it established —, of a tool call's arguments and of
+// a message's text (a pasted document).
+const (
+	maxRenderedResult = 8 << 10
+	maxRenderedArgs   = 2 << 10
+	maxRenderedText   = 32 << 10
+)
+
+// headOf is s within limit bytes, with a note of what was left out.
+func headOf(s string, limit int) string {
+	head, note := cutText(s, limit)
+	if note == "" {
+		return s
+	}
+	return head + fmt.Sprintf(" [… %d more bytes]", len(s)-len(head))
+}
 
 // Request is the summary request for the messages from the current
 // summary up to end (Chunk): no tools, the instructions, the previous
@@ -164,11 +183,17 @@ func (c Compaction) Request(end int) llm.Request {
 		b.WriteString(c.Summary.Text)
 		b.WriteString("\n</previous-summary>")
 	}
-	b.WriteString("\n\n<conversation>\n")
+	var conv strings.Builder
 	for _, m := range c.History[c.covers():end] {
-		b.WriteString(renderMessage(m))
+		conv.WriteString(renderMessage(m))
 	}
-	b.WriteString("</conversation>")
+	// A turn bigger than the request may hold (Chunk takes one at
+	// least) is cut to its head.
+	text, note := cutText(conv.String(), c.room()*bytesPerToken)
+	if note != "" {
+		note = "\n[… the rest of this part of the conversation was too long to summarise]\n"
+	}
+	b.WriteString("\n\n<conversation>\n" + text + note + "</conversation>")
 	return llm.Request{System: summarySystem, MaxTokens: SummaryTokens(c.Limit),
 		Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText, Text: b.String()}}}}}
 }
@@ -183,11 +208,11 @@ func renderMessage(m llm.Message) string {
 	for _, p := range m.Parts {
 		switch p.Kind {
 		case llm.PartText:
-			fmt.Fprintf(&b, "%s: %s\n", who, p.Text)
+			fmt.Fprintf(&b, "%s: %s\n", who, headOf(p.Text, maxRenderedText))
 		case llm.PartImage:
 			fmt.Fprintf(&b, "%s: [an image]\n", who)
 		case llm.PartToolCall:
-			fmt.Fprintf(&b, "Assistant called the tool %s with %s\n", p.ToolCall.Name, p.ToolCall.Arguments)
+			fmt.Fprintf(&b, "Assistant called the tool %s with %s\n", p.ToolCall.Name, headOf(string(p.ToolCall.Arguments), maxRenderedArgs))
 		case llm.PartToolResult:
 			r := p.ToolResult
 			status := "returned"
@@ -200,11 +225,7 @@ func renderMessage(m llm.Message) string {
 					b.WriteString("[an image] ")
 					continue
 				}
-				head, note := cutText(c.Text, maxRenderedResult)
-				if note != "" {
-					note = fmt.Sprintf("\n[… %d more bytes]", len(c.Text)-len(head))
-				}
-				b.WriteString(head + note)
+				b.WriteString(headOf(c.Text, maxRenderedResult))
 			}
 			b.WriteString("\n")
 		}

@@ -112,18 +112,49 @@ func TestSummaryChunk(t *testing.T) {
 	}
 }
 
-// A chunk the summary request could not hold is cut: the turns after it
-// go into the next summary.
-func TestSummaryChunkFitsTheSummaryRequest(t *testing.T) {
-	h, current := conversation(6, 40_000) // ~20,000 tokens a turn, the rendering of each less (results are cut)
-	c := Compaction{History: h, Current: current, Fixed: 1_000, Limit: 30_000}
-	end := c.Chunk()
-	if end == 0 || end >= current {
-		t.Fatalf("chunk to %d of %d", end, current)
+// The summary request stays within the budget whatever the oldest turns
+// hold: the chunk stops where the request would be full (the next turns
+// go into the next summary), and a turn too big by itself — long results,
+// a pasted document, huge tool arguments, forty steps — is cut to its head.
+func TestSummaryRequestFitsTheBudget(t *testing.T) {
+	const limit = 30_000
+	steps := func() ([]llm.Message, int) {
+		h := []llm.Message{userText("turn 0: browse")}
+		for s := range 40 {
+			id := fmt.Sprintf("s%d", s)
+			h = append(h, callMsg(id), resultMsg(id, 8_000, false))
+		}
+		h = append(h, assistantText("done"))
+		return append(h, userText("turn 1: now")), len(h)
 	}
-	req := c.Request(end)
-	if got := RequestTokens(req.System, nil, req.Messages, req.MaxTokens); got > int64(c.Limit) {
-		t.Errorf("the summary request is ~%d tokens, over the budget %d", got, c.Limit)
+	tests := []struct {
+		name string
+		h    func() ([]llm.Message, int)
+	}{
+		{"long results", func() ([]llm.Message, int) { return conversation(6, 40_000) }},
+		{"a pasted document", func() ([]llm.Message, int) {
+			return []llm.Message{userText(strings.Repeat("document ", 50_000)), assistantText("read it"), userText("and now?")}, 2
+		}},
+		{"huge tool arguments", func() ([]llm.Message, int) {
+			call := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartToolCall,
+				ToolCall: &llm.ToolCall{ID: "a", Name: "echo", Arguments: []byte(`"` + strings.Repeat("x", 400_000) + `"`)}}}}
+			return []llm.Message{userText("echo this"), call, resultMsg("a", 10, false), assistantText("echoed"), userText("next")}, 4
+		}},
+		{"forty steps in a turn", steps},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, current := tt.h()
+			c := Compaction{History: h, Current: current, Fixed: 1_000, Limit: limit}
+			end := c.Chunk()
+			if end == 0 || end > current {
+				t.Fatalf("chunk to %d of %d", end, current)
+			}
+			req := c.Request(end)
+			if got := RequestTokens(req.System, nil, req.Messages, req.MaxTokens); got > int64(c.Limit) {
+				t.Errorf("the summary request is ~%d tokens, over the budget %d", got, c.Limit)
+			}
+		})
 	}
 }
 
