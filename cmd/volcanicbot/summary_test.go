@@ -101,7 +101,8 @@ func summaryText(req llmtest.Request) string {
 // turns are summarised by the model (a request with no tools), the chat is
 // told once in the progress message, the early fact is still answered,
 // /usage counts the summary request; after a restart the same summary
-// heads the requests; the transcript keeps every message.
+// heads the requests; the transcript keeps every message; /new starts
+// empty.
 func TestE2ELongChatIsSummarised(t *testing.T) {
 	for _, provider := range []string{"openai", "anthropic"} {
 		t.Run(provider, func(t *testing.T) {
@@ -170,6 +171,15 @@ func TestE2ELongChatIsSummarised(t *testing.T) {
 			after := d.model.Requests()
 			if len(after) != 1 || summaryText(after[0]) != head {
 				t.Errorf("after a restart: %d requests, head %q, want %q", len(after), summaryText(after[len(after)-1]), head)
+			}
+
+			// /new starts empty: no summary, no early fact.
+			d.tg.Message(alice, alice, "/new")
+			d.waitText(alice, "New conversation started.")
+			d.tg.Message(alice, alice, "What is my locker code?")
+			d.waitText(alice, "I do not know.")
+			if reqs := d.model.Requests(); summaryText(reqs[len(reqs)-1]) != "" {
+				t.Error("after /new the request has a summary")
 			}
 		})
 	}
