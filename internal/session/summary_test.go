@@ -64,8 +64,8 @@ func summaryRequests(reqs []llm.Request) (n int) {
 	return n
 }
 
-// A long chat is summarised: the summary request offers no tools and
-// holds the oldest turns; the requests after it start with the summary
+// A long chat is summarised: the summary request offers no tools, goes
+// to the chat's model and holds the oldest turns; the requests after it start with the summary
 // and leave those turns out; the chat is told once in the progress; the
 // transcript keeps every message and the summary; the early fact is
 // answered. After a restart the same summary heads the requests, and /new
@@ -73,11 +73,19 @@ func summaryRequests(reqs []llm.Request) (n int) {
 func TestLongChatIsSummarised(t *testing.T) {
 	const limit = 4_000 // the system prompt and the fake's tools are ~1,100; a message ~300
 	b := &budget{left: 1 << 30, refused: make(chan struct{}, 10)}
-	e := newEnv(t, rememberModel(nil), envOptions{contextTokens: limit, allowance: b})
+	e := newEnv(t, rememberModel(nil), envOptions{contextTokens: limit, allowance: b, models: []string{"small", "big"}})
+	if _, err := e.manager.SetModel(41, "big"); err != nil {
+		t.Fatal(err)
+	}
 	chatLong(t, e, 41, 12)
 	reqs := e.model.Requests()
 	if n := summaryRequests(reqs); n != 1 {
 		t.Fatalf("%d summary requests, want 1", n)
+	}
+	for _, r := range reqs {
+		if r.Model != "big" {
+			t.Fatalf("a request to %q, not the chat's model", r.Model)
+		}
 	}
 	if n := len(b.all()); n != len(reqs) {
 		t.Errorf("%d requests reserved and recorded of the allowance, %d made", n, len(reqs))
