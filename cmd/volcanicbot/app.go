@@ -31,7 +31,7 @@ import (
 
 // builtinTools are the names of the bot's own tools; an MCP tool may not
 // take one of them.
-var builtinTools = []string{session.SendToolName, session.ReadToolName, session.MemoryToolName, session.ToolSearchName}
+var builtinTools = []string{session.SendToolName, session.ReadToolName, session.MemoryToolName, session.AskUserToolName, session.ToolSearchName}
 
 // inboxDir is the bot's update journal, under the data dir.
 const inboxDir = "inbox"

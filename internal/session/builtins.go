@@ -19,7 +19,7 @@ import (
 // only); tool_search is the registry's (it exists only while tools are
 // deferred).
 func builtinTools(s *session) []chat.Tool {
-	return []chat.Tool{sendTool{s}, readTool{s}, memoryTool{s}}
+	return []chat.Tool{sendTool{s}, readTool{s}, memoryTool{s}, askUserTool{s}}
 }
 
 // builtins are s's own tools (builtinTools).

@@ -191,6 +191,16 @@ func (c approvingChat) Approve(ctx context.Context, _ int64, req ApprovalRequest
 	return c.approve(ctx, req)
 }
 
+// askingChat is a fakeChat that answers the model's questions with ask.
+type askingChat struct {
+	Chat
+	ask func(ctx context.Context, q UserQuestion) (UserAnswer, error)
+}
+
+func (c askingChat) AskUser(ctx context.Context, _ int64, q UserQuestion) (UserAnswer, error) {
+	return c.ask(ctx, q)
+}
+
 // elicitingChat is a fakeChat that answers the servers' questions with
 // elicit.
 type elicitingChat struct {
@@ -272,6 +282,8 @@ type envOptions struct {
 	diskCheckEvery time.Duration
 	// models is Options.Models.
 	models []string
+	// askUser, when set, makes the chat a UserAsker that answers so.
+	askUser func(ctx context.Context, q UserQuestion) (UserAnswer, error)
 	// voice makes the chat a VoiceChat that records an answer read aloud
 	// as "🔊 <answer>"; voiceDefault is Options.VoiceDefault.
 	voice, voiceDefault bool
@@ -323,6 +335,9 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	}
 	if o.voice {
 		port = voicingChat{port, chat}
+	}
+	if o.askUser != nil {
+		port = askingChat{port, o.askUser}
 	}
 	model := &scriptModel{answer: answer}
 	if o.discoveryWait == 0 {
