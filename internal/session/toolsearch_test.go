@@ -273,7 +273,7 @@ func TestToolSearchInTheAgentLoop(t *testing.T) {
 		return out
 	}
 	first := toolNames(reqs[0])
-	if !slices.Equal(first, []string{SendToolName, ReadToolName, MemoryToolName, ToolSearchName}) || reqs[0].StableTools != 4 {
+	if !slices.Equal(first, []string{SendToolName, ReadToolName, MemoryToolName, AskUserToolName, ToolSearchName}) || reqs[0].StableTools != 5 {
 		t.Errorf("first request's tools %q (stable %d), want only the built-ins", first, reqs[0].StableTools)
 	}
 	if !strings.Contains(reqs[0].System, "## More tools") || !strings.Contains(reqs[0].System, "- fake: a_tool_whose_name") {
@@ -282,7 +282,7 @@ func TestToolSearchInTheAgentLoop(t *testing.T) {
 	wantLater := [][]string{{"echo"}, {"echo"}, {"echo", "long_text"}, {"echo", "long_text"}}
 	for i, want := range wantLater {
 		got := toolNames(reqs[i+1])
-		if !slices.Equal(got[:4], first) || !slices.Equal(got[4:], want) || reqs[i+1].StableTools != 4 {
+		if !slices.Equal(got[:5], first) || !slices.Equal(got[5:], want) || reqs[i+1].StableTools != 5 {
 			t.Errorf("request %d: tools %q (stable %d), want the built-ins then %q", i+2, got, reqs[i+1].StableTools, want)
 		}
 		if reqs[i+1].System != reqs[0].System {
