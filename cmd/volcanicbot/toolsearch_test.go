@@ -95,7 +95,7 @@ func TestE2EToolSearchLoadsAndCalls(t *testing.T) {
 				t.Fatalf("%d requests", len(reqs))
 			}
 			first, firstRaw := wireTools(t, reqs[0])
-			if !slices.Equal(first, []string{"send", "read", "memory", "tool_search"}) {
+			if !slices.Equal(first, []string{"send", "read", "memory", "ask_user", "tool_search"}) {
 				t.Errorf("first request's tools %q, want the built-ins only", first)
 			}
 			if !strings.Contains(string(reqs[0].Body), `- fake: `) {

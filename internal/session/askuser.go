@@ -31,8 +31,7 @@ const (
 	maxQuestionChar = 1000
 )
 
-const askUserDescription = "Ask the user to choose before you go on: 2–8 short answers (≤64 characters) as buttons; " +
-	"allow_text lets them type their own. Returns their answer."
+const askUserDescription = "Ask the user to pick one of 2–8 short answers (buttons; allow_text: or write one)."
 
 var askUserSchema = json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"},"options":{"type":"array","items":{"type":"string"}},"allow_text":{"type":"boolean"}},"required":["question","options"]}`)
 

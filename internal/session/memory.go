@@ -23,11 +23,9 @@ import (
 // take it.
 const MemoryToolName = "memory"
 
-const memoryDescription = "Keep notes for this chat that stay after /new and restarts (you see them under Memory): " +
-	"only what the user asks you to remember. add keeps text as a note, remove deletes the note whose text or number is text, " +
-	"list shows them numbered."
+const memoryDescription = "Notes under Memory (kept after /new): add text; remove by text or number; list."
 
-var memorySchema = json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["add","remove","list"]},"text":{"type":"string","description":"add: the note, one short line; remove: its text or number"}},"required":["action"],"additionalProperties":false}`)
+var memorySchema = json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["add","remove","list"]},"text":{"type":"string"}},"required":["action"],"additionalProperties":false}`)
 
 type memoryArgs struct {
 	Action string `json:"action"`

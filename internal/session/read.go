@@ -44,7 +44,7 @@ const readDescription = "Read a text file of the workspace, a page at a time: to
 	preset.ReadableFiles + ", files the tools wrote. " +
 	"Gives up to 2000 lines (32 KB); offset is the first line (from 1), limit the number of lines."
 
-var readSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Workspace-relative path, e.g. results/….txt or ` + preset.ReadableExample + `"},"offset":{"type":"integer","description":"First line to read, from 1 (default 1)"},"limit":{"type":"integer","description":"How many lines (default and at most 2000)"}},"required":["path"],"additionalProperties":false}`)
+var readSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"e.g. results/….txt or ` + preset.ReadableExample + `"},"offset":{"type":"integer"},"limit":{"type":"integer"}},"required":["path"],"additionalProperties":false}`)
 
 type readArgs struct {
 	Path   string `json:"path"`

@@ -19,11 +19,10 @@ const SendToolName = "send"
 // MaxSendBytes is Telegram's upload limit for bots.
 const MaxSendBytes = 50 << 20
 
-const sendDescription = "Send a file from the workspace to the user in this chat: images (PNG, JPEG, GIF, WebP) " +
-	"arrive as photos, anything else as a document. Use it to deliver screenshots, PDFs and downloads, " +
-	"e.g. a screenshot saved with filename \"browser/page.png\"."
+const sendDescription = "Send a workspace file to the user: images arrive as photos, anything else as a document " +
+	"(screenshots, PDFs, downloads)."
 
-var sendSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Workspace-relative path of the file, e.g. browser/page.png"},"caption":{"type":"string","description":"Optional caption shown with the file"}},"required":["path"],"additionalProperties":false}`)
+var sendSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Workspace-relative, e.g. browser/page.png"},"caption":{"type":"string"}},"required":["path"],"additionalProperties":false}`)
 
 type sendArgs struct {
 	Path    string `json:"path"`

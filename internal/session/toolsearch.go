@@ -77,11 +77,10 @@ const (
 	matchDescription = 240
 )
 
-const toolSearchDescription = "Load more tools. The system prompt lists the tools that are available but not in your tool list yet. " +
-	"Give words for what you need to do (\"switch browser tab\", \"upload a file\") or tool names; " +
-	"the best matches are loaded, with their parameters, for your next step."
+const toolSearchDescription = "Load tools the system prompt lists under More tools: give words for what you need " +
+	"(\"switch browser tab\") or tool names; the best matches load for your next step."
 
-var toolSearchSchema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What the tool should do, or tool names"}},"required":["query"],"additionalProperties":false}`)
+var toolSearchSchema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`)
 
 // PlanOptions decide how tools are offered.
 type PlanOptions struct {
