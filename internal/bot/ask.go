@@ -433,20 +433,14 @@ func displayName(u models.User) string {
 
 // onCallback answers a button press, from the poller: settling it takes a
 // lock, and the answer is queued on the chat's sender without waiting.
-// A press of an /approvals button is settled by onRevoke, one of /model's
-// by onModel, of a /memory button by onMemoryPress.
+// A press of a list's button (/approvals, /model, /memory) is settled
+// by onListPress.
 func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
-	if strings.HasPrefix(cq.Data, revokePrefix) {
-		b.onRevoke(cq)
-		return
-	}
-	if strings.HasPrefix(cq.Data, modelPrefix) {
-		b.onModel(cq)
-		return
-	}
-	if strings.HasPrefix(cq.Data, memoryPrefix) {
-		b.onMemoryPress(cq)
-		return
+	for prefix, settle := range map[string]listPress{revokePrefix: b.revokePressed, modelPrefix: b.modelPressed, memoryPrefix: b.memoryPressed} {
+		if strings.HasPrefix(cq.Data, prefix) {
+			b.onListPress(cq, settle)
+			return
+		}
 	}
 	text, alert, private := b.chat.asks.press(cq, b.access.allows)
 	chatID, _ := pressedIn(cq)

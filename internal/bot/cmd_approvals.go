@@ -84,24 +84,33 @@ func grantsMessage(list []session.Grant) (string, models.ReplyMarkup) {
 	return s.String(), kb
 }
 
-// grantKey names a grant in a button's data (Telegram takes 64 bytes,
-// names may be longer): 96 bits of the hash of its server and tool.
-func grantKey(g session.Grant) string {
-	h := sha256.Sum256([]byte(g.Server + "\x00" + g.Tool))
+// grantKey names a grant in a button's data: the buttonKey of its server
+// and tool.
+func grantKey(g session.Grant) string { return buttonKey(g.Server + "\x00" + g.Tool) }
+
+// buttonKey names what a list's button acts on in its data (Telegram takes
+// 64 bytes, names may be longer): 96 bits of the hash of name.
+func buttonKey(name string) string {
+	h := sha256.Sum256([]byte(name))
 	return base64.RawURLEncoding.EncodeToString(h[:12])
 }
 
-// onRevoke settles a press of an /approvals button, from the poller: a
+// listPress settles a press of a list's button (/approvals, /model,
+// /memory) on the chat's worker: the press cqID by user on message msgID,
+// with its data.
+type listPress func(ctx context.Context, chatID int64, msgID int, cqID string, user int64, data string)
+
+// onListPress settles a press of a list's button, from the poller: a
 // stranger is refused at once; anyone else's press is a job of the chat's
 // worker (in order with the chat's commands), which answers it.
-func (b *Bot) onRevoke(cq *models.CallbackQuery) {
+func (b *Bot) onListPress(cq *models.CallbackQuery, settle listPress) {
 	chatID, msgID := pressedIn(cq)
 	if !b.access.allows(cq.From.ID) {
 		b.answerPress(b.disp.ctx, chatID, cq.ID, strangerPress, true)
 		return
 	}
 	id, user, data := cq.ID, cq.From.ID, cq.Data
-	if !b.disp.submit(chatID, func(ctx context.Context) { b.revokePressed(ctx, chatID, msgID, id, user, data) }) {
+	if !b.disp.submit(chatID, func(ctx context.Context) { settle(ctx, chatID, msgID, id, user, data) }) {
 		b.answerPress(b.disp.ctx, chatID, id, busyPress, false)
 	}
 }

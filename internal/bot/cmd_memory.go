@@ -2,8 +2,6 @@ package bot
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -119,25 +117,7 @@ func memoryMessage(list []session.MemoryEntry, scrub func(string) string) (strin
 
 // memoryKey names a note in a button's data (Telegram takes 64 bytes,
 // notes are longer): 96 bits of the hash of its text.
-func memoryKey(text string) string {
-	h := sha256.Sum256([]byte(text))
-	return base64.RawURLEncoding.EncodeToString(h[:12])
-}
-
-// onMemoryPress settles a press of a /memory button, from the poller, as
-// onRevoke does a press of /approvals': a stranger is refused at once;
-// anyone else's press is a job of the chat's worker, which answers it.
-func (b *Bot) onMemoryPress(cq *models.CallbackQuery) {
-	chatID, msgID := pressedIn(cq)
-	if !b.access.allows(cq.From.ID) {
-		b.answerPress(b.disp.ctx, chatID, cq.ID, strangerPress, true)
-		return
-	}
-	id, user, data := cq.ID, cq.From.ID, cq.Data
-	if !b.disp.submit(chatID, func(ctx context.Context) { b.memoryPressed(ctx, chatID, msgID, id, user, data) }) {
-		b.answerPress(b.disp.ctx, chatID, id, busyPress, false)
-	}
-}
+func memoryKey(text string) string { return buttonKey(text) }
 
 // memoryPressed deletes the note the button pressed on message msgID
 // names, answers the press with what was done, and edits the message to

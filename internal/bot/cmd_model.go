@@ -2,8 +2,6 @@ package bot
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -130,25 +128,7 @@ func modelData(name string) string {
 
 // modelKey names a model too long for a button's data: 96 bits of its
 // hash.
-func modelKey(name string) string {
-	h := sha256.Sum256([]byte(name))
-	return base64.RawURLEncoding.EncodeToString(h[:12])
-}
-
-// onModel settles a press of a /model button, from the poller: a stranger
-// is refused at once; anyone else's press is a job of the chat's worker
-// (in order with the chat's commands), which answers it.
-func (b *Bot) onModel(cq *models.CallbackQuery) {
-	chatID, msgID := pressedIn(cq)
-	if !b.access.allows(cq.From.ID) {
-		b.answerPress(b.disp.ctx, chatID, cq.ID, strangerPress, true)
-		return
-	}
-	id, user, data := cq.ID, cq.From.ID, cq.Data
-	if !b.disp.submit(chatID, func(ctx context.Context) { b.modelPressed(ctx, chatID, msgID, id, user, data) }) {
-		b.answerPress(b.disp.ctx, chatID, id, busyPress, false)
-	}
-}
+func modelKey(name string) string { return buttonKey(name) }
 
 // modelPressed picks the model the button pressed on message msgID names,
 // answers the press with what was done, and edits the message to the
