@@ -380,6 +380,12 @@ func (l *configLoader) count(key string) int64 {
 
 // price reads a price, a decimal number 0 or more; 0 when unset.
 func (l *configLoader) price(key string) float64 {
+	return l.decimal(key, "a price in dollars per million tokens, such as 3 or 0.15", "0 or more")
+}
+
+// decimal reads a decimal number 0 or more (0 when unset): what it must
+// be, and its least, as a bad value's error says them.
+func (l *configLoader) decimal(key, want, least string) float64 {
 	var f float64
 	switch v := l.v.Get(key).(type) {
 	case nil:
@@ -392,8 +398,9 @@ func (l *configLoader) price(key string) float64 {
 		f = v
 	case string:
 		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || strings.ContainsAny(v, "xXpP_") {
-			l.errorf(key, "must be a price in dollars per million tokens, such as 3 or 0.15 (got %q)", v)
+		s := strings.TrimSpace(v)
+		if f, err = strconv.ParseFloat(s, 64); err != nil || strings.ContainsAny(s, "xXpP_") {
+			l.errorf(key, "must be %s (got %q)", want, v)
 			return 0
 		}
 	default:
@@ -401,7 +408,7 @@ func (l *configLoader) price(key string) float64 {
 		return 0
 	}
 	if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
-		l.errorf(key, "must be 0 or more (got %v)", f)
+		l.errorf(key, "must be %s (got %v)", least, f)
 		return 0
 	}
 	return f

@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/volcanicbot/volcanicbot/internal/spend"
@@ -107,30 +105,5 @@ func (l *configLoader) names(key string) []string {
 
 // dollars reads an amount of dollars, 0 or more; 0 when unset.
 func (l *configLoader) dollars(key string) float64 {
-	var f float64
-	switch v := l.v.Get(key).(type) {
-	case nil:
-		return 0
-	case int:
-		f = float64(v)
-	case int64:
-		f = float64(v)
-	case float64:
-		f = v
-	case string:
-		var err error
-		s := strings.TrimSpace(v)
-		if f, err = strconv.ParseFloat(s, 64); err != nil || strings.ContainsAny(s, "xXpP_") {
-			l.errorf(key, "must be an amount in dollars, such as 2 or 0.50, 0 for none (got %q)", v)
-			return 0
-		}
-	default:
-		l.errorf(key, "must be a number")
-		return 0
-	}
-	if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
-		l.errorf(key, "must be 0 (none) or more (got %v)", f)
-		return 0
-	}
-	return f
+	return l.decimal(key, "an amount in dollars, such as 2 or 0.50, 0 for none", "0 (none) or more")
 }
