@@ -41,6 +41,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -204,7 +205,7 @@ func (b *bench) measure(mode string, n int) (row, error) {
 	var colds, prewarms []time.Duration
 	sessions := make([]*mcpclient.Session, n)
 	for i := range n {
-		ws, private := chatdir.New(dir).Workspace(int64(i)), chatdir.New(dir).Private(int64(i))
+		ws, private := chatdir.New(dir).Workspace(chat.In(int64(i))), chatdir.New(dir).Private(chat.In(int64(i)))
 		for _, d := range []string{ws, private} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return row{}, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 )
 
@@ -133,22 +134,22 @@ func (s *soaker) spared() {
 	var lostImages []string
 	shown := 0
 	for _, id := range s.ids {
-		if ups, _ := os.ReadDir(filepath.Join(layout.Workspace(id), "uploads")); len(ups) == 0 {
+		if ups, _ := os.ReadDir(filepath.Join(layout.Workspace(chat.In(id)), "uploads")); len(ups) == 0 {
 			noUpload = append(noUpload, id)
 		}
-		if _, err := os.Stat(filepath.Join(layout.Private(id), "transcript.jsonl")); err != nil {
+		if _, err := os.Stat(filepath.Join(layout.Private(chat.In(id)), "transcript.jsonl")); err != nil {
 			noTranscript = append(noTranscript, id)
 		}
-		if _, err := os.Stat(filepath.Join(layout.Private(id), "browser-state.json")); err != nil {
+		if _, err := os.Stat(filepath.Join(layout.Private(chat.In(id)), "browser-state.json")); err != nil {
 			noState = append(noState, id)
 		}
-		live, err := liveImages(layout.Private(id))
+		live, err := liveImages(layout.Private(chat.In(id)))
 		if err != nil {
 			fmt.Println("disk-soak:", err)
 		}
 		for name := range live {
 			shown++
-			if _, err := os.Stat(filepath.Join(layout.Private(id), name)); err != nil {
+			if _, err := os.Stat(filepath.Join(layout.Private(chat.In(id)), name)); err != nil {
 				lostImages = append(lostImages, fmt.Sprintf("%d:%s", id, name))
 			}
 		}

@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -36,7 +37,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
-const chat = 1001
+const chatID = 1001
 
 func main() {
 	goroot := flag.String("goroot", "", "the Go root whose doc/go_spec.html is read (go env GOROOT)")
@@ -99,7 +100,7 @@ func runChat(goroot string, m mode) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(data)
-	pages, err := writePages(goroot, chatdir.New(data).Workspace(chat))
+	pages, err := writePages(goroot, chatdir.New(data).Workspace(chat.In(chatID)))
 	if err != nil {
 		return result{}, err
 	}
@@ -118,7 +119,7 @@ func runChat(goroot string, m mode) (result, error) {
 	start := time.Now()
 	texts := userTurns(pages)
 	for i, text := range texts {
-		if err := mgr.Deliver(chat, session.Message{Text: text, From: chat}); err != nil {
+		if err := mgr.Deliver(chat.In(chatID), session.Message{Text: text, From: chatID}); err != nil {
 			return result{}, err
 		}
 		if err := port.wait(i+1, text[:6], 2*time.Minute); err != nil {
@@ -178,7 +179,7 @@ type benchChat struct {
 
 func newChat() *benchChat { return &benchChat{changed: make(chan struct{}, 1)} }
 
-func (c *benchChat) SendText(_ context.Context, _ int64, text string) error {
+func (c *benchChat) SendText(_ context.Context, _ chat.Place, text string) error {
 	c.mu.Lock()
 	c.texts = append(c.texts, text)
 	c.mu.Unlock()
@@ -189,11 +190,11 @@ func (c *benchChat) SendText(_ context.Context, _ int64, text string) error {
 	return nil
 }
 
-func (c *benchChat) SendFile(context.Context, int64, session.OutgoingFile, string) error {
+func (c *benchChat) SendFile(context.Context, chat.Place, session.OutgoingFile, string) error {
 	return errors.New("no files in this benchmark")
 }
 
-func (c *benchChat) StartActivity(context.Context, int64) session.Activity { return activity{c} }
+func (c *benchChat) StartActivity(context.Context, chat.Place) session.Activity { return activity{c} }
 
 // wait waits for the n-th answer, which must start with tag.
 func (c *benchChat) wait(n int, tag string, timeout time.Duration) error {

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/bench/internal/botrun"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
@@ -38,7 +39,7 @@ import (
 )
 
 const (
-	chat          = 1001
+	chatID        = 1001
 	contextTokens = 100_000 // LLM_CONTEXT_TOKENS, the default
 	// imageTokens is what one screenshot is counted as (the bot's budget
 	// counts the same).
@@ -276,7 +277,7 @@ func runBot(bin, npm, chromium, site, mode string, tok *llm.Tokenizer) (string, 
 	bot, err := botrun.Start(bin, data, []string{
 		"HOME=" + data, "PATH=" + os.Getenv("PATH"),
 		"TELEGRAM_BOT_TOKEN=" + tg.Token(), "TELEGRAM_API_URL=" + tg.URL(),
-		fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d", chat),
+		fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d", chatID),
 		"VOLCANIC_DATA_DIR=" + filepath.Join(data, "data"), "VOLCANIC_AGENT_DIR=" + agent,
 		"LLM_PROVIDER=openai", "LLM_MODEL=bench", "OPENAI_API_KEY=sk-bench-0123456789", "OPENAI_BASE_URL=" + model.URL,
 		fmt.Sprintf("LLM_CONTEXT_TOKENS=%d", contextTokens), "LLM_TOOL_SEARCH=" + mode,
@@ -289,7 +290,7 @@ func runBot(bin, npm, chromium, site, mode string, tok *llm.Tokenizer) (string, 
 	}
 	defer bot.Stop()
 	for i, text := range turns {
-		tg.Message(chat, chat, text)
+		tg.Message(chatID, chatID, text)
 		if err := waitAnswer(tg, func() string { return m.answer(i) }, 5*time.Minute); err != nil {
 			return data, nil, fmt.Errorf("turn %d: %w (log: %s)", i+1, err, bot.LogName())
 		}
@@ -386,7 +387,7 @@ func waitAnswer(tg *telegramtest.Fake, answer func() string, timeout time.Durati
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if a := answer(); a != "" {
-			for _, m := range tg.Sent(chat) {
+			for _, m := range tg.Sent(chatID) {
 				if m.Method == "sendMessage" && !m.Deleted && strings.Contains(m.Text, a[strings.LastIndex(a, "(answer"):]) {
 					return nil
 				}
@@ -504,8 +505,8 @@ func offers(body []byte, tool string) bool {
 // request came near LLM_CONTEXT_TOKENS).
 func transcriptRequests(data string, off []request, tok *llm.Tokenizer, whole bool) ([]request, error) {
 	dirs := chatdir.New(filepath.Join(data, "data"))
-	ws := dirs.Workspace(chat)
-	f, err := os.Open(filepath.Join(dirs.Private(chat), "transcript.jsonl"))
+	ws := dirs.Workspace(chat.In(chatID))
+	f, err := os.Open(filepath.Join(dirs.Private(chat.In(chatID)), "transcript.jsonl"))
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
@@ -58,9 +59,9 @@ setInterval(() => {
 // chatFiles is the size and count of the files of chat's workspace that
 // the bot and its servers generate: everything but the user's uploads
 // (the bot's private state of the chat is beside the workspace).
-func chatFiles(t testing.TB, dataDir string, chat int64) (size int64, files int) {
+func chatFiles(t testing.TB, dataDir string, chatID int64) (size int64, files int) {
 	t.Helper()
-	ws := chatdir.New(dataDir).Workspace(chat)
+	ws := chatdir.New(dataDir).Workspace(chat.In(chatID))
 	_ = filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -79,8 +80,8 @@ func chatFiles(t testing.TB, dataDir string, chat int64) (size int64, files int)
 
 // filesLike counts the files of chat's workspace (any folder) whose names
 // match pattern, and their size.
-func filesLike(dataDir string, chat int64, pattern string) (n int, size int64) {
-	ws := chatdir.New(dataDir).Workspace(chat)
+func filesLike(dataDir string, chatID int64, pattern string) (n int, size int64) {
+	ws := chatdir.New(dataDir).Workspace(chat.In(chatID))
 	_ = filepath.WalkDir(ws, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
@@ -245,7 +246,7 @@ func TestE2EArchivedTranscriptsStayWithinTheBudget(t *testing.T) {
 		d.tg.Message(alice, alice, "/new")
 		testkit.WaitFor(t, "/new", 20*time.Second, func() bool { return contains(sentSince(d, alice, before), "New conversation started.") })
 	}
-	archived, _ := filepath.Glob(filepath.Join(chatdir.New(d.dataDir).Private(alice), "transcript-*.jsonl"))
+	archived, _ := filepath.Glob(filepath.Join(chatdir.New(d.dataDir).Private(chat.In(alice)), "transcript-*.jsonl"))
 	var size int64
 	for _, p := range archived {
 		if fi, err := os.Stat(p); err == nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -148,7 +149,7 @@ func TestE2ELongChatIsSummarised(t *testing.T) {
 			d.waitText(alice, fmt.Sprintf("in %d model calls", len(reqs)))
 			d.waitLog("conversation summarised")
 
-			transcript, err := os.ReadFile(filepath.Join(chatdir.New(dataDir).Private(alice), "transcript.jsonl"))
+			transcript, err := os.ReadFile(filepath.Join(chatdir.New(dataDir).Private(chat.In(alice)), "transcript.jsonl"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +230,7 @@ func TestE2ESummaryFallsBackToTrimming(t *testing.T) {
 			if progressNotice(d, alice) != "" {
 				t.Error("the progress told of a summary")
 			}
-			transcript, err := os.ReadFile(filepath.Join(chatdir.New(dataDir).Private(alice), "transcript.jsonl"))
+			transcript, err := os.ReadFile(filepath.Join(chatdir.New(dataDir).Private(chat.In(alice)), "transcript.jsonl"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
@@ -25,10 +26,10 @@ const maxProgressLines = 15
 // deleted by Done. No tool call, no progress message. The activity is a
 // session.StreamingActivity: it shows the answer while it is written (see
 // stream.go).
-func (c *Chat) StartActivity(ctx context.Context, chatID int64) session.Activity {
+func (c *Chat) StartActivity(ctx context.Context, place chat.Place) session.Activity {
 	a := &activity{
 		c:          c,
-		chatID:     chatID,
+		place:      place,
 		parent:     ctx,
 		wake:       make(chan struct{}, 1),
 		streamWake: make(chan struct{}, 1),
@@ -50,7 +51,7 @@ var (
 // the message; ToolCall only appends a line and wakes it.
 type activity struct {
 	c      *Chat
-	chatID int64
+	place  chat.Place
 	parent context.Context
 	ctx    context.Context // the turn's, also cancelled by Done
 	cancel context.CancelFunc
@@ -124,7 +125,7 @@ func (a *activity) Answer(ctx context.Context, markdown string) error {
 	select {
 	case a.answers <- r:
 	case <-a.finished:
-		return a.c.SendText(ctx, a.chatID, markdown)
+		return a.c.SendText(ctx, a.place, markdown)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -264,22 +265,22 @@ func (p *progressMsg) flush() {
 		// Neither /stop nor Done may cut the send short: a message
 		// sent but not seen to be sent could not be deleted.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
-		m, err := c.sendMessage(ctx, a.chatID, text, "")
+		m, err := c.sendMessage(ctx, a.place, text, "")
 		cancel()
 		if err != nil {
-			c.log.Debug("progress message not sent", "chat", a.chatID, "err", err.Error())
+			c.log.Debug("progress message not sent", "chat", a.place, "err", err.Error())
 			return
 		}
 		p.msgID, p.shown = m.ID, text
 		return
 	}
-	_, err := telegram.Send(a.ctx, c.tg, a.chatID, "editMessageText", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+	_, err := telegram.Send(a.ctx, c.tg, a.place.Chat, "editMessageText", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
 		return c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: a.chatID, MessageID: p.msgID, Text: text, LinkPreviewOptions: noPreview,
+			ChatID: a.place.Chat, MessageID: p.msgID, Text: text, LinkPreviewOptions: noPreview,
 		})
 	})
 	if err != nil {
-		c.log.Debug("progress message not edited", "chat", a.chatID, "err", err.Error())
+		c.log.Debug("progress message not edited", "chat", a.place, "err", err.Error())
 		return
 	}
 	p.shown = text
@@ -294,20 +295,20 @@ func (p *progressMsg) remove() {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.parent), c.doneTimeout)
 	defer cancel()
-	if _, err := telegram.Send(ctx, c.tg, a.chatID, "deleteMessage", telegram.Unpaced, func(ctx context.Context) (bool, error) {
-		return c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: a.chatID, MessageID: p.msgID})
+	if _, err := telegram.Send(ctx, c.tg, a.place.Chat, "deleteMessage", telegram.Unpaced, func(ctx context.Context) (bool, error) {
+		return c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: a.place.Chat, MessageID: p.msgID})
 	}); err != nil {
-		c.log.Warn("progress message not deleted", "chat", a.chatID, "err", err.Error())
+		c.log.Warn("progress message not deleted", "chat", a.place, "err", err.Error())
 	}
 }
 
 // typing sends the typing action once (no retry: the next tick renews it).
 func (a *activity) typing() {
-	err := a.c.tg.DoOnce(a.ctx, a.chatID, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
-		_, err := a.c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: a.chatID, Action: models.ChatActionTyping})
+	err := a.c.tg.DoOnce(a.ctx, a.place.Chat, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
+		_, err := a.c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: a.place.Chat, MessageThreadID: a.place.Topic, Action: models.ChatActionTyping})
 		return err
 	})
 	if err != nil && a.ctx.Err() == nil {
-		a.c.log.Debug("typing not sent", "chat", a.chatID, "err", err.Error())
+		a.c.log.Debug("typing not sent", "chat", a.place, "err", err.Error())
 	}
 }

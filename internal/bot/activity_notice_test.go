@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestProgressNotice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, func(o *testOptions) { o.Redactor = replacer{strings.NewReplacer("s3cret", "[redacted]")} })
-		a := h.bot.Chat().StartActivity(context.Background(), alice)
+		a := h.bot.Chat().StartActivity(context.Background(), chat.In(alice))
 		n, ok := a.(session.NoticeActivity)
 		if !ok {
 			t.Fatal("the bot's activity does not show notices")

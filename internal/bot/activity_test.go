@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 func TestChatDefaults(t *testing.T) {
@@ -24,7 +26,7 @@ func TestProgressMessage(t *testing.T) {
 		h := newBubbleBot(t, func(o *testOptions) { o.Redactor = replacer{strings.NewReplacer("s3cret", "[redacted]")} })
 		c := h.bot.Chat()
 		every := c.progressEvery
-		a := c.StartActivity(context.Background(), alice)
+		a := c.StartActivity(context.Background(), chat.In(alice))
 		synctest.Wait()
 		if n := len(h.fake.RequestsFor("sendChatAction")); n != 1 {
 			t.Fatalf("%d typing actions at the start, want 1", n)
@@ -112,7 +114,7 @@ func TestProgressMessage(t *testing.T) {
 
 func TestNoToolNoProgress(t *testing.T) {
 	h := newBot(t, nil)
-	a := h.bot.Chat().StartActivity(context.Background(), alice)
+	a := h.bot.Chat().StartActivity(context.Background(), chat.In(alice))
 	if _, err := h.fake.WaitFor("sendChatAction", 1, waitLong); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func TestStoppedTurnStillDeletesProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
 		ctx, cancel := context.WithCancel(context.Background())
-		a := h.bot.Chat().StartActivity(ctx, alice)
+		a := h.bot.Chat().StartActivity(ctx, chat.In(alice))
 		a.ToolCall("browser_click", json.RawMessage(`{"element":"Login button"}`))
 		synctest.Wait()
 		if len(h.fake.Sent(alice)) != 1 {

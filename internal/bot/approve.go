@@ -9,6 +9,7 @@ import (
 	"html"
 	"strings"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
@@ -36,11 +37,11 @@ const approvalRefusal = "Only the person whose message started this, or an admin
 // private chat its user decides; in a group the user whose message
 // started the turn, or an admin. Nobody answering within req.Timeout, and
 // the turn's end (/stop), deny it; the message then says so.
-func (c *Chat) Approve(ctx context.Context, chatID int64, req session.ApprovalRequest) (session.Approval, error) {
+func (c *Chat) Approve(ctx context.Context, place chat.Place, req session.ApprovalRequest) (session.Approval, error) {
 	text, full := approvalText(req)
 	if full != nil {
 		file := session.OutgoingFile{Name: argsFile, Content: bytes.NewReader(full), Size: int64(len(full))}
-		if err := c.SendFile(ctx, chatID, file, "The arguments of "+req.Tool+", in full"); err != nil {
+		if err := c.SendFile(ctx, place, file, "The arguments of "+req.Tool+", in full"); err != nil {
 			return session.Denied, err
 		}
 	}
@@ -50,10 +51,10 @@ func (c *Chat) Approve(ctx context.Context, chatID int64, req session.ApprovalRe
 	}
 	q := Question{Text: text, HTML: true, Buttons: buttons, Timeout: req.Timeout, Refusal: approvalRefusal,
 		Outcome: func(a Answer, err error) string { return approvalOutcome(req, a, err) }}
-	if chatID < 0 { // a group: not everyone in it may decide
+	if place.Chat < 0 { // a group: not everyone in it may decide
 		q.MayAnswer = func(user int64) bool { return user == req.UserID || c.isAdmin(user) }
 	}
-	a, err := c.Ask(ctx, chatID, q)
+	a, err := c.Ask(ctx, place, q)
 	switch {
 	case errors.Is(err, ErrNoAnswer):
 		return session.Denied, fmt.Errorf("%w within %s", session.ErrNoApproval, session.DurationText(req.Timeout))

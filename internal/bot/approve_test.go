@@ -83,7 +83,7 @@ func TestApprove(t *testing.T) {
 				}
 				done := make(chan result, 1)
 				go func() {
-					a, err := h.bot.Chat().Approve(ctx, tt.chat, req)
+					a, err := h.bot.Chat().Approve(ctx, chat.In(tt.chat), req)
 					done <- result{a, err}
 				}()
 				msgs, err := h.fake.WaitSent(tt.chat, 1, waitLong)
@@ -137,7 +137,7 @@ func TestApprovalMessage(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = h.bot.Chat().Approve(ctx, alice, approvalRequest())
+		_, _ = h.bot.Chat().Approve(ctx, chat.In(alice), approvalRequest())
 	}()
 	msgs, err := h.fake.WaitSent(alice, 1, waitLong)
 	if err != nil {
@@ -172,7 +172,7 @@ func TestApprovalLongArguments(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = h.bot.Chat().Approve(ctx, alice, req)
+		_, _ = h.bot.Chat().Approve(ctx, chat.In(alice), req)
 	}()
 	msgs, err := h.fake.WaitSent(alice, 2, waitLong)
 	if err != nil {

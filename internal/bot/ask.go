@@ -14,6 +14,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/tgformat"
 )
@@ -110,11 +111,11 @@ func DefaultOutcome(a Answer, err error) string {
 // another chat, or one with data the bot never made.
 //
 // Ask is safe for concurrent use: a chat may have several questions open.
-func (c *Chat) Ask(ctx context.Context, chatID int64, q Question) (Answer, error) {
+func (c *Chat) Ask(ctx context.Context, place chat.Place, q Question) (Answer, error) {
 	if err := q.check(); err != nil {
 		return Answer{}, err
 	}
-	ps, err := c.pose(ctx, chatID, q, false)
+	ps, err := c.pose(ctx, place, q, false)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -151,18 +152,18 @@ func (c *Chat) Ask(ctx context.Context, chatID int64, q Question) (Answer, error
 
 // posed is a question sent, whose buttons are open.
 type posed struct {
-	p      *openQuestion
-	chatID int64
-	msgID  int
-	text   string
-	mode   models.ParseMode
+	p     *openQuestion
+	place chat.Place
+	msgID int
+	text  string
+	mode  models.ParseMode
 }
 
 // pose opens q and sends it. keep: a press does not close the question
 // (each press is an answer on p.answer; see questions.press); the caller
 // closes it.
-func (c *Chat) pose(ctx context.Context, chatID int64, q Question, keep bool) (*posed, error) {
-	p := c.asks.open(chatID, q, keep)
+func (c *Chat) pose(ctx context.Context, place chat.Place, q Question, keep bool) (*posed, error) {
+	p := c.asks.open(place, q, keep)
 	mode := models.ParseMode("")
 	if q.HTML {
 		mode = models.ParseModeHTML
@@ -173,11 +174,11 @@ func (c *Chat) pose(ctx context.Context, chatID int64, q Question, keep bool) (*
 	// could not be closed (a shutdown left its buttons live). Ask closes
 	// it at once if ctx has ended meanwhile.
 	var m *models.Message
-	err := <-c.tg.Submit(ctx, chatID, "sendMessage", telegram.Paced, "", func(ctx context.Context) error {
+	err := <-c.tg.Submit(ctx, place.Chat, "sendMessage", telegram.Paced, "", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.doneTimeout)
 		defer cancel()
 		sent, err := c.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{
-			ChatID: chatID, Text: q.Text, ParseMode: mode, LinkPreviewOptions: noPreview,
+			ChatID: place.Chat, MessageThreadID: place.Topic, Text: q.Text, ParseMode: mode, LinkPreviewOptions: noPreview,
 			ReplyMarkup: p.keyboard(q.Buttons),
 		})
 		m = sent
@@ -185,11 +186,11 @@ func (c *Chat) pose(ctx context.Context, chatID int64, q Question, keep bool) (*
 	})
 	if err != nil {
 		c.asks.close(p)
-		c.log.Error("question not delivered", "chat", chatID, "err", err.Error())
+		c.log.Error("question not delivered", "chat", place, "err", err.Error())
 		return nil, err
 	}
 	c.asks.sent(p, m.ID)
-	return &posed{p: p, chatID: chatID, msgID: m.ID, text: q.Text, mode: mode}, nil
+	return &posed{p: p, place: place, msgID: m.ID, text: q.Text, mode: mode}, nil
 }
 
 // closeWith edits a posed question to show line (plain text) in place of
@@ -199,19 +200,19 @@ func (c *Chat) closeWith(ctx context.Context, ps *posed, line string) {
 	if ps.mode == models.ParseModeHTML {
 		text = ps.text + "\n\n<i>" + html.EscapeString(line) + "</i>"
 	}
-	chatID, msgID, mode := ps.chatID, ps.msgID, ps.mode
+	place, msgID, mode := ps.place, ps.msgID, ps.mode
 	// The turn may be over (that is why Ask returns): the buttons go
 	// anyway. The edit is queued on the chat's sender, not waited for: the
 	// chat's pace may hold it for a second, and what was decided goes on
 	// meanwhile (what the chat is sent next comes after it).
-	c.tg.Submit(context.WithoutCancel(ctx), chatID, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
+	c.tg.Submit(context.WithoutCancel(ctx), place.Chat, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, c.doneTimeout)
 		defer cancel()
 		_, err := c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: chatID, MessageID: msgID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
+			ChatID: place.Chat, MessageID: msgID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 		})
 		if err != nil {
-			c.log.Warn("question not closed", "chat", chatID, "err", c.scrub(err.Error()))
+			c.log.Warn("question not closed", "chat", place, "err", c.scrub(err.Error()))
 		}
 		return err
 	})
@@ -285,7 +286,7 @@ type questions struct {
 
 type openQuestion struct {
 	id      string
-	chatID  int64
+	place   chat.Place
 	msgID   int // 0 until the message is sent
 	buttons []Button
 	may     func(int64) bool
@@ -300,8 +301,8 @@ type openQuestion struct {
 
 func newQuestions() *questions { return &questions{byID: map[string]*openQuestion{}} }
 
-func (qs *questions) open(chatID int64, q Question, keep bool) *openQuestion {
-	p := &openQuestion{id: rand.Text(), chatID: chatID, may: q.MayAnswer, refusal: q.Refusal, keep: keep, private: q.Private,
+func (qs *questions) open(place chat.Place, q Question, keep bool) *openQuestion {
+	p := &openQuestion{id: rand.Text(), place: place, may: q.MayAnswer, refusal: q.Refusal, keep: keep, private: q.Private,
 		answer: make(chan Answer, keptPresses), ready: make(chan struct{})}
 	if p.refusal == "" {
 		p.refusal = DefaultRefusal
@@ -372,7 +373,7 @@ func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (
 	if !ok || !ok2 || err != nil || strconv.Itoa(n) != num { // the data as made, not "00" or "+0"
 		return expiredPress, false, false
 	}
-	chatID, msgID := pressedIn(cq)
+	place, msgID := pressedIn(cq)
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	p := qs.byID[id]
@@ -388,7 +389,7 @@ func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (
 		p = qs.byID[id]
 	}
 	switch {
-	case p == nil, p.chatID != chatID, p.msgID != msgID, n < 0 || n >= len(p.buttons):
+	case p == nil, p.place.Chat != place.Chat, p.msgID != msgID, n < 0 || n >= len(p.buttons):
 		return expiredPress, false, false
 	case !allowed(cq.From.ID):
 		return strangerPress, true, false
@@ -410,15 +411,16 @@ func (qs *questions) press(cq *models.CallbackQuery, allowed func(int64) bool) (
 	return b.Label, false, p.private
 }
 
-// pressedIn is the chat and message of the pressed button.
-func pressedIn(cq *models.CallbackQuery) (int64, int) {
+// pressedIn is the place and message of the pressed button: the topic the
+// message is in. An inaccessible (old) message tells no topic: its chat.
+func pressedIn(cq *models.CallbackQuery) (chat.Place, int) {
 	switch m := cq.Message; {
 	case m.Message != nil:
-		return m.Message.Chat.ID, m.Message.ID
+		return placeOf(m.Message), m.Message.ID
 	case m.InaccessibleMessage != nil:
-		return m.InaccessibleMessage.Chat.ID, m.InaccessibleMessage.MessageID
+		return chat.In(m.InaccessibleMessage.Chat.ID), m.InaccessibleMessage.MessageID
 	}
-	return cq.From.ID, 0
+	return chat.In(cq.From.ID), 0
 }
 
 func displayName(u models.User) string {
@@ -443,11 +445,11 @@ func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
 		}
 	}
 	text, alert, private := b.chat.asks.press(cq, b.access.allows)
-	chatID, _ := pressedIn(cq)
+	place, _ := pressedIn(cq)
 	if private {
-		b.log.Debug("button pressed", "chat", chatID, "user", cq.From.ID)
+		b.log.Debug("button pressed", "chat", place, "user", cq.From.ID)
 	} else {
-		b.log.Debug("button pressed", "chat", chatID, "user", cq.From.ID, "answer", text)
+		b.log.Debug("button pressed", "chat", place, "user", cq.From.ID, "answer", text)
 	}
-	b.answerPress(ctx, chatID, cq.ID, text, alert)
+	b.answerPress(ctx, place, cq.ID, text, alert)
 }

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
@@ -47,7 +48,7 @@ func TestAskEndedWhileSentIsClosed(t *testing.T) {
 		h := startBubbleBot(t, func(o *testOptions) {
 			o.HTTPClient = &http.Client{Transport: lateAnswer{next: o.HTTPClient.Transport, cut: cancel}}
 		})
-		_, err := h.bot.Chat().Ask(ctx, alice, Question{Text: "Go on?", Buttons: [][]Button{{{Label: "Yes", Choice: "yes"}}}})
+		_, err := h.bot.Chat().Ask(ctx, chat.In(alice), Question{Text: "Go on?", Buttons: [][]Button{{{Label: "Yes", Choice: "yes"}}}})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Ask = %v, want context.Canceled", err)
 		}

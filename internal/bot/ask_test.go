@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
@@ -69,7 +70,7 @@ func TestAsk(t *testing.T) {
 				}
 				done := make(chan result, 1)
 				go func() {
-					a, err := h.bot.Chat().Ask(ctx, tt.chat, Question{Text: "Go on?", MayAnswer: tt.may, Timeout: tt.timeout,
+					a, err := h.bot.Chat().Ask(ctx, chat.In(tt.chat), Question{Text: "Go on?", MayAnswer: tt.may, Timeout: tt.timeout,
 						Buttons: [][]Button{{{Label: "Yes", Choice: "yes"}, {Label: "No", Choice: "no"}}}})
 					done <- result{a, err}
 				}()
@@ -155,7 +156,7 @@ func TestAskRefusesBadQuestions(t *testing.T) {
 		{Text: "blank label", Buttons: [][]Button{{{Label: " "}}}},
 		{Text: strings.Repeat("x", 4000), Buttons: [][]Button{{{Label: "a"}}}},
 	} {
-		if _, err := h.bot.Chat().Ask(context.Background(), alice, q); err == nil {
+		if _, err := h.bot.Chat().Ask(context.Background(), chat.In(alice), q); err == nil {
 			t.Errorf("Ask(%.20q) did not fail", q.Text)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -24,20 +25,20 @@ import (
 const askRefusal = "This question is for the person who asked me, or an admin."
 
 // AskUser puts the model's question to the chat (session.UserAsker).
-func (c *Chat) AskUser(ctx context.Context, chatID int64, uq session.UserQuestion) (session.UserAnswer, error) {
-	release, err := c.forms.acquire(ctx, chatID)
+func (c *Chat) AskUser(ctx context.Context, place chat.Place, uq session.UserQuestion) (session.UserAnswer, error) {
+	release, err := c.forms.acquire(ctx, place)
 	if err != nil {
 		return session.UserAnswer{}, err
 	}
 	defer release()
 	var may func(int64) bool
-	if chatID < 0 { // a group: not everyone in it may answer
+	if place.Chat < 0 { // a group: not everyone in it may answer
 		may = func(user int64) bool { return user == uq.UserID || (c.isAdmin != nil && c.isAdmin(user)) }
 	}
 	var typed <-chan typedAnswer
 	if uq.AllowText {
-		l := c.forms.listen(chatID, may)
-		defer c.forms.unlisten(chatID, l)
+		l := c.forms.listen(place, may)
+		defer c.forms.unlisten(place, l)
 		typed = l.ch
 	}
 	q := Question{Text: askUserText(uq), HTML: true, MayAnswer: may, Refusal: askRefusal}
@@ -47,7 +48,7 @@ func (c *Chat) AskUser(ctx context.Context, chatID int64, uq session.UserQuestio
 	if err := q.check(); err != nil {
 		return session.UserAnswer{}, err
 	}
-	ps, err := c.pose(ctx, chatID, q, false)
+	ps, err := c.pose(ctx, place, q, false)
 	if err != nil {
 		return session.UserAnswer{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
@@ -60,7 +61,7 @@ func TestAskUser(t *testing.T) {
 				}
 				done := make(chan result, 1)
 				go func() {
-					a, err := h.bot.Chat().AskUser(ctx, tt.chat, q(tt.chat, tt.text))
+					a, err := h.bot.Chat().AskUser(ctx, chat.In(tt.chat), q(tt.chat, tt.text))
 					done <- result{a, err}
 				}()
 				msgs, err := h.fake.WaitSent(tt.chat, 1, waitLong)

@@ -10,6 +10,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/pairing"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
@@ -176,12 +177,12 @@ func (b *Bot) onUpdate(u *models.Update, key int64) {
 // process): the panic is logged, and the chat answered from its worker,
 // so the poller does not wait.
 func (b *Bot) recovered(u *models.Update, fn func()) {
-	var chatID int64
+	var place chat.Place
 	if u != nil && u.Message != nil {
-		chatID = u.Message.Chat.ID
+		place = placeOf(u.Message)
 	}
-	if b.safely(chatID, fn) && chatID != 0 && b.disp != nil {
-		b.disp.submit(chatID, func(ctx context.Context) { b.reply(ctx, chatID, panicReply) })
+	if b.safely(place, fn) && place.Chat != 0 && b.disp != nil {
+		b.disp.submit(place, func(ctx context.Context) { b.reply(ctx, place, panicReply) })
 	}
 }
 
@@ -215,13 +216,13 @@ func (b *Bot) dispatch(u *models.Update, key int64, replayed bool) {
 	if replayed {
 		submit = b.disp.submitKept // accepted under the cap once already
 	}
-	ok := submit(m.Chat.ID, job)
+	ok := submit(placeOf(m), job)
 	switch {
 	case ok:
 	case b.disp.closing():
 		// Stopping: the inbox keeps it for the next start.
 	default:
-		b.log.Warn("chat queue full: update dropped", "chat", m.Chat.ID, "update", u.ID)
+		b.log.Warn("chat queue full: update dropped", "chat", placeOf(m), "update", u.ID)
 		b.tg.Done(key)
 	}
 }

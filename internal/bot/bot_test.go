@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
@@ -126,7 +127,7 @@ func testTokenNeverLogged(t *testing.T) {
 		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		_, b := newTestBot(t, testOptions{Options: Options{Sessions: newFakeSessions(), Logger: logger},
 			tgOptions: tgOptions{Token: token, APIURL: apiURL, Logger: logger, Sleep: (&sleeps{}).sleep}})
-		sendErr := b.Chat().SendText(context.Background(), alice, "hello")
+		sendErr := b.Chat().SendText(context.Background(), chat.In(alice), "hello")
 		runErr := b.Run(context.Background())
 		all := logs.String() + "\n" + sendErr.Error() + "\n" + runErr.Error()
 		if strings.Contains(all, "SecretPartOfTheToken") {

@@ -87,29 +87,29 @@ var noPreview = &models.LinkPreviewOptions{IsDisabled: tgbot.True()}
 // chunk, as HTML with link previews off. A chunk Telegram refuses (a 400,
 // such as "can't parse entities") is sent again as plain text. Failures
 // are logged with the chat id and returned.
-func (c *Chat) SendText(ctx context.Context, chatID int64, markdown string) error {
-	return c.sendChunks(ctx, chatID, tgformat.Render(markdown))
+func (c *Chat) SendText(ctx context.Context, place chat.Place, markdown string) error {
+	return c.sendChunks(ctx, place, tgformat.Render(markdown))
 }
 
 // SendTextFrom sends the messages SendText would send for markdown from
 // the index from on: the rest of an answer whose first messages reached
 // the chat before a shutdown (chat.PartlySentError).
-func (c *Chat) SendTextFrom(ctx context.Context, chatID int64, markdown string, from int) error {
+func (c *Chat) SendTextFrom(ctx context.Context, place chat.Place, markdown string, from int) error {
 	chunks := tgformat.Render(markdown)
 	if from >= len(chunks) {
 		return nil
 	}
-	return c.sendChunks(ctx, chatID, chunks[max(from, 0):])
+	return c.sendChunks(ctx, place, chunks[max(from, 0):])
 }
 
 // sendChunks sends chunks as messages, in order. A failed one is logged
 // and the next is tried, until ctx ends: the error then says how many
 // were handed to Telegram before (chat.PartlySentError).
-func (c *Chat) sendChunks(ctx context.Context, chatID int64, chunks []tgformat.Chunk) error {
+func (c *Chat) sendChunks(ctx context.Context, place chat.Place, chunks []tgformat.Chunk) error {
 	var errs []error
 	for i, ch := range chunks {
-		if err := c.sendChunk(ctx, chatID, ch); err != nil {
-			c.log.Error("message not delivered", "chat", chatID, "part", i+1, "of", len(chunks), "err", err.Error())
+		if err := c.sendChunk(ctx, place, ch); err != nil {
+			c.log.Error("message not delivered", "chat", place, "part", i+1, "of", len(chunks), "err", err.Error())
 			errs = append(errs, err)
 			if ctx.Err() != nil {
 				return &chat.PartlySentError{Sent: i, Err: errors.Join(errs...)}
@@ -119,39 +119,39 @@ func (c *Chat) sendChunks(ctx context.Context, chatID int64, chunks []tgformat.C
 	return errors.Join(errs...)
 }
 
-func (c *Chat) sendChunk(ctx context.Context, chatID int64, ch tgformat.Chunk) error {
+func (c *Chat) sendChunk(ctx context.Context, place chat.Place, ch tgformat.Chunk) error {
 	if ch.HTML != "" {
-		_, err := c.sendMessage(ctx, chatID, ch.HTML, models.ParseModeHTML)
+		_, err := c.sendMessage(ctx, place, ch.HTML, models.ParseModeHTML)
 		if err == nil || telegram.StatusOf(err) != http.StatusBadRequest || ch.Text == "" {
 			return err
 		}
-		c.log.Warn("Telegram refused the HTML; sending plain text", "chat", chatID, "err", err.Error())
+		c.log.Warn("Telegram refused the HTML; sending plain text", "chat", place, "err", err.Error())
 	}
 	if ch.Text == "" {
 		return nil
 	}
-	_, err := c.sendMessage(ctx, chatID, ch.Text, "")
+	_, err := c.sendMessage(ctx, place, ch.Text, "")
 	return err
 }
 
 // sendPlain sends text without markup, split as needed.
-func (c *Chat) sendPlain(ctx context.Context, chatID int64, text string) error {
+func (c *Chat) sendPlain(ctx context.Context, place chat.Place, text string) error {
 	var chunks []tgformat.Chunk
 	for _, p := range tgformat.CutPlain(text, tgformat.MaxMessageUTF16) {
 		chunks = append(chunks, tgformat.Chunk{Text: p})
 	}
-	return c.sendChunks(ctx, chatID, chunks)
+	return c.sendChunks(ctx, place, chunks)
 }
 
 // sendPre sends text in <pre> blocks (plain when refused).
-func (c *Chat) sendPre(ctx context.Context, chatID int64, text string) error {
-	return c.sendChunks(ctx, chatID, tgformat.PreChunks(text))
+func (c *Chat) sendPre(ctx context.Context, place chat.Place, text string) error {
+	return c.sendChunks(ctx, place, tgformat.PreChunks(text))
 }
 
-func (c *Chat) sendMessage(ctx context.Context, chatID int64, text string, mode models.ParseMode) (*models.Message, error) {
-	return telegram.Send(ctx, c.tg, chatID, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+func (c *Chat) sendMessage(ctx context.Context, place chat.Place, text string, mode models.ParseMode) (*models.Message, error) {
+	return telegram.Send(ctx, c.tg, place.Chat, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
 		return c.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{
-			ChatID: chatID, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
+			ChatID: place.Chat, MessageThreadID: place.Topic, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 		})
 	})
 }
@@ -163,24 +163,24 @@ func (c *Chat) sendMessage(ctx context.Context, chatID int64, text string, mode 
 // file.Content is read (each try reads it again from the start), never a
 // path: what the session checked is what is sent. A caption longer than
 // Telegram allows follows as its own message.
-func (c *Chat) SendFile(ctx context.Context, chatID int64, file session.OutgoingFile, caption string) error {
-	err := c.sendFile(ctx, chatID, file, caption)
+func (c *Chat) SendFile(ctx context.Context, place chat.Place, file session.OutgoingFile, caption string) error {
+	err := c.sendFile(ctx, place, file, caption)
 	if err != nil {
-		c.log.Error("file not delivered", "chat", chatID, "file", file.Name, "err", err.Error())
+		c.log.Error("file not delivered", "chat", place, "file", file.Name, "err", err.Error())
 	}
 	return err
 }
 
-func (c *Chat) sendFile(ctx context.Context, chatID int64, file session.OutgoingFile, caption string) error {
+func (c *Chat) sendFile(ctx context.Context, place chat.Place, file session.OutgoingFile, caption string) error {
 	short, long := caption, ""
 	if tgformat.UTF16Len(caption) > tgformat.MaxCaptionUTF16 {
 		short, long = "", caption
 	}
-	if err := c.tg.Upload(ctx, chatID, file.Name, file.Content, file.Size, short); err != nil {
+	if err := c.tg.Upload(ctx, place.Chat, place.Topic, file.Name, file.Content, file.Size, short); err != nil {
 		return err
 	}
 	if long != "" {
-		return c.sendPlain(ctx, chatID, long)
+		return c.sendPlain(ctx, place, long)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 
 func TestSendTextHTML(t *testing.T) {
 	h := newBot(t, nil)
-	if err := h.bot.Chat().SendText(context.Background(), alice, "**bold** and `code` https://example.com"); err != nil {
+	if err := h.bot.Chat().SendText(context.Background(), chat.In(alice), "**bold** and `code` https://example.com"); err != nil {
 		t.Fatal(err)
 	}
 	sent := h.fake.Sent(alice)
@@ -33,7 +33,7 @@ func TestSendTextHTML(t *testing.T) {
 func TestSendTextLongIsSplit(t *testing.T) {
 	h := newBot(t, nil)
 	para := strings.Repeat("word ", 199) + "end.\n\n" // 1000 characters
-	if err := h.bot.Chat().SendText(context.Background(), alice, strings.Repeat(para, 10)); err != nil {
+	if err := h.bot.Chat().SendText(context.Background(), chat.In(alice), strings.Repeat(para, 10)); err != nil {
 		t.Fatal(err)
 	}
 	if sent := h.fake.Sent(alice); len(sent) < 3 {
@@ -44,7 +44,7 @@ func TestSendTextLongIsSplit(t *testing.T) {
 func TestSendTextFallsBackToPlain(t *testing.T) {
 	h := newBot(t, nil)
 	h.fake.FailNext("sendMessage", http.StatusBadRequest, "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 3", 0)
-	if err := h.bot.Chat().SendText(context.Background(), alice, "some **bold** text"); err != nil {
+	if err := h.bot.Chat().SendText(context.Background(), chat.In(alice), "some **bold** text"); err != nil {
 		t.Fatal(err)
 	}
 	reqs := h.fake.RequestsFor("sendMessage")
@@ -84,7 +84,7 @@ func TestRetry(t *testing.T) {
 				for _, f := range tt.fail {
 					h.fake.FailNext("sendMessage", f[0], "", f[1])
 				}
-				err := h.bot.Chat().SendText(context.Background(), alice, "hello")
+				err := h.bot.Chat().SendText(context.Background(), chat.In(alice), "hello")
 				if (err == nil) != tt.ok {
 					t.Fatalf("err = %v, want ok=%v", err, tt.ok)
 				}
@@ -153,7 +153,7 @@ func TestSendFile(t *testing.T) {
 			if tt.fail != "" {
 				h.fake.FailNext("sendPhoto", http.StatusBadRequest, tt.fail, 0)
 			}
-			if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, tt.path), tt.caption); err != nil {
+			if err := h.bot.Chat().SendFile(context.Background(), chat.In(alice), outgoing(t, tt.path), tt.caption); err != nil {
 				t.Fatal(err)
 			}
 			var methods []string
@@ -175,7 +175,7 @@ func TestSendFile(t *testing.T) {
 	}
 	// The photo the fake received is a valid PNG.
 	h := newBot(t, nil)
-	if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, shot), ""); err != nil {
+	if err := h.bot.Chat().SendFile(context.Background(), chat.In(alice), outgoing(t, shot), ""); err != nil {
 		t.Fatal(err)
 	}
 	reqs := h.fake.RequestsFor("sendPhoto")
@@ -213,7 +213,7 @@ func TestSendFileSendsWhatWasOpened(t *testing.T) {
 	if err := os.WriteFile(shot, []byte("something else"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.bot.Chat().SendFile(context.Background(), alice, file, ""); err != nil {
+	if err := h.bot.Chat().SendFile(context.Background(), chat.In(alice), file, ""); err != nil {
 		t.Fatal(err)
 	}
 	sent := h.fake.Sent(alice)
@@ -227,7 +227,7 @@ func TestSendFileRetriesUpload(t *testing.T) {
 		h := newBubbleBot(t, nil)
 		shot, data := writePNG(t, t.TempDir(), "page.png", 10, 10)
 		h.fake.FailNext("sendPhoto", http.StatusTooManyRequests, "", 2)
-		if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, shot), ""); err != nil {
+		if err := h.bot.Chat().SendFile(context.Background(), chat.In(alice), outgoing(t, shot), ""); err != nil {
 			t.Fatal(err)
 		}
 		reqs := h.fake.RequestsFor("sendPhoto")
@@ -247,7 +247,7 @@ func TestSendFileLongCaption(t *testing.T) {
 		t.Fatal(err)
 	}
 	caption := strings.Repeat("c", 1500)
-	if err := h.bot.Chat().SendFile(context.Background(), alice, outgoing(t, notes), caption); err != nil {
+	if err := h.bot.Chat().SendFile(context.Background(), chat.In(alice), outgoing(t, notes), caption); err != nil {
 		t.Fatal(err)
 	}
 	sent := h.fake.Sent(alice)
@@ -265,7 +265,7 @@ func TestSendTextCutOffSaysWhatWentOutAndTheRestFollows(t *testing.T) {
 		h := newBubbleBot(t, nil)
 		para := strings.Repeat("word ", 199) + "end.\n\n"
 		text := strings.Repeat(para, 10)
-		if err := h.bot.Chat().SendText(context.Background(), bob, text); err != nil {
+		if err := h.bot.Chat().SendText(context.Background(), chat.In(bob), text); err != nil {
 			t.Fatal(err)
 		}
 		whole := h.fake.Texts(bob)
@@ -278,18 +278,18 @@ func TestSendTextCutOffSaysWhatWentOutAndTheRestFollows(t *testing.T) {
 		h.fake.SetLimits(telegramtest.Limits{ChatEvery: time.Hour})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		err := h.bot.Chat().SendText(ctx, alice, text)
+		err := h.bot.Chat().SendText(ctx, chat.In(alice), text)
 		if err == nil || chat.SentParts(err) != 1 {
 			t.Fatalf("cut off after one message: err %v, SentParts %d", err, chat.SentParts(err))
 		}
 		h.fake.SetLimits(telegramtest.NoLimits)
-		if err := h.bot.Chat().SendTextFrom(context.Background(), alice, text, 1); err != nil {
+		if err := h.bot.Chat().SendTextFrom(context.Background(), chat.In(alice), text, 1); err != nil {
 			t.Fatal(err)
 		}
 		if got := h.fake.Texts(alice); !slices.Equal(got, whole) {
 			t.Errorf("the chat read %d messages, want the %d of the whole text once each", len(got), len(whole))
 		}
-		if err := h.bot.Chat().SendTextFrom(context.Background(), alice, text, len(whole)); err != nil || len(h.fake.Texts(alice)) != len(whole) {
+		if err := h.bot.Chat().SendTextFrom(context.Background(), chat.In(alice), text, len(whole)); err != nil || len(h.fake.Texts(alice)) != len(whole) {
 			t.Errorf("nothing left to send: err %v, %d messages", err, len(h.fake.Texts(alice)))
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
@@ -42,19 +43,19 @@ const (
 // approvals, each with a button that takes it back (its next call asks
 // again), and Revoke all. Anyone the bot allows may use it and press them,
 // as /mcp restart: taking an approval back only makes the bot ask more.
-func (b *Bot) cmdApprovals(ctx context.Context, chatID int64) {
-	list, err := b.sessions.Grants(chatID)
+func (b *Bot) cmdApprovals(ctx context.Context, place chat.Place) {
+	list, err := b.sessions.Grants(place)
 	if err != nil {
-		b.log.Error("/approvals: the grants are not read", "chat", chatID, "err", errText(b.scrub, err))
-		b.reply(ctx, chatID, grantsUnreadable)
+		b.log.Error("/approvals: the grants are not read", "chat", place, "err", errText(b.scrub, err))
+		b.reply(ctx, place, grantsUnreadable)
 		return
 	}
 	text, kb := grantsMessage(list)
 	text = b.scrub(text)
-	if _, err := telegram.Send(ctx, b.tg, chatID, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
-		return b.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chatID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb})
+	if _, err := telegram.Send(ctx, b.tg, place.Chat, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+		return b.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: place.Chat, MessageThreadID: place.Topic, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb})
 	}); err != nil {
-		b.log.Error("message not delivered", "chat", chatID, "err", err.Error())
+		b.log.Error("message not delivered", "chat", place, "err", err.Error())
 	}
 }
 
@@ -98,46 +99,46 @@ func buttonKey(name string) string {
 // listPress settles a press of a list's button (/approvals, /model,
 // /memory) on the chat's worker: the press cqID by user on message msgID,
 // with its data.
-type listPress func(ctx context.Context, chatID int64, msgID int, cqID string, user int64, data string)
+type listPress func(ctx context.Context, place chat.Place, msgID int, cqID string, user int64, data string)
 
 // onListPress settles a press of a list's button, from the poller: a
 // stranger is refused at once; anyone else's press is a job of the chat's
 // worker (in order with the chat's commands), which answers it.
 func (b *Bot) onListPress(cq *models.CallbackQuery, settle listPress) {
-	chatID, msgID := pressedIn(cq)
+	place, msgID := pressedIn(cq)
 	if !b.access.allows(cq.From.ID) {
-		b.answerPress(b.disp.ctx, chatID, cq.ID, strangerPress, true)
+		b.answerPress(b.disp.ctx, place, cq.ID, strangerPress, true)
 		return
 	}
 	id, user, data := cq.ID, cq.From.ID, cq.Data
-	if !b.disp.submit(chatID, func(ctx context.Context) { settle(ctx, chatID, msgID, id, user, data) }) {
-		b.answerPress(b.disp.ctx, chatID, id, busyPress, false)
+	if !b.disp.submit(place, func(ctx context.Context) { settle(ctx, place, msgID, id, user, data) }) {
+		b.answerPress(b.disp.ctx, place, id, busyPress, false)
 	}
 }
 
 // revokePressed takes back what the button pressed on message msgID
 // names, answers the press with what was done, and edits the message to
 // the chat's grants as they are now.
-func (b *Bot) revokePressed(ctx context.Context, chatID int64, msgID int, cqID string, user int64, data string) {
-	list, err := b.sessions.Grants(chatID)
+func (b *Bot) revokePressed(ctx context.Context, place chat.Place, msgID int, cqID string, user int64, data string) {
+	list, err := b.sessions.Grants(place)
 	if err != nil {
-		b.log.Error("/approvals: the grants are not read", "chat", chatID, "err", errText(b.scrub, err))
-		b.answerPress(ctx, chatID, cqID, grantsUnreadable, true)
+		b.log.Error("/approvals: the grants are not read", "chat", place, "err", errText(b.scrub, err))
+		b.answerPress(ctx, place, cqID, grantsUnreadable, true)
 		return
 	}
 	var answer string
 	if data == revokeAll {
-		n, err := b.sessions.RevokeGrants(chatID)
+		n, err := b.sessions.RevokeGrants(place)
 		if err != nil {
-			b.log.Error("/approvals: the grants are not revoked", "chat", chatID, "err", errText(b.scrub, err))
-			b.answerPress(ctx, chatID, cqID, grantsUnchanged, true)
+			b.log.Error("/approvals: the grants are not revoked", "chat", place, "err", errText(b.scrub, err))
+			b.answerPress(ctx, place, cqID, grantsUnchanged, true)
 			return
 		}
 		answer = fmt.Sprintf("Revoked %s: their calls ask again.", plural(n, "approval"))
 		if n == 0 {
 			answer = grantGone
 		}
-		b.log.Info("/approvals: all revoked", "chat", chatID, "user", user, "grants", n)
+		b.log.Info("/approvals: all revoked", "chat", place, "user", user, "grants", n)
 	} else {
 		key := strings.TrimPrefix(data, revokePrefix)
 		answer = grantGone
@@ -145,28 +146,28 @@ func (b *Bot) revokePressed(ctx context.Context, chatID int64, msgID int, cqID s
 			if grantKey(g) != key {
 				continue
 			}
-			ok, err := b.sessions.RevokeGrant(chatID, g.Server, g.Tool)
+			ok, err := b.sessions.RevokeGrant(place, g.Server, g.Tool)
 			if err != nil {
-				b.log.Error("/approvals: a grant is not revoked", "chat", chatID, "err", errText(b.scrub, err))
-				b.answerPress(ctx, chatID, cqID, grantsUnchanged, true)
+				b.log.Error("/approvals: a grant is not revoked", "chat", place, "err", errText(b.scrub, err))
+				b.answerPress(ctx, place, cqID, grantsUnchanged, true)
 				return
 			}
 			if ok {
 				answer = "Revoked " + g.Server + ": " + g.Tool + ". Its next call asks again."
-				b.log.Info("/approvals: revoked", "chat", chatID, "user", user, "server", g.Server, "tool", g.Tool)
+				b.log.Info("/approvals: revoked", "chat", place, "user", user, "server", g.Server, "tool", g.Tool)
 			}
 			break
 		}
 	}
-	b.answerPress(ctx, chatID, cqID, b.scrub(answer), false)
-	if list, err = b.sessions.Grants(chatID); err != nil || msgID == 0 {
+	b.answerPress(ctx, place, cqID, b.scrub(answer), false)
+	if list, err = b.sessions.Grants(place); err != nil || msgID == 0 {
 		return
 	}
 	text, kb := grantsMessage(list)
 	text = b.scrub(text)
-	err = b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, chatID, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
+	err = b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, place.Chat, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
 		_, err := b.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: chatID, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
+			ChatID: place.Chat, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
 		})
 		if notModified(err) { // the list was as it is now already
 			return nil
@@ -174,14 +175,14 @@ func (b *Bot) revokePressed(ctx context.Context, chatID int64, msgID int, cqID s
 		return err
 	}))
 	if err != nil {
-		b.log.Warn("/approvals: the list is not updated", "chat", chatID, "err", errText(b.scrub, err))
+		b.log.Warn("/approvals: the list is not updated", "chat", place, "err", errText(b.scrub, err))
 	}
 }
 
 // answerPress answers a button press (answerCallbackQuery), queued on the
 // chat's sender without waiting.
-func (b *Bot) answerPress(ctx context.Context, chatID int64, id, text string, alert bool) {
-	b.tg.Submit(ctx, chatID, "answerCallbackQuery", telegram.Unpaced, "", func(ctx context.Context) error {
+func (b *Bot) answerPress(ctx context.Context, place chat.Place, id, text string, alert bool) {
+	b.tg.Submit(ctx, place.Chat, "answerCallbackQuery", telegram.Unpaced, "", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, b.chat.doneTimeout)
 		defer cancel()
 		_, err := b.tg.API().AnswerCallbackQuery(ctx, &tgbot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert})

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
 )
@@ -38,8 +39,8 @@ func labels(m telegramtest.Message) [][]string {
 func TestApprovalsCommand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startBubbleBot(t, nil)
-		h.sess.grants[alice] = someGrants()
-		h.sess.grants[bob] = someGrants()
+		h.sess.grants[chat.In(alice)] = someGrants()
+		h.sess.grants[chat.In(bob)] = someGrants()
 		h.fake.Message(alice, alice, "/approvals")
 		msgs, err := h.fake.WaitSent(alice, 1, waitLong)
 		if err != nil {
@@ -88,7 +89,7 @@ func TestApprovalsCommand(t *testing.T) {
 		if got := h.sess.Calls(); !slices.Contains(got, "revoke all 1001") {
 			t.Errorf("calls %q: no revoke all", got)
 		}
-		if got := h.sess.grants[bob]; len(got) != 2 {
+		if got := h.sess.grants[chat.In(bob)]; len(got) != 2 {
 			t.Errorf("another chat's grants changed: %+v", got)
 		}
 		// Once empty, /approvals says there is nothing, without buttons.
@@ -110,8 +111,8 @@ func TestApprovalsCommand(t *testing.T) {
 func TestApprovalsPresses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startBubbleBot(t, nil)
-		h.sess.grants[group] = someGrants()
-		h.sess.grants[bob] = someGrants()
+		h.sess.grants[chat.In(group)] = someGrants()
+		h.sess.grants[chat.In(bob)] = someGrants()
 		h.fake.Message(group, alice, "/approvals")
 		msgs, err := h.fake.WaitSent(group, 1, waitLong)
 		if err != nil {
@@ -129,7 +130,7 @@ func TestApprovalsPresses(t *testing.T) {
 		if got := h.sess.callsWith("revoke"); !slices.Equal(got, []string{"revoke 1002 fake sleep", "revoke -1001234567890 fake sleep"}) {
 			t.Errorf("revocations %q", got)
 		}
-		if g := h.sess.grants[group]; len(g) != 1 || g[0].Tool != "create_issue" {
+		if g := h.sess.grants[chat.In(group)]; len(g) != 1 || g[0].Tool != "create_issue" {
 			t.Errorf("the group's grants %+v", g)
 		}
 	})

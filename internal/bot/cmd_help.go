@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // cmdHelp is /start and /help: what the bot does, its MCP servers and its
 // commands.
 // An admin sees the admin commands too.
-func (b *Bot) cmdHelp(ctx context.Context, chatID int64, group, admin bool) {
-	b.reply(ctx, chatID, helpText(b.sessions.ServerNames(), b.me.Username, group, admin))
+func (b *Bot) cmdHelp(ctx context.Context, place chat.Place, group, admin bool) {
+	b.reply(ctx, place, helpText(b.sessions.ServerNames(), b.me.Username, group, admin))
 }
 
 func helpText(servers []string, username string, group, admin bool) string {

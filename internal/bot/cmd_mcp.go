@@ -14,56 +14,56 @@ import (
 // ("my server"); the session takes that name or the server's internal
 // one. The session says where the servers stand; the texts are written
 // here (mcp_text.go) and redacted whole, before /mcp <name> is capped.
-func (b *Bot) cmdMCP(ctx context.Context, chatID, userID int64, args []string) {
+func (b *Bot) cmdMCP(ctx context.Context, place chat.Place, userID int64, args []string) {
 	switch {
 	case len(args) > 0 && strings.EqualFold(args[0], "login"):
 		if len(args) < 2 {
-			b.reply(ctx, chatID, "Usage: /mcp login <name>. Send /mcp to see the servers.")
+			b.reply(ctx, place, "Usage: /mcp login <name>. Send /mcp to see the servers.")
 			return
 		}
-		b.cmdLogin(ctx, chatID, userID, strings.Join(args[1:], " "))
+		b.cmdLogin(ctx, place, userID, strings.Join(args[1:], " "))
 	case len(args) == 0:
-		st, err := b.sessions.MCPStatus(ctx, chatID)
+		st, err := b.sessions.MCPStatus(ctx, place)
 		if err != nil {
-			b.mcpFailed(ctx, chatID, err)
+			b.mcpFailed(ctx, place, err)
 			return
 		}
-		b.reply(ctx, chatID, b.scrub(mcpStatusText(st)))
+		b.reply(ctx, place, b.scrub(mcpStatusText(st)))
 	case strings.EqualFold(args[0], "restart"):
 		if len(args) < 2 {
-			b.reply(ctx, chatID, "Usage: /mcp restart <name>. Send /mcp to see the servers.")
+			b.reply(ctx, place, "Usage: /mcp restart <name>. Send /mcp to see the servers.")
 			return
 		}
 		name := strings.Join(args[1:], " ")
-		if err := b.sessions.MCPRestart(chatID, name); err != nil {
-			b.mcpFailed(ctx, chatID, err)
+		if err := b.sessions.MCPRestart(place, name); err != nil {
+			b.mcpFailed(ctx, place, err)
 			return
 		}
-		b.reply(ctx, chatID, b.scrub(name)+" restarted: the next call starts a fresh process.")
+		b.reply(ctx, place, b.scrub(name)+" restarted: the next call starts a fresh process.")
 	default:
-		st, err := b.sessions.MCPServer(ctx, chatID, strings.Join(args, " "))
+		st, err := b.sessions.MCPServer(ctx, place, strings.Join(args, " "))
 		if err != nil {
-			b.mcpFailed(ctx, chatID, err)
+			b.mcpFailed(ctx, place, err)
 			return
 		}
-		_ = b.chat.sendPre(ctx, chatID, mcpServerReply(st, b.scrub))
+		_ = b.chat.sendPre(ctx, place, mcpServerReply(st, b.scrub))
 	}
 }
 
 // mcpFailed answers with the error's text: a server the chat has not
 // got (chat.UnknownServerError) in words; the session's other /mcp errors
 // are written for the user.
-func (b *Bot) mcpFailed(ctx context.Context, chatID int64, err error) {
+func (b *Bot) mcpFailed(ctx context.Context, place chat.Place, err error) {
 	msg := errText(b.scrub, err)
 	if unknown := (*chat.UnknownServerError)(nil); errors.As(err, &unknown) {
 		msg = b.scrub(unknownServerText(unknown))
 	}
-	b.log.Info("/mcp failed", "chat", chatID, "err", msg)
+	b.log.Info("/mcp failed", "chat", place, "err", msg)
 	if ctx.Err() != nil {
 		msg = "that took too long; try again in a moment"
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), replyTimeout)
 		defer cancel()
 	}
-	b.reply(ctx, chatID, "Sorry: "+msg)
+	b.reply(ctx, place, "Sorry: "+msg)
 }

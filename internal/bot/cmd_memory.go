@@ -9,6 +9,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
@@ -40,45 +41,45 @@ const (
 // deletes it; /memory clear deletes them all. Anyone the bot allows may
 // use it and press them, in a group too: the notes are the chat's, and
 // every member the bot answers shapes what it keeps.
-func (b *Bot) cmdMemory(ctx context.Context, chatID, from int64, args []string) {
+func (b *Bot) cmdMemory(ctx context.Context, place chat.Place, from int64, args []string) {
 	switch {
 	case len(args) == 1 && strings.EqualFold(args[0], "clear"):
-		b.clearMemory(ctx, chatID, from)
+		b.clearMemory(ctx, place, from)
 		return
 	case len(args) > 0:
-		b.reply(ctx, chatID, memoryUsage)
+		b.reply(ctx, place, memoryUsage)
 		return
 	}
-	list, err := b.sessions.Memory(chatID)
+	list, err := b.sessions.Memory(place)
 	if err != nil {
-		b.log.Error("/memory: the notes are not read", "chat", chatID, "err", errText(b.scrub, err))
-		b.reply(ctx, chatID, memoryUnreadable)
+		b.log.Error("/memory: the notes are not read", "chat", place, "err", errText(b.scrub, err))
+		b.reply(ctx, place, memoryUnreadable)
 		return
 	}
 	text, kb := memoryMessage(list, b.scrub)
-	if _, err := telegram.Send(ctx, b.tg, chatID, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
-		return b.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chatID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb})
+	if _, err := telegram.Send(ctx, b.tg, place.Chat, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+		return b.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: place.Chat, MessageThreadID: place.Topic, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb})
 	}); err != nil {
-		b.log.Error("message not delivered", "chat", chatID, "err", err.Error())
+		b.log.Error("message not delivered", "chat", place, "err", err.Error())
 	}
 }
 
 // clearMemory is /memory clear.
-func (b *Bot) clearMemory(ctx context.Context, chatID, from int64) {
-	n, err := b.sessions.ClearMemory(chatID)
+func (b *Bot) clearMemory(ctx context.Context, place chat.Place, from int64) {
+	n, err := b.sessions.ClearMemory(place)
 	if err != nil {
-		b.log.Error("/memory clear: the notes are not deleted", "chat", chatID, "err", errText(b.scrub, err))
-		b.reply(ctx, chatID, memoryUnchanged)
+		b.log.Error("/memory clear: the notes are not deleted", "chat", place, "err", errText(b.scrub, err))
+		b.reply(ctx, place, memoryUnchanged)
 		return
 	}
-	b.log.Info("/memory clear", "chat", chatID, "user", from, "notes", n)
+	b.log.Info("/memory clear", "chat", place, "user", from, "notes", n)
 	switch {
 	case n < 0:
-		b.reply(ctx, chatID, "Memory cleared. (It could not be read, so I cannot say how many notes it held.)")
+		b.reply(ctx, place, "Memory cleared. (It could not be read, so I cannot say how many notes it held.)")
 	case n == 0:
-		b.reply(ctx, chatID, noMemory)
+		b.reply(ctx, place, noMemory)
 	default:
-		b.reply(ctx, chatID, fmt.Sprintf("Memory cleared: %s deleted.", plural(n, "note")))
+		b.reply(ctx, place, fmt.Sprintf("Memory cleared: %s deleted.", plural(n, "note")))
 	}
 }
 
@@ -122,11 +123,11 @@ func memoryKey(text string) string { return buttonKey(text) }
 // memoryPressed deletes the note the button pressed on message msgID
 // names, answers the press with what was done, and edits the message to
 // the chat's notes as they are now.
-func (b *Bot) memoryPressed(ctx context.Context, chatID int64, msgID int, cqID string, user int64, data string) {
-	list, err := b.sessions.Memory(chatID)
+func (b *Bot) memoryPressed(ctx context.Context, place chat.Place, msgID int, cqID string, user int64, data string) {
+	list, err := b.sessions.Memory(place)
 	if err != nil {
-		b.log.Error("/memory: the notes are not read", "chat", chatID, "err", errText(b.scrub, err))
-		b.answerPress(ctx, chatID, cqID, memoryUnreadable, true)
+		b.log.Error("/memory: the notes are not read", "chat", place, "err", errText(b.scrub, err))
+		b.answerPress(ctx, place, cqID, memoryUnreadable, true)
 		return
 	}
 	key, answer := strings.TrimPrefix(data, memoryPrefix), memoryGone
@@ -134,26 +135,26 @@ func (b *Bot) memoryPressed(ctx context.Context, chatID int64, msgID int, cqID s
 		if memoryKey(e.Text) != key {
 			continue
 		}
-		ok, err := b.sessions.ForgetMemory(chatID, e.Text)
+		ok, err := b.sessions.ForgetMemory(place, e.Text)
 		if err != nil {
-			b.log.Error("/memory: a note is not deleted", "chat", chatID, "err", errText(b.scrub, err))
-			b.answerPress(ctx, chatID, cqID, memoryUnchanged, true)
+			b.log.Error("/memory: a note is not deleted", "chat", place, "err", errText(b.scrub, err))
+			b.answerPress(ctx, place, cqID, memoryUnchanged, true)
 			return
 		}
 		if ok {
 			answer = "Deleted: " + truncate(b.scrub(e.Text), 60)
-			b.log.Info("/memory: a note deleted", "chat", chatID, "user", user)
+			b.log.Info("/memory: a note deleted", "chat", place, "user", user)
 		}
 		break
 	}
-	b.answerPress(ctx, chatID, cqID, answer, false)
-	if list, err = b.sessions.Memory(chatID); err != nil || msgID == 0 {
+	b.answerPress(ctx, place, cqID, answer, false)
+	if list, err = b.sessions.Memory(place); err != nil || msgID == 0 {
 		return
 	}
 	text, kb := memoryMessage(list, b.scrub)
-	err = b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, chatID, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
+	err = b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, place.Chat, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
 		_, err := b.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: chatID, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
+			ChatID: place.Chat, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
 		})
 		if notModified(err) { // the list was as it is now already
 			return nil
@@ -161,6 +162,6 @@ func (b *Bot) memoryPressed(ctx context.Context, chatID int64, msgID int, cqID s
 		return err
 	}))
 	if err != nil {
-		b.log.Warn("/memory: the list is not updated", "chat", chatID, "err", errText(b.scrub, err))
+		b.log.Warn("/memory: the list is not updated", "chat", place, "err", errText(b.scrub, err))
 	}
 }

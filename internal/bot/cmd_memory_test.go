@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"unicode/utf8"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -20,8 +21,8 @@ func someNotes() []session.MemoryEntry {
 func TestMemoryCommand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startBubbleBot(t, nil)
-		h.sess.memory[alice] = someNotes()
-		h.sess.memory[bob] = someNotes()
+		h.sess.memory[chat.In(alice)] = someNotes()
+		h.sess.memory[chat.In(bob)] = someNotes()
 		h.fake.Message(alice, alice, "/memory")
 		msgs, err := h.fake.WaitSent(alice, 1, waitLong)
 		if err != nil {
@@ -63,7 +64,7 @@ func TestMemoryCommand(t *testing.T) {
 		if now := h.fake.Sent(alice)[0]; now.Text != noMemory || now.Keyboard != nil {
 			t.Errorf("the list once empty: %q, buttons %v", now.Text, now.Keyboard)
 		}
-		if got := h.sess.memory[bob]; len(got) != 2 {
+		if got := h.sess.memory[chat.In(bob)]; len(got) != 2 {
 			t.Errorf("another chat's notes changed: %+v", got)
 		}
 		h.fake.Message(alice, alice, "/memory")
@@ -81,8 +82,8 @@ func TestMemoryCommand(t *testing.T) {
 // argument it does not know gets the usage.
 func TestMemoryClear(t *testing.T) {
 	h := startBot(t, nil)
-	h.sess.memory[alice] = someNotes()
-	h.sess.memory[bob] = someNotes()
+	h.sess.memory[chat.In(alice)] = someNotes()
+	h.sess.memory[chat.In(bob)] = someNotes()
 	h.fake.Message(alice, alice, "/memory clear")
 	h.fake.Message(alice, alice, "/memory CLEAR")
 	h.fake.Message(alice, alice, "/memory forget everything")
@@ -93,7 +94,7 @@ func TestMemoryClear(t *testing.T) {
 	if calls := h.sess.callsWith("clear memory"); !slices.Equal(calls, []string{"clear memory 1001", "clear memory 1001"}) {
 		t.Errorf("calls %q", calls)
 	}
-	if len(h.sess.memory[bob]) != 2 {
+	if len(h.sess.memory[chat.In(bob)]) != 2 {
 		t.Error("another chat's notes were cleared")
 	}
 }
@@ -105,8 +106,8 @@ func TestMemoryClear(t *testing.T) {
 func TestMemoryPresses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startBubbleBot(t, nil)
-		h.sess.memory[group] = someNotes()
-		h.sess.memory[bob] = someNotes()
+		h.sess.memory[chat.In(group)] = someNotes()
+		h.sess.memory[chat.In(bob)] = someNotes()
 		h.fake.Message(group, alice, "/memory")
 		msgs, err := h.fake.WaitSent(group, 1, waitLong)
 		if err != nil {
@@ -124,7 +125,7 @@ func TestMemoryPresses(t *testing.T) {
 		if got := h.sess.callsWith("forget"); !slices.Equal(got, []string{"forget 1002 Locker code 4711", "forget -1001234567890 Locker code 4711"}) {
 			t.Errorf("deletes %q", got)
 		}
-		if n := h.sess.memory[group]; len(n) != 1 || n[0].Text != "Name: Ana" {
+		if n := h.sess.memory[chat.In(group)]; len(n) != 1 || n[0].Text != "Name: Ana" {
 			t.Errorf("the group's notes %+v", n)
 		}
 	})

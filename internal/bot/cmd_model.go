@@ -9,6 +9,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
@@ -36,49 +37,49 @@ const (
 // may use it and press the buttons, in a group too, as /approvals: the
 // operator chose every model offered (LLM_MODELS), and the allowances
 // bound what any costs.
-func (b *Bot) cmdModel(ctx context.Context, chatID, userID int64, args []string) {
+func (b *Bot) cmdModel(ctx context.Context, place chat.Place, userID int64, args []string) {
 	if len(args) > 0 {
 		name := strings.Join(args, " ")
-		text, err := b.pickModel(chatID, userID, name)
+		text, err := b.pickModel(place, userID, name)
 		if err != nil {
-			text = b.modelError(chatID, err)
+			text = b.modelError(place, err)
 		}
-		b.reply(ctx, chatID, b.scrub(text))
+		b.reply(ctx, place, b.scrub(text))
 		return
 	}
-	c, err := b.sessions.Model(chatID)
+	c, err := b.sessions.Model(place)
 	if err != nil {
-		b.log.Error("/model: the chat's model is not read", "chat", chatID, "err", errText(b.scrub, err))
-		b.reply(ctx, chatID, modelUnreadable)
+		b.log.Error("/model: the chat's model is not read", "chat", place, "err", errText(b.scrub, err))
+		b.reply(ctx, place, modelUnreadable)
 		return
 	}
 	text, kb := modelMessage(c)
 	text = b.scrub(text)
-	if _, err := telegram.Send(ctx, b.tg, chatID, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
-		return b.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chatID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb})
+	if _, err := telegram.Send(ctx, b.tg, place.Chat, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+		return b.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: place.Chat, MessageThreadID: place.Topic, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb})
 	}); err != nil {
-		b.log.Error("message not delivered", "chat", chatID, "err", err.Error())
+		b.log.Error("message not delivered", "chat", place, "err", err.Error())
 	}
 }
 
 // pickModel makes name chat's model and says so.
-func (b *Bot) pickModel(chatID, userID int64, name string) (string, error) {
-	c, err := b.sessions.SetModel(chatID, name)
+func (b *Bot) pickModel(place chat.Place, userID int64, name string) (string, error) {
+	c, err := b.sessions.SetModel(place, name)
 	if err != nil {
 		return "", err
 	}
-	b.log.Info("/model: picked", "chat", chatID, "user", userID, "model", c.Current)
+	b.log.Info("/model: picked", "chat", place, "user", userID, "model", c.Current)
 	return "This chat's model is now " + modelName(c, c.Current) + ". It answers from your next message on.", nil
 }
 
 // modelError is what the chat is told of a pick that failed: the models
 // offered, for a name that is not one of them.
-func (b *Bot) modelError(chatID int64, err error) string {
+func (b *Bot) modelError(place chat.Place, err error) string {
 	var unknown *session.UnknownModelError
 	if errors.As(err, &unknown) {
 		return fmt.Sprintf("There is no model %q here. The models offered: %s.", truncate(unknown.Name, 100), strings.Join(unknown.Models, ", "))
 	}
-	b.log.Error("/model: the chat's model is not changed", "chat", chatID, "err", errText(b.scrub, err))
+	b.log.Error("/model: the chat's model is not changed", "chat", place, "err", errText(b.scrub, err))
 	return modelUnchanged
 }
 
@@ -133,11 +134,11 @@ func modelKey(name string) string { return buttonKey(name) }
 // modelPressed picks the model the button pressed on message msgID names,
 // answers the press with what was done, and edits the message to the
 // chat's model as it is now.
-func (b *Bot) modelPressed(ctx context.Context, chatID int64, msgID int, cqID string, user int64, data string) {
-	c, err := b.sessions.Model(chatID)
+func (b *Bot) modelPressed(ctx context.Context, place chat.Place, msgID int, cqID string, user int64, data string) {
+	c, err := b.sessions.Model(place)
 	if err != nil {
-		b.log.Error("/model: the chat's model is not read", "chat", chatID, "err", errText(b.scrub, err))
-		b.answerPress(ctx, chatID, cqID, modelUnreadable, true)
+		b.log.Error("/model: the chat's model is not read", "chat", place, "err", errText(b.scrub, err))
+		b.answerPress(ctx, place, cqID, modelUnreadable, true)
 		return
 	}
 	name := ""
@@ -148,27 +149,27 @@ func (b *Bot) modelPressed(ctx context.Context, chatID int64, msgID int, cqID st
 		}
 	}
 	if name == "" {
-		b.answerPress(ctx, chatID, cqID, modelGone, true)
+		b.answerPress(ctx, place, cqID, modelGone, true)
 		return
 	}
-	answer, err := b.pickModel(chatID, user, name)
+	answer, err := b.pickModel(place, user, name)
 	if err != nil {
-		b.answerPress(ctx, chatID, cqID, b.scrub(truncate(b.modelError(chatID, err), 190)), true)
+		b.answerPress(ctx, place, cqID, b.scrub(truncate(b.modelError(place, err), 190)), true)
 		return
 	}
-	b.answerPress(ctx, chatID, cqID, b.scrub(truncate(answer, 190)), false)
-	if c, err = b.sessions.Model(chatID); err != nil || msgID == 0 {
+	b.answerPress(ctx, place, cqID, b.scrub(truncate(answer, 190)), false)
+	if c, err = b.sessions.Model(place); err != nil || msgID == 0 {
 		return
 	}
 	text, kb := modelMessage(c)
-	b.editList(ctx, chatID, msgID, b.scrub(text), kb)
+	b.editList(ctx, place, msgID, b.scrub(text), kb)
 }
 
 // editList replaces the text and buttons of the bot's message msgID.
-func (b *Bot) editList(ctx context.Context, chatID int64, msgID int, text string, kb models.ReplyMarkup) {
-	err := b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, chatID, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
+func (b *Bot) editList(ctx context.Context, place chat.Place, msgID int, text string, kb models.ReplyMarkup) {
+	err := b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, place.Chat, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
 		_, err := b.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: chatID, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
+			ChatID: place.Chat, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
 		})
 		if notModified(err) { // the message was as it is now already
 			return nil
@@ -176,6 +177,6 @@ func (b *Bot) editList(ctx context.Context, chatID int64, msgID int, text string
 		return err
 	}))
 	if err != nil {
-		b.log.Warn("a list is not updated", "chat", chatID, "err", errText(b.scrub, err))
+		b.log.Warn("a list is not updated", "chat", place, "err", errText(b.scrub, err))
 	}
 }

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
-func (s *fakeSessions) Model(chatID int64) (session.ModelChoice, error) {
+func (s *fakeSessions) Model(chatID chat.Place) (session.ModelChoice, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.modelList
@@ -29,15 +30,15 @@ func (s *fakeSessions) Model(chatID int64) (session.ModelChoice, error) {
 	return c, nil
 }
 
-func (s *fakeSessions) SetModel(chatID int64, name string) (session.ModelChoice, error) {
+func (s *fakeSessions) SetModel(chatID chat.Place, name string) (session.ModelChoice, error) {
 	c, _ := s.Model(chatID)
 	if !slices.Contains(c.Models, name) {
 		return session.ModelChoice{}, &session.UnknownModelError{Name: name, Models: c.Models}
 	}
-	s.record(context.Background(), fmt.Sprintf("model %d %s", chatID, name))
+	s.record(context.Background(), fmt.Sprintf("model %v %s", chatID, name))
 	s.mu.Lock()
 	if s.picks == nil {
-		s.picks = map[int64]string{}
+		s.picks = map[chat.Place]string{}
 	}
 	s.picks[chatID] = name
 	s.mu.Unlock()
@@ -60,7 +61,7 @@ func TestModelCommand(t *testing.T) {
 			"Press one to switch this chat to it, or send /model <name>. The models offered: gpt-4o-mini, gpt-4o, o3.", nil},
 		{"switch", alice, "/model gpt-4o", "This chat's model is now gpt-4o. It answers from your next message on.", []string{"model 1001 gpt-4o"}},
 		{"switch in a group", group, "/model@volcanic_test_bot o3", "This chat's model is now o3. It answers from your next message on.",
-			[]string{fmt.Sprintf("model %d o3", group)}},
+			[]string{fmt.Sprintf("model %v o3", group)}},
 		{"back to the default", alice, "/model gpt-4o-mini", "This chat's model is now gpt-4o-mini (the default). It answers from your next message on.",
 			[]string{"model 1001 gpt-4o-mini"}},
 		{"refused", alice, "/model gpt-5", `There is no model "gpt-5" here. The models offered: gpt-4o-mini, gpt-4o, o3.`, nil},
@@ -118,7 +119,7 @@ func TestModelPresses(t *testing.T) {
 		}
 		// The button's data sent from another chat switches that chat only.
 		h.pressAll(t, []press{{chat: bob, user: bob, label: "gpt-4o", answer: "This chat's model is now gpt-4o. It answers from your next message on."}}, list)
-		want := []string{fmt.Sprintf("model %d o3", group), "model 1002 gpt-4o"}
+		want := []string{fmt.Sprintf("model %v o3", group), "model 1002 gpt-4o"}
 		if got := h.sess.callsWith("model"); !slices.Equal(got, want) {
 			t.Errorf("picks %q, want %q", got, want)
 		}

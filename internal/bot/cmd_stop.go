@@ -1,10 +1,14 @@
 package bot
 
-import "context"
+import (
+	"context"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
+)
 
 // cmdStop is /stop: the session says "Stopped." when a turn was running.
-func (b *Bot) cmdStop(ctx context.Context, chatID int64) {
-	if !b.sessions.Stop(chatID) {
-		b.reply(ctx, chatID, "Nothing is running.")
+func (b *Bot) cmdStop(ctx context.Context, place chat.Place) {
+	if !b.sessions.Stop(place) {
+		b.reply(ctx, place, "Nothing is running.")
 	}
 }

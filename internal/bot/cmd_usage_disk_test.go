@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -16,11 +17,11 @@ type diskSessions struct {
 	err error
 }
 
-func (d diskSessions) DiskUsage(_ context.Context, chatID int64) (string, error) {
+func (d diskSessions) DiskUsage(_ context.Context, chatID chat.Place) (string, error) {
 	if d.err != nil {
 		return "", d.err
 	}
-	return fmt.Sprintf("Disk of %d", chatID), nil
+	return fmt.Sprintf("Disk of %v", chatID), nil
 }
 
 // /usage adds the chat's disk after the model's usage when the sessions

@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // Texts of /voice.
@@ -19,17 +21,17 @@ const (
 // changes only what the chat receives, and the allowances do not count
 // it (the speech endpoint's cost is the operator's, bounded by the
 // answers).
-func (b *Bot) cmdVoice(ctx context.Context, chatID int64, args []string) {
+func (b *Bot) cmdVoice(ctx context.Context, place chat.Place, args []string) {
 	if !b.chat.CanSpeak() {
-		b.reply(ctx, chatID, voiceNoTTS)
+		b.reply(ctx, place, voiceNoTTS)
 		return
 	}
 	if len(args) == 0 {
-		on, err := b.sessions.Voice(chatID)
+		on, err := b.sessions.Voice(place)
 		if err != nil {
-			b.log.Error("/voice: not read", "chat", chatID, "err", errText(b.scrub, err))
+			b.log.Error("/voice: not read", "chat", place, "err", errText(b.scrub, err))
 		}
-		b.reply(ctx, chatID, map[bool]string{true: voiceOnReply, false: voiceOffReply2}[on])
+		b.reply(ctx, place, map[bool]string{true: voiceOnReply, false: voiceOffReply2}[on])
 		return
 	}
 	var on bool
@@ -38,13 +40,13 @@ func (b *Bot) cmdVoice(ctx context.Context, chatID int64, args []string) {
 		on = true
 	case "off":
 	default:
-		b.reply(ctx, chatID, voiceUsage)
+		b.reply(ctx, place, voiceUsage)
 		return
 	}
-	if err := b.sessions.SetVoice(chatID, on); err != nil {
-		b.log.Error("/voice: not changed", "chat", chatID, "err", errText(b.scrub, err))
-		b.reply(ctx, chatID, voiceBroken)
+	if err := b.sessions.SetVoice(place, on); err != nil {
+		b.log.Error("/voice: not changed", "chat", place, "err", errText(b.scrub, err))
+		b.reply(ctx, place, voiceBroken)
 		return
 	}
-	b.reply(ctx, chatID, map[bool]string{true: voiceOnReply, false: voiceOffReply2}[on])
+	b.reply(ctx, place, map[bool]string{true: voiceOnReply, false: voiceOffReply2}[on])
 }

@@ -27,7 +27,7 @@ func TestCommands(t *testing.T) {
 		{"mcp", "/mcp", nil, []string{"mcp 1001"}, "MCP servers:\n• fetch: disabled"},
 		{"mcp name", "/mcp fetch", nil, []string{"mcp 1001 fetch"}, "<pre>fetch: disabled\ncommand: cmd\nsource: test</pre>"},
 		{"mcp unknown name", "/mcp nope", func(s *fakeSessions) {
-			s.mcpServer = func(context.Context, int64, string) (chat.ServerStatus, error) {
+			s.mcpServer = func(context.Context, chat.Place, string) (chat.ServerStatus, error) {
 				return chat.ServerStatus{}, fmt.Errorf("mcp: %w", &chat.UnknownServerError{Name: "nope", Configured: []string{"fetch", "my server"}})
 			}
 		}, []string{"mcp 1001 nope"}, `Sorry: no MCP server named "nope" (configured: fetch, my server)`},
@@ -91,10 +91,10 @@ func TestHelp(t *testing.T) {
 
 func TestMCPTextIsRedactedAndEscaped(t *testing.T) {
 	h := startBot(t, func(o *testOptions) { o.Redactor = replacer{strings.NewReplacer("hunter2", "[redacted]")} })
-	h.sess.mcpStatus = func(context.Context, int64) (chat.MCPStatus, error) {
+	h.sess.mcpStatus = func(context.Context, chat.Place) (chat.MCPStatus, error) {
 		return chat.MCPStatus{Servers: []chat.ServerStatus{{Display: "fetch", Enabled: true, DiscoveryError: "password hunter2"}}}, nil
 	}
-	h.sess.mcpServer = func(context.Context, int64, string) (chat.ServerStatus, error) {
+	h.sess.mcpServer = func(context.Context, chat.Place, string) (chat.ServerStatus, error) {
 		return chat.ServerStatus{Display: "fetch", Enabled: true, State: chat.ServerRunning,
 			ServerDetails: chat.ServerDetails{Setup: chat.ServerSetup{Command: "run <it> & well", Env: []string{"KEY"}, Source: "hunter2", Approval: "never"}}}, nil
 	}

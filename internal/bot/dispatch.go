@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"sync"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // maxChatQueue bounds one chat's backlog of updates.
@@ -13,62 +15,62 @@ const maxChatQueue = 256
 // submit never blocks, so the poller never waits on a chat.
 type dispatcher struct {
 	ctx context.Context
-	run func(ctx context.Context, chatID int64, job func(context.Context))
+	run func(ctx context.Context, place chat.Place, job func(context.Context))
 
 	mu     sync.Mutex
-	queues map[int64][]func(context.Context) // present while a worker runs
-	closed bool                              // no more jobs: wait may run
+	queues map[chat.Place][]func(context.Context) // present while a worker runs
+	closed bool                                   // no more jobs: wait may run
 	wg     sync.WaitGroup
 }
 
-func newDispatcher(ctx context.Context, run func(context.Context, int64, func(context.Context))) *dispatcher {
-	return &dispatcher{ctx: ctx, run: run, queues: map[int64][]func(context.Context){}}
+func newDispatcher(ctx context.Context, run func(context.Context, chat.Place, func(context.Context))) *dispatcher {
+	return &dispatcher{ctx: ctx, run: run, queues: map[chat.Place][]func(context.Context){}}
 }
 
 // submit queues job for chat; false when the chat's queue is full or the
 // dispatcher is closed.
-func (d *dispatcher) submit(chatID int64, job func(context.Context)) bool {
-	return d.enqueue(chatID, job, maxChatQueue)
+func (d *dispatcher) submit(place chat.Place, job func(context.Context)) bool {
+	return d.enqueue(place, job, maxChatQueue)
 }
 
 // submitKept queues the job of an update kept from the last run, which
 // was accepted under the cap once already: the cap does not apply.
-func (d *dispatcher) submitKept(chatID int64, job func(context.Context)) bool {
-	return d.enqueue(chatID, job, -1)
+func (d *dispatcher) submitKept(place chat.Place, job func(context.Context)) bool {
+	return d.enqueue(place, job, -1)
 }
 
 // enqueue queues job unless the dispatcher is closed or the chat already
 // has limit jobs waiting (limit < 0: no cap).
-func (d *dispatcher) enqueue(chatID int64, job func(context.Context), limit int) bool {
+func (d *dispatcher) enqueue(place chat.Place, job func(context.Context), limit int) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	q, running := d.queues[chatID]
+	q, running := d.queues[place]
 	if d.closed || limit >= 0 && len(q) >= limit {
 		return false
 	}
-	d.queues[chatID] = append(q, job)
+	d.queues[place] = append(q, job)
 	if !running {
 		d.wg.Add(1)
-		go d.work(chatID)
+		go d.work(place)
 	}
 	return true
 }
 
-func (d *dispatcher) work(chatID int64) {
+func (d *dispatcher) work(place chat.Place) {
 	defer d.wg.Done()
 	for {
 		d.mu.Lock()
-		q := d.queues[chatID]
+		q := d.queues[place]
 		if len(q) == 0 {
-			delete(d.queues, chatID)
+			delete(d.queues, place)
 			d.mu.Unlock()
 			return
 		}
 		job := q[0]
 		q[0] = nil
-		d.queues[chatID] = q[1:]
+		d.queues[place] = q[1:]
 		d.mu.Unlock()
-		d.run(d.ctx, chatID, job)
+		d.run(d.ctx, place, job)
 	}
 }
 

@@ -73,7 +73,7 @@
 // buttons and wait for the answer — tool approvals use it, and so can an
 // MCP server's questions (elicitation):
 //
-//	a, err := chat.Ask(ctx, chatID, bot.Question{
+//	a, err := chat.Ask(ctx, place, bot.Question{
 //		Text:    "Delete 3 files?",
 //		Buttons: [][]bot.Button{{{Label: "Delete", Choice: "yes"}, {Label: "Keep", Choice: "no"}}},
 //		MayAnswer: func(user int64) bool { return user == asker }, // nil: any allowed user

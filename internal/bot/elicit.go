@@ -72,21 +72,21 @@ const (
 // (the call's timeout, /stop, the turn's end) cancels; the buttons then
 // answer "expired". One form is open in a chat at a time: another waits
 // its turn.
-func (c *Chat) Elicit(ctx context.Context, chatID int64, req session.ElicitRequest) (chat.ElicitResult, error) {
+func (c *Chat) Elicit(ctx context.Context, place chat.Place, req session.ElicitRequest) (chat.ElicitResult, error) {
 	cancelled := chat.ElicitResult{Action: chat.ElicitCancel}
-	release, err := c.forms.acquire(ctx, chatID)
+	release, err := c.forms.acquire(ctx, place)
 	if err != nil {
 		return cancelled, err
 	}
 	defer release()
 	var may func(int64) bool
-	if chatID < 0 { // a group: not everyone in it may answer
+	if place.Chat < 0 { // a group: not everyone in it may answer
 		may = func(user int64) bool { return user == req.UserID || (c.isAdmin != nil && c.isAdmin(user)) }
 	}
 	if req.Mode == chat.ElicitURL {
-		return c.elicitURL(ctx, chatID, req, may)
+		return c.elicitURL(ctx, place, req, may)
 	}
-	return c.elicitForm(ctx, chatID, req, may)
+	return c.elicitForm(ctx, place, req, may)
 }
 
 // endLine is the line a question ends with when err ended it: ctx's end,
@@ -114,7 +114,7 @@ func elicitHead(icon, verb string, req session.ElicitRequest) string {
 	return head
 }
 
-func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRequest, may func(int64) bool) (chat.ElicitResult, error) {
+func (c *Chat) elicitURL(ctx context.Context, place chat.Place, req session.ElicitRequest, may func(int64) bool) (chat.ElicitResult, error) {
 	host := req.URL
 	if u, err := url.Parse(req.URL); err == nil {
 		host = u.Host
@@ -141,7 +141,7 @@ func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRe
 			}
 			return "Cancelled by " + a.Name + "."
 		}}
-	a, err := c.Ask(ctx, chatID, q)
+	a, err := c.Ask(ctx, place, q)
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {
@@ -156,9 +156,9 @@ func (c *Chat) elicitURL(ctx context.Context, chatID int64, req session.ElicitRe
 	return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 }
 
-func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitRequest, may func(int64) bool) (chat.ElicitResult, error) {
-	typed := c.forms.listen(chatID, may)
-	defer c.forms.unlisten(chatID, typed)
+func (c *Chat) elicitForm(ctx context.Context, place chat.Place, req session.ElicitRequest, may func(int64) bool) (chat.ElicitResult, error) {
+	typed := c.forms.listen(place, may)
+	defer c.forms.unlisten(place, typed)
 	fields := req.Form.Fields
 	privacy := "\n\n<i>Your answers go to " + html.EscapeString(req.Server) + " only, not to the AI.</i>"
 	if len(fields) == 0 { // nothing to fill in: a yes or no
@@ -170,7 +170,7 @@ func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitR
 				}
 				return closingLine(a.Choice, a.Name, req.Server)
 			}}
-		a, err := c.Ask(ctx, chatID, q)
+		a, err := c.Ask(ctx, place, q)
 		switch {
 		case err != nil:
 			return chat.ElicitResult{Action: chat.ElicitCancel}, err
@@ -182,16 +182,16 @@ func (c *Chat) elicitForm(ctx context.Context, chatID int64, req session.ElicitR
 		return chat.ElicitResult{Action: chat.ElicitCancel}, nil
 	}
 
-	intro := elicitHead("❓", "asks:", req) + "\n" + questionsLine(len(fields), chatID < 0) + privacy
-	m, err := c.sendMessage(ctx, chatID, intro, models.ParseModeHTML)
+	intro := elicitHead("❓", "asks:", req) + "\n" + questionsLine(len(fields), place.Chat < 0) + privacy
+	m, err := c.sendMessage(ctx, place, intro, models.ParseModeHTML)
 	if err != nil {
-		c.log.Error("question not delivered", "chat", chatID, "err", err.Error())
+		c.log.Error("question not delivered", "chat", place, "err", err.Error())
 		return chat.ElicitResult{Action: chat.ElicitCancel}, err
 	}
-	head := &posed{chatID: chatID, msgID: m.ID, text: intro, mode: models.ParseModeHTML}
+	head := &posed{place: place, msgID: m.ID, text: intro, mode: models.ParseModeHTML}
 	content := map[string]any{}
 	for i, f := range fields {
-		step := fieldStep{req: req, chatID: chatID, n: i + 1, of: len(fields), field: f, group: chatID < 0, may: may}
+		step := fieldStep{req: req, place: place, n: i + 1, of: len(fields), field: f, group: place.Chat < 0, may: may}
 		out, err := c.askField(ctx, step, typed)
 		switch {
 		case err != nil:
@@ -236,12 +236,12 @@ func closingLine(choice, name, server string) string {
 
 // fieldStep is one field of a form being asked.
 type fieldStep struct {
-	req    session.ElicitRequest
-	chatID int64
-	n, of  int // the field's place: n of of
-	field  chat.ElicitField
-	group  bool
-	may    func(int64) bool
+	req   session.ElicitRequest
+	place chat.Place
+	n, of int // the field's place: n of of
+	field chat.ElicitField
+	group bool
+	may   func(int64) bool
 }
 
 // fieldOutcome is how a field was answered: a value (set), left out
@@ -285,7 +285,7 @@ func (c *Chat) askField(ctx context.Context, step fieldStep, typed *listener) (f
 	}
 }
 
-func (s fieldStep) chat() int64 { return s.chatID }
+func (s fieldStep) chat() chat.Place { return s.place }
 
 // settled is a field's outcome with who settled it and how it shows.
 type settled struct {
@@ -360,13 +360,13 @@ func (c *Chat) waitField(ctx context.Context, step fieldStep, ps *posed, typed *
 // choice's ticks), queued and coalesced behind the chat's pace.
 func (c *Chat) updateButtons(ctx context.Context, ps *posed, rows [][]Button) {
 	kb := ps.p.keyboard(rows)
-	chatID, msgID := ps.chatID, ps.msgID
-	c.tg.Submit(context.WithoutCancel(ctx), chatID, "editMessageReplyMarkup", telegram.Paced, "markup:"+strconv.Itoa(msgID), func(ctx context.Context) error {
+	place, msgID := ps.place, ps.msgID
+	c.tg.Submit(context.WithoutCancel(ctx), place.Chat, "editMessageReplyMarkup", telegram.Paced, "markup:"+strconv.Itoa(msgID), func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, c.doneTimeout)
 		defer cancel()
-		_, err := c.tg.API().EditMessageReplyMarkup(ctx, &tgbot.EditMessageReplyMarkupParams{ChatID: chatID, MessageID: msgID, ReplyMarkup: kb})
+		_, err := c.tg.API().EditMessageReplyMarkup(ctx, &tgbot.EditMessageReplyMarkupParams{ChatID: place.Chat, MessageID: msgID, ReplyMarkup: kb})
 		if err != nil {
-			c.log.Warn("question's buttons not updated", "chat", chatID, "err", c.scrub(err.Error()))
+			c.log.Warn("question's buttons not updated", "chat", place, "err", c.scrub(err.Error()))
 		}
 		return err
 	})

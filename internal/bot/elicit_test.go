@@ -40,7 +40,7 @@ type elicitOutcome struct {
 func (h *harness) elicitIn(ctx context.Context, chat int64, e chat.Elicitation) <-chan elicitOutcome {
 	done := make(chan elicitOutcome, 1)
 	go func() {
-		res, err := h.bot.Chat().Elicit(ctx, chat, session.ElicitRequest{UserID: alice, Elicitation: e})
+		res, err := h.bot.Chat().Elicit(ctx, inChat(chat), session.ElicitRequest{UserID: alice, Elicitation: e})
 		done <- elicitOutcome{res, err}
 	}()
 	return done

@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"sync"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // forms are the servers' forms open in the chats (Chat.Elicit): one at a
@@ -10,8 +12,8 @@ import (
 // answers it takes from the chat's messages meanwhile.
 type forms struct {
 	mu    sync.Mutex
-	slots map[int64]*formSlot
-	typed map[int64]*listener
+	slots map[chat.Place]*formSlot
+	typed map[chat.Place]*listener
 }
 
 // formSlot is a chat's turn to ask: its token is held while a form is
@@ -41,23 +43,23 @@ type typedAnswer struct {
 const typedAnswers = 4
 
 func newForms() *forms {
-	return &forms{slots: map[int64]*formSlot{}, typed: map[int64]*listener{}}
+	return &forms{slots: map[chat.Place]*formSlot{}, typed: map[chat.Place]*listener{}}
 }
 
 // acquire waits for chat's turn to ask, or ctx's end.
-func (fs *forms) acquire(ctx context.Context, chatID int64) (release func(), err error) {
+func (fs *forms) acquire(ctx context.Context, place chat.Place) (release func(), err error) {
 	fs.mu.Lock()
-	s := fs.slots[chatID]
+	s := fs.slots[place]
 	if s == nil {
 		s = &formSlot{token: make(chan struct{}, 1)}
-		fs.slots[chatID] = s
+		fs.slots[place] = s
 	}
 	s.users++
 	fs.mu.Unlock()
 	leave := func() {
 		fs.mu.Lock()
 		if s.users--; s.users == 0 {
-			delete(fs.slots, chatID)
+			delete(fs.slots, place)
 		}
 		fs.mu.Unlock()
 	}
@@ -71,18 +73,18 @@ func (fs *forms) acquire(ctx context.Context, chatID int64) (release func(), err
 }
 
 // listen starts taking chat's typed answers (see offer) until unlisten.
-func (fs *forms) listen(chatID int64, may func(int64) bool) *listener {
+func (fs *forms) listen(place chat.Place, may func(int64) bool) *listener {
 	l := &listener{may: may, ch: make(chan typedAnswer, typedAnswers)}
 	fs.mu.Lock()
-	fs.typed[chatID] = l
+	fs.typed[place] = l
 	fs.mu.Unlock()
 	return l
 }
 
-func (fs *forms) unlisten(chatID int64, l *listener) {
+func (fs *forms) unlisten(place chat.Place, l *listener) {
 	fs.mu.Lock()
-	if fs.typed[chatID] == l {
-		delete(fs.typed, chatID)
+	if fs.typed[place] == l {
+		delete(fs.typed, place)
 	}
 	fs.mu.Unlock()
 }
@@ -90,9 +92,9 @@ func (fs *forms) unlisten(chatID int64, l *listener) {
 // offer hands a text message of user in chat to the form open there when
 // user may answer it, and reports whether it was taken: then it goes
 // nowhere else (not to the session, so not to the model).
-func (fs *forms) offer(chatID, user int64, name, text string) bool {
+func (fs *forms) offer(place chat.Place, user int64, name, text string) bool {
 	fs.mu.Lock()
-	l := fs.typed[chatID]
+	l := fs.typed[place]
 	fs.mu.Unlock()
 	if l == nil || l.may != nil && !l.may(user) {
 		return false

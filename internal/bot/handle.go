@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
@@ -35,7 +36,7 @@ const replyTimeout = 30 * time.Second
 // command is not run again.
 func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64, replayed bool) (kept bool) {
 	r := routeMessage(m, b.me)
-	if r.kind == routeIgnore && m.MediaGroupID != "" && b.albums.has(m.Chat.ID, m.MediaGroupID) {
+	if r.kind == routeIgnore && m.MediaGroupID != "" && b.albums.has(placeOf(m), m.MediaGroupID) {
 		// A later part of an album addressed to us: in a group only the
 		// first part carries the caption with the mention.
 		r = route{kind: routeFiles}
@@ -43,58 +44,58 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 	if r.kind == routeIgnore {
 		return false
 	}
-	chatID, userID := m.Chat.ID, m.From.ID
+	place, userID := placeOf(m), m.From.ID
 	if !b.access.allows(userID) {
 		if b.access.shouldRefuse(userID) {
-			b.refuse(ctx, chatID, m.From)
+			b.refuse(ctx, place, m.From)
 		} else {
-			b.log.Debug("a stranger's message dropped: refused already in the last 10 minutes", "user", userID, "chat", chatID)
+			b.log.Debug("a stranger's message dropped: refused already in the last 10 minutes", "user", userID, "chat", place)
 		}
 		return false
 	}
 	if r.kind != routeFiles || m.MediaGroupID == "" {
 		// Anything else in the chat completes a pending album.
-		b.deliverAlbum(ctx, chatID, b.albums.take(chatID, ""))
+		b.deliverAlbum(ctx, place, b.albums.take(place, ""))
 	}
 	switch r.kind {
 	case routeCommand:
 		if replayed {
-			b.log.Info("a command sent before the restart is not run again", "chat", chatID, "command", r.cmd.Name)
+			b.log.Info("a command sent before the restart is not run again", "chat", place, "command", r.cmd.Name)
 			return false
 		}
-		b.command(ctx, chatID, userID, m.Chat.Type != models.ChatTypePrivate, r.cmd)
+		b.command(ctx, place, userID, m.Chat.Type != models.ChatTypePrivate, r.cmd)
 	case routeVoice:
 		return b.onVoice(ctx, m, r, keys)
 	case routeMedia:
-		b.reply(ctx, chatID, mediaReply)
+		b.reply(ctx, place, mediaReply)
 	case routeEmpty:
-		b.reply(ctx, chatID, emptyReply)
+		b.reply(ctx, place, emptyReply)
 	case routeText:
-		if !replayed && b.finishLogin(ctx, chatID, userID, r.text) {
+		if !replayed && b.finishLogin(ctx, place, userID, r.text) {
 			return false // the login's answer: never the model's
 		}
 		// An answer to a server's question, for the server alone. A message
 		// kept from the last run was not one: the forms of that run were
 		// cancelled when it stopped.
-		if !replayed && b.chat.forms.offer(chatID, userID, displayName(*m.From), r.text) {
+		if !replayed && b.chat.forms.offer(place, userID, displayName(*m.From), r.text) {
 			return false
 		}
-		return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), nil, keys)
+		return b.deliver(ctx, place, userID, withReplyContext(m, b.me, r.text), nil, keys)
 	case routeFiles:
 		files, err := b.attachments(ctx, m)
 		switch {
 		case errors.Is(err, telegram.ErrTooBig):
-			b.reply(ctx, chatID, tooBigReply)
+			b.reply(ctx, place, tooBigReply)
 		case err != nil:
-			b.log.Error("download a file", "chat", chatID, "err", errText(b.scrub, err))
-			b.reply(ctx, chatID, fileReply)
+			b.log.Error("download a file", "chat", place, "err", errText(b.scrub, err))
+			b.reply(ctx, place, fileReply)
 		case m.MediaGroupID != "":
 			// Photos sent together arrive one by one: collect them and
 			// deliver the album as one message when it is complete.
-			b.deliverAlbum(ctx, chatID, b.albums.add(chatID, userID, m.MediaGroupID, r.text, files, keys))
+			b.deliverAlbum(ctx, place, b.albums.add(place, userID, m.MediaGroupID, r.text, files, keys))
 			return true
 		default:
-			return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, r.text), files, keys)
+			return b.deliver(ctx, place, userID, withReplyContext(m, b.me, r.text), files, keys)
 		}
 	}
 	return false
@@ -104,37 +105,37 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 // the session then marks its updates done in the inbox when it no longer
 // needs them. When the sessions are closing the message stays in the inbox
 // for the next start, without a word to the chat.
-func (b *Bot) deliver(ctx context.Context, chatID, userID int64, text string, files []session.Attachment, keys []int64) bool {
-	err := b.sessions.Deliver(chatID, session.Message{Text: text, Files: files, From: userID, Taken: func() { b.tg.Done(keys...) }})
+func (b *Bot) deliver(ctx context.Context, place chat.Place, userID int64, text string, files []session.Attachment, keys []int64) bool {
+	err := b.sessions.Deliver(place, session.Message{Text: text, Files: files, From: userID, Taken: func() { b.tg.Done(keys...) }})
 	switch {
 	case err == nil:
 		return true
 	case errors.Is(err, session.ErrClosed) && b.tg.Journaling():
-		b.log.Info("stopping: the message is kept for the next start", "chat", chatID)
+		b.log.Info("stopping: the message is kept for the next start", "chat", place)
 		return true
 	}
-	b.log.Error("deliver a message", "chat", chatID, "err", errText(b.scrub, err))
-	b.reply(ctx, chatID, deliverReply)
+	b.log.Error("deliver a message", "chat", place, "err", errText(b.scrub, err))
+	b.reply(ctx, place, deliverReply)
 	return false
 }
 
 // runJob runs one job of a chat's worker; a panic is logged and answered,
 // and the worker goes on with the next job.
-func (b *Bot) runJob(ctx context.Context, chatID int64, job func(context.Context)) {
-	if b.safely(chatID, func() { job(ctx) }) {
+func (b *Bot) runJob(ctx context.Context, place chat.Place, job func(context.Context)) {
+	if b.safely(place, func() { job(ctx) }) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replyTimeout)
 		defer cancel()
-		b.reply(rctx, chatID, panicReply)
+		b.reply(rctx, place, panicReply)
 	}
 }
 
 // safely runs fn and reports whether it panicked (the panic is logged with
 // its stack).
-func (b *Bot) safely(chatID int64, fn func()) (panicked bool) {
+func (b *Bot) safely(place chat.Place, fn func()) (panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			panicked = true
-			b.log.Error("panic while handling an update", "chat", chatID,
+			b.log.Error("panic while handling an update", "chat", place,
 				"panic", b.scrub(fmt.Sprint(r)), "stack", b.scrub(string(debug.Stack())))
 		}
 	}()

@@ -75,8 +75,8 @@ func TestGroupMentionAfterNonASCII(t *testing.T) {
 func TestPerChatOrder(t *testing.T) {
 	release := make(chan struct{})
 	h := startBot(t, nil)
-	h.sess.mcpStatus = func(ctx context.Context, chatID int64) (chat.MCPStatus, error) {
-		if chatID == alice {
+	h.sess.mcpStatus = func(ctx context.Context, chatID chat.Place) (chat.MCPStatus, error) {
+		if chatID == chat.In(alice) {
 			select {
 			case <-release:
 			case <-ctx.Done():

@@ -40,8 +40,8 @@ type fakeSessions struct {
 	onCall  func(ctx context.Context, call string) // runs before the call returns (may block or panic)
 	// mcpStatus answers /mcp (nil: one server, fetch, disabled), mcpServer
 	// /mcp <name> (nil: that server, disabled, run by "cmd").
-	mcpStatus  func(ctx context.Context, chatID int64) (chat.MCPStatus, error)
-	mcpServer  func(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error)
+	mcpStatus  func(ctx context.Context, chatID chat.Place) (chat.MCPStatus, error)
+	mcpServer  func(ctx context.Context, chatID chat.Place, name string) (chat.ServerStatus, error)
 	resetErr   error
 	restartErr error
 	// mcpLogin, when set, starts the logins (a real client's, in a test
@@ -52,22 +52,22 @@ type fakeSessions struct {
 	holdTaken bool
 	// grants are the chats' "Always in this chat"; grantsErr fails every
 	// call about them.
-	grants    map[int64][]session.Grant
+	grants    map[chat.Place][]session.Grant
 	grantsErr error
 	// modelList are the models offered (nil: one, "test-model"), picks
 	// each chat's pick (cmd_model_test.go).
 	modelList []string
-	picks     map[int64]string
+	picks     map[chat.Place]string
 	// memory are the chats' notes; memoryErr fails every read of them.
-	memory    map[int64][]session.MemoryEntry
+	memory    map[chat.Place][]session.MemoryEntry
 	memoryErr error
 	// voice are the chats' /voice choices.
-	voice map[int64]bool
+	voice map[chat.Place]bool
 }
 
 func newFakeSessions() *fakeSessions {
-	return &fakeSessions{changed: make(chan struct{}), servers: []string{"playwright", "fetch"}, grants: map[int64][]session.Grant{},
-		memory: map[int64][]session.MemoryEntry{}}
+	return &fakeSessions{changed: make(chan struct{}), servers: []string{"playwright", "fetch"}, grants: map[chat.Place][]session.Grant{},
+		memory: map[chat.Place][]session.MemoryEntry{}}
 }
 
 func (s *fakeSessions) record(ctx context.Context, call string) {
@@ -82,8 +82,8 @@ func (s *fakeSessions) record(ctx context.Context, call string) {
 	}
 }
 
-func (s *fakeSessions) Deliver(chatID int64, msg session.Message) error {
-	call := fmt.Sprintf("deliver %d %s", chatID, msg.Text)
+func (s *fakeSessions) Deliver(chatID chat.Place, msg session.Message) error {
+	call := fmt.Sprintf("deliver %v %s", chatID, msg.Text)
 	for _, f := range msg.Files {
 		call += fmt.Sprintf(" +file %q %s %d", f.Name, f.MIMEType, len(f.Data))
 	}
@@ -98,28 +98,28 @@ func (s *fakeSessions) Deliver(chatID int64, msg session.Message) error {
 	return nil
 }
 
-func (s *fakeSessions) Stop(chatID int64) bool {
-	s.record(context.Background(), fmt.Sprintf("stop %d", chatID))
+func (s *fakeSessions) Stop(chatID chat.Place) bool {
+	s.record(context.Background(), fmt.Sprintf("stop %v", chatID))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.running
 }
 
-func (s *fakeSessions) Reset(ctx context.Context, chatID int64) error {
-	s.record(ctx, fmt.Sprintf("reset %d", chatID))
+func (s *fakeSessions) Reset(ctx context.Context, chatID chat.Place) error {
+	s.record(ctx, fmt.Sprintf("reset %v", chatID))
 	return s.resetErr
 }
 
-func (s *fakeSessions) MCPStatus(ctx context.Context, chatID int64) (chat.MCPStatus, error) {
-	s.record(ctx, fmt.Sprintf("mcp %d", chatID))
+func (s *fakeSessions) MCPStatus(ctx context.Context, chatID chat.Place) (chat.MCPStatus, error) {
+	s.record(ctx, fmt.Sprintf("mcp %v", chatID))
 	if s.mcpStatus != nil {
 		return s.mcpStatus(ctx, chatID)
 	}
 	return chat.MCPStatus{Servers: []chat.ServerStatus{{Name: "fetch", Display: "fetch", Ref: "fetch"}}}, nil
 }
 
-func (s *fakeSessions) MCPServer(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error) {
-	s.record(ctx, fmt.Sprintf("mcp %d %s", chatID, name))
+func (s *fakeSessions) MCPServer(ctx context.Context, chatID chat.Place, name string) (chat.ServerStatus, error) {
+	s.record(ctx, fmt.Sprintf("mcp %v %s", chatID, name))
 	if s.mcpServer != nil {
 		return s.mcpServer(ctx, chatID, name)
 	}
@@ -127,8 +127,8 @@ func (s *fakeSessions) MCPServer(ctx context.Context, chatID int64, name string)
 		ServerDetails: chat.ServerDetails{Setup: chat.ServerSetup{Command: "cmd", Source: "test", Approval: "never"}}}, nil
 }
 
-func (s *fakeSessions) MCPRestart(chatID int64, name string) error {
-	s.record(context.Background(), fmt.Sprintf("restart %d %s", chatID, name))
+func (s *fakeSessions) MCPRestart(chatID chat.Place, name string) error {
+	s.record(context.Background(), fmt.Sprintf("restart %v %s", chatID, name))
 	return s.restartErr
 }
 
@@ -158,7 +158,7 @@ func (s *fakeSessions) MCPLogin(ctx context.Context, name, redirect string) (*se
 
 func (s *fakeSessions) ServerNames() []string { return s.servers }
 
-func (s *fakeSessions) Grants(chatID int64) ([]session.Grant, error) {
+func (s *fakeSessions) Grants(chatID chat.Place) ([]session.Grant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.grantsErr != nil {
@@ -167,8 +167,8 @@ func (s *fakeSessions) Grants(chatID int64) ([]session.Grant, error) {
 	return slices.Clone(s.grants[chatID]), nil
 }
 
-func (s *fakeSessions) RevokeGrant(chatID int64, server, tool string) (bool, error) {
-	s.record(context.Background(), fmt.Sprintf("revoke %d %s %s", chatID, server, tool))
+func (s *fakeSessions) RevokeGrant(chatID chat.Place, server, tool string) (bool, error) {
+	s.record(context.Background(), fmt.Sprintf("revoke %v %s %s", chatID, server, tool))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.grants[chatID])
@@ -176,8 +176,8 @@ func (s *fakeSessions) RevokeGrant(chatID int64, server, tool string) (bool, err
 	return len(s.grants[chatID]) < n, s.grantsErr
 }
 
-func (s *fakeSessions) RevokeGrants(chatID int64) (int, error) {
-	s.record(context.Background(), fmt.Sprintf("revoke all %d", chatID))
+func (s *fakeSessions) RevokeGrants(chatID chat.Place) (int, error) {
+	s.record(context.Background(), fmt.Sprintf("revoke all %v", chatID))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.grants[chatID])
@@ -407,7 +407,7 @@ type replacer struct{ r *strings.Replacer }
 
 func (r replacer) Redact(s string) string { return r.r.Replace(s) }
 
-func (s *fakeSessions) Memory(chatID int64) ([]session.MemoryEntry, error) {
+func (s *fakeSessions) Memory(chatID chat.Place) ([]session.MemoryEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.memoryErr != nil {
@@ -416,8 +416,8 @@ func (s *fakeSessions) Memory(chatID int64) ([]session.MemoryEntry, error) {
 	return slices.Clone(s.memory[chatID]), nil
 }
 
-func (s *fakeSessions) ForgetMemory(chatID int64, text string) (bool, error) {
-	s.record(context.Background(), fmt.Sprintf("forget %d %s", chatID, text))
+func (s *fakeSessions) ForgetMemory(chatID chat.Place, text string) (bool, error) {
+	s.record(context.Background(), fmt.Sprintf("forget %v %s", chatID, text))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.memory[chatID])
@@ -425,8 +425,8 @@ func (s *fakeSessions) ForgetMemory(chatID int64, text string) (bool, error) {
 	return len(s.memory[chatID]) < n, s.memoryErr
 }
 
-func (s *fakeSessions) ClearMemory(chatID int64) (int, error) {
-	s.record(context.Background(), fmt.Sprintf("clear memory %d", chatID))
+func (s *fakeSessions) ClearMemory(chatID chat.Place) (int, error) {
+	s.record(context.Background(), fmt.Sprintf("clear memory %v", chatID))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.memory[chatID])
@@ -434,19 +434,22 @@ func (s *fakeSessions) ClearMemory(chatID int64) (int, error) {
 	return n, nil
 }
 
-func (s *fakeSessions) Voice(chatID int64) (bool, error) {
+func (s *fakeSessions) Voice(chatID chat.Place) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.voice[chatID], nil
 }
 
-func (s *fakeSessions) SetVoice(chatID int64, on bool) error {
-	s.record(context.Background(), fmt.Sprintf("voice %d %v", chatID, on))
+func (s *fakeSessions) SetVoice(chatID chat.Place, on bool) error {
+	s.record(context.Background(), fmt.Sprintf("voice %v %v", chatID, on))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.voice == nil {
-		s.voice = map[int64]bool{}
+		s.voice = map[chat.Place]bool{}
 	}
 	s.voice[chatID] = on
 	return nil
 }
+
+// inChat is chat.In for the tests whose chat id is a variable named chat.
+func inChat(id int64) chat.Place { return chat.In(id) }

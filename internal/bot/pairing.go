@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/pairing"
 )
 
@@ -19,22 +20,22 @@ import (
 
 // refuse tells a stranger they are not allowed, with a code to ask for
 // access when the bot keeps added users.
-func (b *Bot) refuse(ctx context.Context, chatID int64, from *models.User) {
-	b.log.Info("refused a stranger", "user", from.ID, "chat", chatID)
+func (b *Bot) refuse(ctx context.Context, place chat.Place, from *models.User) {
+	b.log.Info("refused a stranger", "user", from.ID, "chat", place)
 	if b.o.Pairing == nil {
-		b.reply(ctx, chatID, refusalText(from.ID))
+		b.reply(ctx, place, refusalText(from.ID))
 		return
 	}
-	req, err := b.o.Pairing.Code(from.ID, chatID, fullName(from))
+	req, err := b.o.Pairing.Code(from.ID, place.Chat, fullName(from))
 	switch {
 	case errors.Is(err, pairing.ErrBusy):
-		b.reply(ctx, chatID, fmt.Sprintf("Sorry, this bot is private, and too many people are waiting for access right now. "+
+		b.reply(ctx, place, fmt.Sprintf("Sorry, this bot is private, and too many people are waiting for access right now. "+
 			"Please try again in an hour. Your Telegram user id is %d.", from.ID))
 	case err != nil:
 		b.log.Error("pairing: no code for a stranger", "user", from.ID, "err", errText(b.scrub, err))
-		b.reply(ctx, chatID, refusalText(from.ID))
+		b.reply(ctx, place, refusalText(from.ID))
 	default:
-		b.reply(ctx, chatID, pairingText(req, from.ID))
+		b.reply(ctx, place, pairingText(req, from.ID))
 	}
 }
 
@@ -59,17 +60,17 @@ func fullName(u *models.User) string {
 
 // adminOnly answers a non-admin's admin command and reports whether from
 // may go on.
-func (b *Bot) adminOnly(ctx context.Context, chatID, from int64, name string) bool {
+func (b *Bot) adminOnly(ctx context.Context, place chat.Place, from int64, name string) bool {
 	switch {
 	case b.o.Pairing == nil:
-		b.reply(ctx, chatID, "/"+name+" is not available: this bot keeps no added users.")
+		b.reply(ctx, place, "/"+name+" is not available: this bot keeps no added users.")
 		return false
 	case !b.access.isAdmin(from):
 		if len(b.o.Admins) == 0 {
-			b.reply(ctx, chatID, "Only an admin can use /"+name+", and none is set (TELEGRAM_ADMINS). "+
+			b.reply(ctx, place, "Only an admin can use /"+name+", and none is set (TELEGRAM_ADMINS). "+
 				"The operator can add users on the host: volcanicbot allow <code>.")
 		} else {
-			b.reply(ctx, chatID, "Only an admin (TELEGRAM_ADMINS) can use /"+name+".")
+			b.reply(ctx, place, "Only an admin (TELEGRAM_ADMINS) can use /"+name+".")
 		}
 		return false
 	}
@@ -78,26 +79,26 @@ func (b *Bot) adminOnly(ctx context.Context, chatID, from int64, name string) bo
 
 // cmdAllow is /allow <code>: an admin adds the stranger who got the code;
 // they are told in the chat where they asked.
-func (b *Bot) cmdAllow(ctx context.Context, chatID, from int64, args []string) {
-	if !b.adminOnly(ctx, chatID, from, "allow") {
+func (b *Bot) cmdAllow(ctx context.Context, place chat.Place, from int64, args []string) {
+	if !b.adminOnly(ctx, place, from, "allow") {
 		return
 	}
 	if len(args) != 1 {
-		b.reply(ctx, chatID, "Usage: /allow <code> — the code a stranger got when I refused them.")
+		b.reply(ctx, place, "Usage: /allow <code> — the code a stranger got when I refused them.")
 		return
 	}
 	user, req, err := b.o.Pairing.Allow(args[0], from)
 	if err != nil {
-		b.reply(ctx, chatID, allowError(err, req, pairing.NormalizeCode(args[0])))
+		b.reply(ctx, place, allowError(err, req, pairing.NormalizeCode(args[0])))
 		if !errors.Is(err, pairing.ErrUnknownCode) && !errors.Is(err, pairing.ErrExpired) && !errors.Is(err, pairing.ErrUsed) {
 			b.log.Error("/allow", "err", errText(b.scrub, err))
 		}
 		return
 	}
 	b.log.Info("user added", "user", user.ID, "by", from)
-	b.reply(ctx, chatID, fmt.Sprintf("Added %s. They can write to me now.", userLabel(user.ID, user.Name)))
-	if req.ChatID != chatID {
-		b.reply(ctx, req.ChatID, "You have access now: send me a message.")
+	b.reply(ctx, place, fmt.Sprintf("Added %s. They can write to me now.", userLabel(user.ID, user.Name)))
+	if req.ChatID != place.Chat {
+		b.reply(ctx, chat.In(req.ChatID), "You have access now: send me a message.")
 	}
 }
 
@@ -124,8 +125,8 @@ func allowError(err error, req pairing.Request, code string) string {
 
 // cmdRevoke is /revoke <user id>: a user an admin added may no longer
 // write. Those of TELEGRAM_ALLOWED_USERS stay (the operator's list).
-func (b *Bot) cmdRevoke(ctx context.Context, chatID, from int64, args []string) {
-	if !b.adminOnly(ctx, chatID, from, "revoke") {
+func (b *Bot) cmdRevoke(ctx context.Context, place chat.Place, from int64, args []string) {
+	if !b.adminOnly(ctx, place, from, "revoke") {
 		return
 	}
 	var id int64
@@ -134,40 +135,40 @@ func (b *Bot) cmdRevoke(ctx context.Context, chatID, from int64, args []string) 
 		id, err = strconv.ParseInt(args[0], 10, 64)
 	}
 	if len(args) != 1 || err != nil {
-		b.reply(ctx, chatID, "Usage: /revoke <user id> — the id /users shows.")
+		b.reply(ctx, place, "Usage: /revoke <user id> — the id /users shows.")
 		return
 	}
 	found, err := b.o.Pairing.Revoke(id)
 	switch {
 	case err != nil:
 		b.log.Error("/revoke", "err", errText(b.scrub, err))
-		b.reply(ctx, chatID, "Sorry, I could not remove them. The operator has the details in the log.")
+		b.reply(ctx, place, "Sorry, I could not remove them. The operator has the details in the log.")
 	case found:
 		b.log.Info("user revoked", "user", id, "by", from)
 		msg := fmt.Sprintf("Removed %d: their next message is refused.", id)
 		if b.access.listed(id) {
 			msg = fmt.Sprintf("Removed %d from the users added; they stay allowed by TELEGRAM_ALLOWED_USERS or TELEGRAM_ADMINS.", id)
 		}
-		b.reply(ctx, chatID, msg)
+		b.reply(ctx, place, msg)
 	case b.access.listed(id):
-		b.reply(ctx, chatID, fmt.Sprintf("%d is allowed by TELEGRAM_ALLOWED_USERS or TELEGRAM_ADMINS: the operator removes them there (and restarts me).", id))
+		b.reply(ctx, place, fmt.Sprintf("%d is allowed by TELEGRAM_ALLOWED_USERS or TELEGRAM_ADMINS: the operator removes them there (and restarts me).", id))
 	default:
-		b.reply(ctx, chatID, fmt.Sprintf("%d was not added: nothing to remove.", id))
+		b.reply(ctx, place, fmt.Sprintf("%d was not added: nothing to remove.", id))
 	}
 }
 
 // cmdUsers is /users: who may write, and who added whom, when.
-func (b *Bot) cmdUsers(ctx context.Context, chatID, from int64) {
-	if !b.adminOnly(ctx, chatID, from, "users") {
+func (b *Bot) cmdUsers(ctx context.Context, place chat.Place, from int64) {
+	if !b.adminOnly(ctx, place, from, "users") {
 		return
 	}
 	users, err := b.o.Pairing.Users()
 	if err != nil {
 		b.log.Error("/users", "err", errText(b.scrub, err))
-		b.reply(ctx, chatID, "Sorry, I could not read the users added. The operator has the details in the log.")
+		b.reply(ctx, place, "Sorry, I could not read the users added. The operator has the details in the log.")
 		return
 	}
-	b.reply(ctx, chatID, usersText(b.o.AllowedUsers, b.o.Admins, users))
+	b.reply(ctx, place, usersText(b.o.AllowedUsers, b.o.Admins, users))
 }
 
 func usersText(listed, admins []int64, added []pairing.User) string {

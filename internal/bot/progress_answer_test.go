@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // Once the answer is sent the progress message is only deleted: an edit
@@ -27,7 +29,7 @@ func TestNoProgressEditAfterTheAnswer(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newBubbleBot(t, nil)
 				c := h.bot.Chat()
-				a := c.StartActivity(context.Background(), alice).(*activity)
+				a := c.StartActivity(context.Background(), chat.In(alice)).(*activity)
 				a.ToolCall("browser_navigate", json.RawMessage(`{"url":"https://example.com/"}`))
 				synctest.Wait()
 				a.ToolCall("browser_snapshot", nil) // within a second: an edit is scheduled

@@ -16,49 +16,49 @@ type Sessions interface {
 	// it. msg.Taken is called once the session no longer needs the bot to
 	// keep the message (see session.Message): until then it stays in the
 	// inbox, to be delivered again after a restart.
-	Deliver(chatID int64, msg session.Message) error
+	Deliver(place chat.Place, msg session.Message) error
 	// Stop cancels chat's running turn and reports whether one was running
 	// (the session then says "Stopped.").
-	Stop(chatID int64) bool
+	Stop(place chat.Place) bool
 	// Reset starts a new conversation in chat and returns when done.
-	Reset(ctx context.Context, chatID int64) error
+	Reset(ctx context.Context, place chat.Place) error
 	// MCPStatus is what /mcp tells: every server's state in chat, not
 	// redacted.
-	MCPStatus(ctx context.Context, chatID int64) (chat.MCPStatus, error)
+	MCPStatus(ctx context.Context, place chat.Place) (chat.MCPStatus, error)
 	// MCPServer is what /mcp <name> tells, not redacted; its error is
 	// written for the user ("no MCP server named …").
-	MCPServer(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error)
+	MCPServer(ctx context.Context, place chat.Place, name string) (chat.ServerStatus, error)
 	// MCPRestart is /mcp restart <name>.
-	MCPRestart(chatID int64, name string) error
+	MCPRestart(place chat.Place, name string) error
 	// MCPLogin starts /mcp login <name>: an OAuth login to a server at a
 	// URL.
 	MCPLogin(ctx context.Context, name, redirect string) (*session.MCPLogin, error)
 	// Grants lists chat's "Always in this chat" approvals (/approvals).
-	Grants(chatID int64) ([]session.Grant, error)
+	Grants(place chat.Place) ([]session.Grant, error)
 	// RevokeGrant takes back chat's approval of server's tool and reports
 	// whether there was one.
-	RevokeGrant(chatID int64, server, tool string) (bool, error)
+	RevokeGrant(place chat.Place, server, tool string) (bool, error)
 	// RevokeGrants takes back every approval of chat and reports how many
 	// there were.
-	RevokeGrants(chatID int64) (int, error)
+	RevokeGrants(place chat.Place) (int, error)
 	// Model is chat's model and the models it may pick (/model).
-	Model(chatID int64) (session.ModelChoice, error)
+	Model(place chat.Place) (session.ModelChoice, error)
 	// SetModel makes name chat's model, kept across restarts, and
 	// returns the chat's model as it is now: an
 	// *session.UnknownModelError when name is not offered.
-	SetModel(chatID int64, name string) (session.ModelChoice, error)
+	SetModel(place chat.Place, name string) (session.ModelChoice, error)
 	// Memory lists chat's notes (/memory), in the order they were kept.
-	Memory(chatID int64) ([]session.MemoryEntry, error)
+	Memory(place chat.Place) ([]session.MemoryEntry, error)
 	// ForgetMemory deletes chat's note whose text is text and reports
 	// whether there was one.
-	ForgetMemory(chatID int64, text string) (bool, error)
+	ForgetMemory(place chat.Place, text string) (bool, error)
 	// ClearMemory deletes every note of chat and reports how many there
 	// were (-1: the memory could not be read, and is empty all the same).
-	ClearMemory(chatID int64) (int, error)
+	ClearMemory(place chat.Place) (int, error)
 	// ServerNames lists the enabled MCP servers, for /help.
 	ServerNames() []string
 	// Voice reports whether chat's answers are also read aloud (/voice);
 	// SetVoice turns it on or off, kept across restarts and /new.
-	Voice(chatID int64) (bool, error)
-	SetVoice(chatID int64, on bool) error
+	Voice(place chat.Place) (bool, error)
+	SetVoice(place chat.Place, on bool) error
 }

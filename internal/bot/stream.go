@@ -77,7 +77,7 @@ type live struct {
 
 func newLive(a *activity) *live {
 	l := &live{a: a, id: a.c.streamSeq.Add(1), msg: new(atomic.Int64)}
-	if a.chatID > 0 && a.c.streamDrafts && !a.c.noDrafts.Load() {
+	if a.place.Chat > 0 && a.c.streamDrafts && !a.c.noDrafts.Load() {
 		l.draftID = l.id
 	}
 	l.drafts, l.cancelDraft = context.WithCancel(context.WithoutCancel(a.parent))
@@ -151,13 +151,13 @@ func (l *live) takeDown() {
 	if !shown || l.draftID != 0 {
 		return // a draft goes by itself when the next text or message comes
 	}
-	c, chat, msg := l.a.c, l.a.chatID, l.msg
-	_ = c.tg.Submit(context.WithoutCancel(l.a.parent), chat, "deleteMessage", telegram.Unpaced, l.key(), func(ctx context.Context) error {
+	c, chat, msg := l.a.c, l.a.place, l.msg
+	_ = c.tg.Submit(context.WithoutCancel(l.a.parent), chat.Chat, "deleteMessage", telegram.Unpaced, l.key(), func(ctx context.Context) error {
 		id := msg.Load()
 		if id == 0 {
 			return nil
 		}
-		_, err := c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: chat, MessageID: int(id)})
+		_, err := c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: chat.Chat, MessageID: int(id)})
 		return err
 	})
 	l.gen++
@@ -176,18 +176,18 @@ func (l *live) show() {
 		return
 	}
 	ch := chunks[0]
-	c, chat := l.a.c, l.a.chatID
+	c, chat := l.a.c, l.a.place
 	l.last, l.shown = time.Now(), ch.HTML
 	if l.draftID != 0 {
 		draft := strconv.FormatInt(l.draftID, 10)
 		text, mode := body(ch)
-		l.result = c.tg.Submit(l.drafts, chat, "sendMessageDraft", telegram.Paced, l.key(), func(ctx context.Context) error {
-			_, err := c.tg.API().SendMessageDraft(ctx, &tgbot.SendMessageDraftParams{ChatID: chat, DraftID: draft, Text: text, ParseMode: mode})
+		l.result = c.tg.Submit(l.drafts, chat.Chat, "sendMessageDraft", telegram.Paced, l.key(), func(ctx context.Context) error {
+			_, err := c.tg.API().SendMessageDraft(ctx, &tgbot.SendMessageDraftParams{ChatID: chat.Chat, MessageThreadID: chat.Topic, DraftID: draft, Text: text, ParseMode: mode})
 			return err
 		})
 		return
 	}
-	l.result = c.tg.Submit(context.WithoutCancel(l.a.parent), chat, "editMessageText", telegram.Paced, l.key(), c.upsert(chat, l.msg, ch))
+	l.result = c.tg.Submit(context.WithoutCancel(l.a.parent), chat.Chat, "editMessageText", telegram.Paced, l.key(), c.upsert(chat, l.msg, ch))
 }
 
 // body is what a message shows of ch: its HTML, or its text when it has
@@ -203,18 +203,18 @@ func body(ch tgformat.Chunk) (string, models.ParseMode) {
 // holds: an edit once it was sent, else the send, which sets msg. HTML
 // Telegram refuses goes again as plain text; a message the user deleted is
 // sent anew.
-func (c *Chat) upsert(chat int64, msg *atomic.Int64, ch tgformat.Chunk) func(context.Context) error {
+func (c *Chat) upsert(place chat.Place, msg *atomic.Int64, ch tgformat.Chunk) func(context.Context) error {
 	try := func(ctx context.Context, text string, mode models.ParseMode) error {
 		if id := msg.Load(); id != 0 {
 			_, err := c.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-				ChatID: chat, MessageID: int(id), Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
+				ChatID: place.Chat, MessageID: int(id), Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 			})
 			if notModified(err) {
 				return nil
 			}
 			return err
 		}
-		m, err := c.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: chat, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview})
+		m, err := c.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{ChatID: place.Chat, MessageThreadID: place.Topic, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview})
 		if err == nil {
 			msg.Store(int64(m.ID))
 		}
@@ -228,7 +228,7 @@ func (c *Chat) upsert(chat int64, msg *atomic.Int64, ch tgformat.Chunk) func(con
 			err = try(ctx, text, mode)
 		}
 		if err != nil && telegram.StatusOf(err) == http.StatusBadRequest && mode != "" && ch.Text != "" {
-			c.log.Warn("Telegram refused the HTML; sending plain text", "chat", chat, "err", err.Error())
+			c.log.Warn("Telegram refused the HTML; sending plain text", "chat", place, "err", err.Error())
 			err = try(ctx, ch.Text, "")
 		}
 		return err
@@ -241,7 +241,7 @@ func (l *live) outcome(err error) {
 	if err == nil || l.done || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return
 	}
-	c, chat := l.a.c, l.a.chatID
+	c, chat := l.a.c, l.a.place
 	status := telegram.StatusOf(err)
 	if l.draftID != 0 && (status == http.StatusBadRequest || status == http.StatusForbidden || status == http.StatusNotFound) {
 		// No drafts here: from now on, a message edited in place.
@@ -278,7 +278,7 @@ func (l *live) finish() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(l.a.parent), l.a.c.doneTimeout)
 	defer cancel()
 	if err := l.end(ctx, tgformat.RenderPartial(text)); err != nil {
-		l.a.c.log.Warn("streamed answer not kept", "chat", l.a.chatID, "err", err.Error())
+		l.a.c.log.Warn("streamed answer not kept", "chat", l.a.place, "err", err.Error())
 	}
 }
 
@@ -292,27 +292,27 @@ func (l *live) end(ctx context.Context, chunks []tgformat.Chunk) error {
 		l.timer.Stop()
 		l.due = nil
 	}
-	c, chatID := l.a.c, l.a.chatID
+	c, place := l.a.c, l.a.place
 	if l.last.IsZero() || len(chunks) == 0 {
 		l.cancelDraft()
-		return c.sendChunks(ctx, chatID, chunks)
+		return c.sendChunks(ctx, place, chunks)
 	}
 	msg := l.msg
 	if l.draftID != 0 {
 		msg = new(atomic.Int64) // the answer is a new message
 	}
-	err := c.tg.Wait(ctx, "sendMessage", c.tg.Submit(ctx, chatID, "sendMessage", telegram.Paced, l.key(), c.upsert(chatID, msg, chunks[0])))
+	err := c.tg.Wait(ctx, "sendMessage", c.tg.Submit(ctx, place.Chat, "sendMessage", telegram.Paced, l.key(), c.upsert(place, msg, chunks[0])))
 	l.cancelDraft()
 	var errs []error
 	if err != nil {
-		c.log.Error("message not delivered", "chat", chatID, "part", 1, "of", len(chunks), "err", err.Error())
+		c.log.Error("message not delivered", "chat", place, "part", 1, "of", len(chunks), "err", err.Error())
 		if ctx.Err() != nil {
 			return &chat.PartlySentError{Sent: 0, Err: err}
 		}
 		errs = append(errs, err)
 	}
 	if len(chunks) > 1 {
-		rest := c.sendChunks(ctx, chatID, chunks[1:])
+		rest := c.sendChunks(ctx, place, chunks[1:])
 		if ps := (*chat.PartlySentError)(nil); errors.As(rest, &ps) {
 			return &chat.PartlySentError{Sent: 1 + ps.Sent, Err: errors.Join(append(errs, ps.Err)...)}
 		}

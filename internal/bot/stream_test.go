@@ -83,7 +83,7 @@ func TestStreamEditsOneMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
 		c := h.bot.Chat()
-		a := c.StartActivity(context.Background(), group).(session.StreamingActivity)
+		a := c.StartActivity(context.Background(), chat.In(group)).(session.StreamingActivity)
 		start := time.Now()
 		text := stream(a, time.Second+time.Millisecond) // every step shown
 		synctest.Wait()
@@ -121,7 +121,7 @@ func TestStreamDraftsInAPrivateChat(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
 		c := h.bot.Chat()
-		a := c.StartActivity(context.Background(), alice).(session.StreamingActivity)
+		a := c.StartActivity(context.Background(), chat.In(alice)).(session.StreamingActivity)
 		start := time.Now()
 		text := stream(a, 400*time.Millisecond)
 		synctest.Wait()
@@ -158,7 +158,7 @@ func TestStreamFallsBackWhenDraftsAreRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newStreamBot(t, telegramtest.Options{NoDrafts: true}, nil)
 		c := h.bot.Chat()
-		a := c.StartActivity(context.Background(), alice).(session.StreamingActivity)
+		a := c.StartActivity(context.Background(), chat.In(alice)).(session.StreamingActivity)
 		text := stream(a, 400*time.Millisecond)
 		synctest.Wait()
 		if err := a.Answer(context.Background(), text); err != nil {
@@ -173,7 +173,7 @@ func TestStreamFallsBackWhenDraftsAreRefused(t *testing.T) {
 			t.Errorf("messages %+v, want one streamed message holding the answer", sent)
 		}
 
-		b := c.StartActivity(context.Background(), bob).(session.StreamingActivity)
+		b := c.StartActivity(context.Background(), chat.In(bob)).(session.StreamingActivity)
 		stream(b, 400*time.Millisecond)
 		synctest.Wait()
 		b.Done()
@@ -188,7 +188,7 @@ func TestStreamFallsBackWhenDraftsAreRefused(t *testing.T) {
 func TestFastAnswerIsNotStreamed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
-		a := h.bot.Chat().StartActivity(context.Background(), group).(session.StreamingActivity)
+		a := h.bot.Chat().StartActivity(context.Background(), chat.In(group)).(session.StreamingActivity)
 		a.Stream("Hello")
 		time.Sleep(500 * time.Millisecond)
 		a.Stream("Hello there")
@@ -208,7 +208,7 @@ func TestFastAnswerIsNotStreamed(t *testing.T) {
 func TestStreamedLongAnswerIsSplit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
-		a := h.bot.Chat().StartActivity(context.Background(), group).(session.StreamingActivity)
+		a := h.bot.Chat().StartActivity(context.Background(), chat.In(group)).(session.StreamingActivity)
 		var sb strings.Builder
 		for i := range 900 {
 			fmt.Fprintf(&sb, "word%d ", i)
@@ -244,7 +244,7 @@ func TestStreamedLongAnswerIsSplit(t *testing.T) {
 func TestStreamedLongAnswerCutOffSaysWhatWentOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
-		a := h.bot.Chat().StartActivity(context.Background(), group).(session.StreamingActivity)
+		a := h.bot.Chat().StartActivity(context.Background(), chat.In(group)).(session.StreamingActivity)
 		var sb strings.Builder
 		for i := range 900 {
 			fmt.Fprintf(&sb, "word%d ", i)
@@ -273,7 +273,7 @@ func TestStreamedLongAnswerCutOffSaysWhatWentOut(t *testing.T) {
 func TestStreamTakenDownForTools(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
-		a := h.bot.Chat().StartActivity(context.Background(), group).(session.StreamingActivity)
+		a := h.bot.Chat().StartActivity(context.Background(), chat.In(group)).(session.StreamingActivity)
 		a.Stream("Let me look that up")
 		time.Sleep(1500 * time.Millisecond)
 		if len(h.fake.Sent(group)) != 1 {
@@ -301,7 +301,7 @@ func TestStoppedStreamKeepsItsText(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newBubbleBot(t, nil)
 				ctx, cancel := context.WithCancel(context.Background())
-				a := h.bot.Chat().StartActivity(ctx, chat).(session.StreamingActivity)
+				a := h.bot.Chat().StartActivity(ctx, inChat(chat)).(session.StreamingActivity)
 				a.Stream("The first **three")
 				time.Sleep(1500 * time.Millisecond)
 				cancel() // /stop
@@ -323,7 +323,7 @@ func TestStreamThrough429(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
 		h.fake.FailNext("editMessageText", http.StatusTooManyRequests, "", 5)
-		a := h.bot.Chat().StartActivity(context.Background(), group).(session.StreamingActivity)
+		a := h.bot.Chat().StartActivity(context.Background(), chat.In(group)).(session.StreamingActivity)
 		text := stream(a, 400*time.Millisecond)
 		for range 10 { // the stream goes on during the hold
 			time.Sleep(400 * time.Millisecond)
@@ -355,7 +355,7 @@ func TestAnswerReplacesAWaitingStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newBubbleBot(t, nil)
 		h.fake.FailNext("sendMessage", http.StatusTooManyRequests, "", 5)
-		a := h.bot.Chat().StartActivity(context.Background(), group).(session.StreamingActivity)
+		a := h.bot.Chat().StartActivity(context.Background(), chat.In(group)).(session.StreamingActivity)
 		a.Stream("The first words")
 		time.Sleep(2 * time.Second) // the first update went out, got the 429: held for 5 s
 		a.Stream("The first words and more")

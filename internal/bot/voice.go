@@ -99,7 +99,7 @@ func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 // onVoice handles a voice note addressed to the bot (r.text: its
 // caption), and reports whether it handed it to the session.
 func (b *Bot) onVoice(ctx context.Context, m *models.Message, r route, keys []int64) bool {
-	chatID, userID := m.Chat.ID, m.From.ID
+	place, userID := placeOf(m), m.From.ID
 	v, _ := voiceOf(m)
 	limit := b.o.Voice.MaxDuration
 	if limit <= 0 {
@@ -107,83 +107,83 @@ func (b *Bot) onVoice(ctx context.Context, m *models.Message, r route, keys []in
 	}
 	switch {
 	case b.o.Voice.Transcriber == nil:
-		b.reply(ctx, chatID, voiceOffReply)
+		b.reply(ctx, place, voiceOffReply)
 		return false
 	case v.size > telegram.MaxDownload:
-		b.reply(ctx, chatID, tooBigReply)
+		b.reply(ctx, place, tooBigReply)
 		return false
 	case v.duration > limit:
-		b.reply(ctx, chatID, fmt.Sprintf("That voice note is %s long; I transcribe up to %s.", session.DurationText(v.duration),
+		b.reply(ctx, place, fmt.Sprintf("That voice note is %s long; I transcribe up to %s.", session.DurationText(v.duration),
 			session.DurationText(limit))+voiceRetry)
 		return false
 	}
-	data, err := b.tg.Download(ctx, chatID, v.fileID)
+	data, err := b.tg.Download(ctx, place.Chat, v.fileID)
 	if err != nil {
-		b.downloadFailed(ctx, chatID, err)
+		b.downloadFailed(ctx, place, err)
 		return false
 	}
-	b.chat.typingOnce(ctx, chatID)
+	b.chat.typingOnce(ctx, place)
 	text, err := b.o.Voice.Transcriber.Transcribe(ctx, v.name, bytes.NewReader(data))
 	if err != nil {
-		b.transcriptionFailed(ctx, chatID, err)
+		b.transcriptionFailed(ctx, place, err)
 		return false
 	}
 	if au, ok := b.o.Usage.(AudioUsage); ok {
-		au.RecordAudio(chatID, userID, b.o.Voice.Model, int64(v.duration/time.Second))
+		au.RecordAudio(place.Chat, userID, b.o.Voice.Model, int64(v.duration/time.Second))
 	}
-	b.showTranscript(ctx, chatID, text)
+	b.showTranscript(ctx, place, text)
 	msg := "(voice note, transcribed) " + text
 	if r.text != "" {
 		msg += "\n\n" + r.text
 	}
 	files := []session.Attachment{{Name: v.name, MIMEType: v.mime, Data: data}}
-	return b.deliver(ctx, chatID, userID, withReplyContext(m, b.me, msg), files, keys)
+	return b.deliver(ctx, place, userID, withReplyContext(m, b.me, msg), files, keys)
 }
 
 // downloadFailed answers a voice note that could not be downloaded.
-func (b *Bot) downloadFailed(ctx context.Context, chatID int64, err error) {
+func (b *Bot) downloadFailed(ctx context.Context, place chat.Place, err error) {
 	if errors.Is(err, telegram.ErrTooBig) {
-		b.reply(ctx, chatID, tooBigReply)
+		b.reply(ctx, place, tooBigReply)
 		return
 	}
-	b.log.Error("download a voice note", "chat", chatID, "err", errText(b.scrub, err))
-	b.reply(ctx, chatID, fileReply)
+	b.log.Error("download a voice note", "chat", place, "err", errText(b.scrub, err))
+	b.reply(ctx, place, fileReply)
 }
 
 // transcriptionFailed tells the chat why its voice note was not heard.
-func (b *Bot) transcriptionFailed(ctx context.Context, chatID int64, err error) {
+func (b *Bot) transcriptionFailed(ctx context.Context, place chat.Place, err error) {
 	if ctx.Err() != nil {
 		return // shutting down: the inbox hands it in again
 	}
-	b.log.Warn("a voice note was not transcribed", "chat", chatID, "err", errText(b.scrub, err))
+	b.log.Warn("a voice note was not transcribed", "chat", place, "err", errText(b.scrub, err))
 	msg, ok := chat.UserMessage(err)
 	if !ok {
 		msg = voiceFailedReply
 	}
-	b.reply(ctx, chatID, msg+voiceRetry)
+	b.reply(ctx, place, msg+voiceRetry)
 }
 
 // showTranscript shows the chat what was understood: "🎤 " and the
 // transcript, folded when long, cut when very long.
-func (b *Bot) showTranscript(ctx context.Context, chatID int64, text string) {
+func (b *Bot) showTranscript(ctx context.Context, place chat.Place, text string) {
 	text = chat.CapText(b.scrub(text), transcriptShown)
 	body := html.EscapeString(text)
 	if len(text) >= transcriptFolded {
 		body = "<blockquote expandable>" + body + "</blockquote>"
 	}
-	if _, err := b.chat.sendMessage(ctx, chatID, "🎤 "+body, models.ParseModeHTML); err != nil && ctx.Err() == nil {
-		b.log.Warn("the transcript was not shown", "chat", chatID, "err", errText(b.scrub, err))
+	if _, err := b.chat.sendMessage(ctx, place, "🎤 "+body, models.ParseModeHTML); err != nil && ctx.Err() == nil {
+		b.log.Warn("the transcript was not shown", "chat", place, "err", errText(b.scrub, err))
 	}
 }
 
 // typingOnce shows "typing…" while a voice note is transcribed (no retry:
 // it is only a hint, and lasts five seconds).
-func (c *Chat) typingOnce(ctx context.Context, chatID int64) {
-	err := c.tg.DoOnce(ctx, chatID, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
-		_, err := c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: chatID, Action: models.ChatActionTyping})
+func (c *Chat) typingOnce(ctx context.Context, place chat.Place) {
+	err := c.tg.DoOnce(ctx, place.Chat, "sendChatAction", telegram.Unpaced, func(ctx context.Context) error {
+		_, err := c.tg.API().SendChatAction(ctx, &tgbot.SendChatActionParams{ChatID: place.Chat, MessageThreadID: place.Topic, Action: models.ChatActionTyping})
 		return err
 	})
 	if err != nil && ctx.Err() == nil {
-		c.log.Debug("typing not sent", "chat", chatID, "err", err.Error())
+		c.log.Debug("typing not sent", "chat", place, "err", err.Error())
 	}
 }

@@ -39,10 +39,10 @@ const voiceFailed = "(I could not read this answer aloud: "
 // configured): /voice on needs it.
 func (c *Chat) CanSpeak() bool { return c.speaker != nil }
 
-// SendVoiceAnswer reads the answer markdown aloud into chatID, as voice
+// SendVoiceAnswer reads the answer markdown aloud into place, as voice
 // notes after its text. A failure is told to the chat in one line (the
 // text answer is there); nothing is sent for an answer with no prose.
-func (c *Chat) SendVoiceAnswer(ctx context.Context, chatID int64, markdown string) error {
+func (c *Chat) SendVoiceAnswer(ctx context.Context, place chat.Place, markdown string) error {
 	if c.speaker == nil {
 		return nil
 	}
@@ -53,14 +53,14 @@ func (c *Chat) SendVoiceAnswer(ctx context.Context, chatID int64, markdown strin
 			if ctx.Err() != nil {
 				return err
 			}
-			c.log.Warn("an answer was not read aloud", "chat", chatID, "part", i+1, "of", len(parts), "err", c.scrub(err.Error()))
+			c.log.Warn("an answer was not read aloud", "chat", place, "part", i+1, "of", len(parts), "err", c.scrub(err.Error()))
 			msg, ok := chat.UserMessage(err)
 			if !ok {
 				msg = "the text-to-speech service failed"
 			}
-			return c.sendPlain(ctx, chatID, voiceFailed+msg+")")
+			return c.sendPlain(ctx, place, voiceFailed+msg+")")
 		}
-		if err := c.sendVoice(ctx, chatID, audio, i); err != nil {
+		if err := c.sendVoice(ctx, place, audio, i); err != nil {
 			return err
 		}
 	}
@@ -68,14 +68,14 @@ func (c *Chat) SendVoiceAnswer(ctx context.Context, chatID int64, markdown strin
 }
 
 // sendVoice uploads an Ogg Opus voice note, the answer's part n.
-func (c *Chat) sendVoice(ctx context.Context, chatID int64, audio []byte, n int) error {
+func (c *Chat) sendVoice(ctx context.Context, place chat.Place, audio []byte, n int) error {
 	name := "answer-" + strconv.FormatInt(time.Now().Unix(), 10) + "-" + strconv.Itoa(n+1) + ".ogg"
-	_, err := telegram.Send(ctx, c.tg, chatID, "sendVoice", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
-		return c.tg.API().SendVoice(ctx, &tgbot.SendVoiceParams{ChatID: chatID,
+	_, err := telegram.Send(ctx, c.tg, place.Chat, "sendVoice", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+		return c.tg.API().SendVoice(ctx, &tgbot.SendVoiceParams{ChatID: place.Chat, MessageThreadID: place.Topic,
 			Voice: &models.InputFileUpload{Filename: name, Data: bytes.NewReader(audio)}})
 	})
 	if err != nil && ctx.Err() == nil {
-		c.log.Error("a voice note not delivered", "chat", chatID, "err", errText(c.scrub, err))
+		c.log.Error("a voice note not delivered", "chat", place, "err", errText(c.scrub, err))
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/speech"
 )
 
@@ -50,7 +51,7 @@ func TestSendVoiceAnswer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := &fakeSpeaker{err: tc.err}
 			h := newBot(t, func(o *testOptions) { o.Speaker = sp })
-			if err := h.bot.Chat().SendVoiceAnswer(context.Background(), alice, tc.md); err != nil {
+			if err := h.bot.Chat().SendVoiceAnswer(context.Background(), chat.In(alice), tc.md); err != nil {
 				t.Fatal(err)
 			}
 			var voices, texts []string

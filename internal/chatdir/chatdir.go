@@ -21,6 +21,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 const (
@@ -42,31 +45,56 @@ type Layout struct {
 // New is the layout of dataDir. It does no I/O.
 func New(dataDir string) Layout { return Layout{data: dataDir} }
 
-// key is a chat's name in paths: the one place a chat becomes a path
-// element (a forum topic would add itself here).
-func key(chatID int64) string { return strconv.FormatInt(chatID, 10) }
+// topicMark joins a chat's id and its topic's in a key: "<chat>_t<topic>".
+const topicMark = "_t"
 
-// parseKey is key's inverse; ok is false for a name no chat has.
-func parseKey(name string) (chatID int64, ok bool) {
-	id, err := strconv.ParseInt(name, 10, 64)
-	if err != nil || key(id) != name {
-		return 0, false
+// key is a place's name in paths: the one place a chat becomes a path
+// element. A chat without topics (and a forum's General topic) is its id,
+// as before topics were conversations; a topic is its chat's id, "_t" and
+// the topic's id — a sibling of its chat's folder, never inside it.
+func key(p chat.Place) string {
+	s := strconv.FormatInt(p.Chat, 10)
+	if p.Topic != 0 {
+		s += topicMark + strconv.Itoa(p.Topic)
 	}
-	return id, true
+	return s
 }
 
-// Workspace is the chat's workspace: what its servers see.
-func (l Layout) Workspace(chatID int64) string {
-	return filepath.Join(l.data, chatsDir, key(chatID))
+// Key is a place's name in paths, for the records kept under the data
+// directory per place outside its two folders (the grants).
+func Key(p chat.Place) string { return key(p) }
+
+// parseKey is key's inverse; ok is false for a name no place has.
+func parseKey(name string) (p chat.Place, ok bool) {
+	id, topic, hasTopic := strings.Cut(name, topicMark)
+	var err error
+	if p.Chat, err = strconv.ParseInt(id, 10, 64); err != nil {
+		return chat.Place{}, false
+	}
+	if hasTopic {
+		if p.Topic, err = strconv.Atoi(topic); err != nil || p.Topic <= 0 {
+			return chat.Place{}, false
+		}
+	}
+	if key(p) != name {
+		return chat.Place{}, false
+	}
+	return p, true
 }
 
-// Private is the bot's private folder of the chat, beside the workspace.
-func (l Layout) Private(chatID int64) string {
-	return filepath.Join(l.data, privateDir, key(chatID))
+// Workspace is the place's workspace: what its servers see.
+func (l Layout) Workspace(p chat.Place) string {
+	return filepath.Join(l.data, chatsDir, key(p))
 }
 
-// PrivateChats lists the chats that have a private folder.
-func (l Layout) PrivateChats() ([]int64, error) {
+// Private is the bot's private folder of the place, beside the workspace.
+func (l Layout) Private(p chat.Place) string {
+	return filepath.Join(l.data, privateDir, key(p))
+}
+
+// PrivateChats lists the places (chats and topics) that have a private
+// folder.
+func (l Layout) PrivateChats() ([]chat.Place, error) {
 	entries, err := os.ReadDir(filepath.Join(l.data, privateDir))
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -74,7 +102,7 @@ func (l Layout) PrivateChats() ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ids []int64
+	var ids []chat.Place
 	for _, e := range entries {
 		if id, ok := parseKey(e.Name()); ok && e.IsDir() {
 			ids = append(ids, id)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
@@ -114,7 +115,7 @@ func (l Layout) markMigrated(own func(string) error) error {
 
 // migrateChat moves the entries of old, a chat's .volcanic/ folder, into
 // its private folder and removes old.
-func (l Layout) migrateChat(id int64, old string, own func(string) error) (kept []string, err error) {
+func (l Layout) migrateChat(id chat.Place, old string, own func(string) error) (kept []string, err error) {
 	priv := l.Private(id)
 	if err := mkdirOwned(filepath.Dir(priv), own); err != nil {
 		return nil, err

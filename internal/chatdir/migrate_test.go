@@ -1,6 +1,7 @@
 package chatdir
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"maps"
@@ -9,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // tree is a folder's files, by slash path relative to it, with their
@@ -147,8 +150,8 @@ func TestMigrateMovesTheOldFolder(t *testing.T) {
 		t.Errorf("WithPrivate after the migration: %q", got)
 	}
 	ids, err := l.PrivateChats()
-	slices.Sort(ids)
-	if err != nil || !slices.Equal(ids, []int64{-100123, 42}) {
+	slices.SortFunc(ids, func(a, b chat.Place) int { return cmp.Compare(a.Chat, b.Chat) })
+	if err != nil || !slices.Equal(ids, []chat.Place{chat.In(-100123), chat.In(42)}) {
 		t.Errorf("PrivateChats = %v (%v)", ids, err)
 	}
 
@@ -255,20 +258,45 @@ func TestMigrateEmptyDataDir(t *testing.T) {
 
 func TestKeys(t *testing.T) {
 	l := New("/data")
-	if got := l.Workspace(-100123); got != "/data/chats/-100123" {
-		t.Error(got)
-	}
-	if got := l.Private(42); got != "/data/private/42" {
-		t.Error(got)
-	}
-	for _, name := range []string{"42", "-7"} {
-		if _, ok := parseKey(name); !ok {
-			t.Errorf("%q not a chat", name)
+	for _, tc := range []struct {
+		p                  chat.Place
+		workspace, private string
+	}{
+		// A chat without topics, and a forum's General topic: the folders
+		// they had before topics were conversations.
+		{chat.In(-100123), "/data/chats/-100123", "/data/private/-100123"},
+		{chat.In(42), "/data/chats/42", "/data/private/42"},
+		// A topic: siblings of its chat's folders.
+		{chat.Place{Chat: -100123, Topic: 7}, "/data/chats/-100123_t7", "/data/private/-100123_t7"},
+		{chat.Place{Chat: 42, Topic: 3}, "/data/chats/42_t3", "/data/private/42_t3"},
+	} {
+		if got := l.Workspace(tc.p); got != tc.workspace {
+			t.Errorf("Workspace(%v) = %s, want %s", tc.p, got, tc.workspace)
+		}
+		if got := l.Private(tc.p); got != tc.private {
+			t.Errorf("Private(%v) = %s, want %s", tc.p, got, tc.private)
+		}
+		if got, ok := parseKey(filepath.Base(tc.private)); !ok || got != tc.p {
+			t.Errorf("parseKey(%s) = %v %v, want %v", filepath.Base(tc.private), got, ok, tc.p)
 		}
 	}
-	for _, name := range []string{"", "+42", "042", "x", "1.5", ".volcanic"} {
+	for _, name := range []string{"", "+42", "042", "x", "1.5", ".volcanic", "42_t", "42_t0", "42_t-3", "42_t03", "42_t3_t4", "_t3", "42_x3", "42_t+3"} {
 		if _, ok := parseKey(name); ok {
 			t.Errorf("%q taken for a chat", name)
 		}
+	}
+}
+
+// TestPrivateChatsListsTopics: a restart finds the topics' private folders
+// (their running turns are resumed) beside the chats', and nothing else.
+func TestPrivateChatsListsTopics(t *testing.T) {
+	data := t.TempDir()
+	writeTree(t, data, tree{"private/42/transcript.jsonl": "", "private/-100123_t7/transcript.jsonl": "",
+		"private/-100123/x": "", "private/42_t0/": "/", "private/notes/": "/", "private/7_t3": "a file"})
+	got, err := New(data).PrivateChats()
+	slices.SortFunc(got, func(a, b chat.Place) int { return cmp.Or(cmp.Compare(a.Chat, b.Chat), cmp.Compare(a.Topic, b.Topic)) })
+	want := []chat.Place{chat.In(-100123), {Chat: -100123, Topic: 7}, chat.In(42)}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("PrivateChats = %v (%v), want %v", got, err, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -68,10 +69,10 @@ func TestAllowance(t *testing.T) {
 	}
 	e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeAsk}, sampling: true, allowance: b})
 	for i, want := range []string{"done", "done", "chat 40: no more today"} {
-		if err := e.manager.Deliver(40, Message{Text: "go", From: 5}); err != nil {
+		if err := e.manager.Deliver(chat.In(40), Message{Text: "go", From: 5}); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.chat.waitTexts(t, 40, i+1)[i]; got != want {
+		if got := e.chat.waitTexts(t, chat.In(40), i+1)[i]; got != want {
 			t.Errorf("turn %d: %q, want %q", i+1, got, want)
 		}
 	}
@@ -80,14 +81,14 @@ func TestAllowance(t *testing.T) {
 		t.Errorf("records %q: want 6, each for chat 40 and user 5", got)
 	}
 	requests := len(e.model.Requests())
-	e.deliver(40, "again")
+	e.deliver(chat.In(40), "again")
 	<-b.refused // the third turn's
 	<-b.refused // this one's
 	if n := len(e.model.Requests()); n != requests {
 		t.Errorf("%d model requests once the allowance was used", n-requests)
 	}
 	e.close()
-	if texts := e.chat.Texts(40); len(texts) != 3 {
+	if texts := e.chat.Texts(chat.In(40)); len(texts) != 3 {
 		t.Errorf("texts %q: the notice is sent once", texts)
 	}
 }

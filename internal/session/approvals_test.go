@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -94,10 +95,10 @@ func TestApprovals(t *testing.T) {
 				args = `{"text":""}`
 			}
 			e := newEnv(t, callThenReport(tt.tool, args), o)
-			if err := e.manager.Deliver(7, Message{Text: "go", From: 4242}); err != nil {
+			if err := e.manager.Deliver(chat.In(7), Message{Text: "go", From: 4242}); err != nil {
 				t.Fatal(err)
 			}
-			if got := e.chat.waitTexts(t, 7, 1); got[0] != tt.result {
+			if got := e.chat.waitTexts(t, chat.In(7), 1); got[0] != tt.result {
 				t.Errorf("answer %q, want %q", got[0], tt.result)
 			}
 			reqs := a.all()
@@ -126,10 +127,10 @@ func TestApprovedAlways(t *testing.T) {
 	o := envOptions{dataDir: dir, approve: a.approve,
 		server: func(c *mcpconfig.ServerConfig) { c.Approval = mcpconfig.ApprovalWrites }}
 	e := newEnv(t, callThenReport("sleep", `{"ms":1}`), o)
-	e.deliver(7, "first")
-	e.chat.waitTexts(t, 7, 1)
-	e.deliver(7, "second")
-	if got := e.chat.waitTexts(t, 7, 2); got[1] != "result: slept 1 ms" {
+	e.deliver(chat.In(7), "first")
+	e.chat.waitTexts(t, chat.In(7), 1)
+	e.deliver(chat.In(7), "second")
+	if got := e.chat.waitTexts(t, chat.In(7), 2); got[1] != "result: slept 1 ms" {
 		t.Errorf("second answer %q", got[1])
 	}
 	if n := len(a.all()); n != 1 {
@@ -143,10 +144,10 @@ func TestApprovedAlways(t *testing.T) {
 	e.close()
 
 	e = newEnv(t, callThenReport("sleep", `{"ms":1}`), o)
-	e.deliver(7, "after a restart")
-	e.chat.waitTexts(t, 7, 1)
-	e.deliver(8, "another chat")
-	e.chat.waitTexts(t, 8, 1)
+	e.deliver(chat.In(7), "after a restart")
+	e.chat.waitTexts(t, chat.In(7), 1)
+	e.deliver(chat.In(8), "another chat")
+	e.chat.waitTexts(t, chat.In(8), 1)
 	if n := len(a.all()); n != 2 {
 		t.Errorf("asked %d times in all, want once more: for the other chat only", n)
 	}
@@ -162,12 +163,12 @@ func TestStopDeniesAWaitingApproval(t *testing.T) {
 		return Denied, ctx.Err()
 	}, server: func(c *mcpconfig.ServerConfig) { c.Approval = mcpconfig.ApprovalAlways }}
 	e := newEnv(t, callThenReport("sleep", `{"ms":1}`), o)
-	e.deliver(7, "go")
+	e.deliver(chat.In(7), "go")
 	<-asked
-	if !e.manager.Stop(7) {
+	if !e.manager.Stop(chat.In(7)) {
 		t.Fatal("Stop found no turn")
 	}
-	if got := e.chat.waitTexts(t, 7, 1); got[0] != "Stopped." {
+	if got := e.chat.waitTexts(t, chat.In(7), 1); got[0] != "Stopped." {
 		t.Errorf("texts %q", got)
 	}
 	for _, req := range e.model.Requests() {

@@ -41,7 +41,7 @@ type UserAsker interface {
 	// AskUser asks chat q and returns the answer: ErrNoUserAnswer
 	// (wrapped) when nobody answered within q.Timeout, ctx's error when
 	// the turn ended, another error when it could not be asked.
-	AskUser(ctx context.Context, chatID int64, q UserQuestion) (UserAnswer, error)
+	AskUser(ctx context.Context, place chat.Place, q UserQuestion) (UserAnswer, error)
 }
 
 // UserQuestion is the model's question to the chat.

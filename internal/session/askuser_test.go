@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
@@ -62,10 +63,10 @@ func TestAskUserTool(t *testing.T) {
 				}
 				return toolCall("c1", AskUserToolName, `{"question":"Size?","options":["Small","Large"],"allow_text":true}`), nil
 			}, envOptions{askUser: tc.ask})
-			if err := e.manager.Deliver(1, Message{Text: "order a shirt", From: 42}); err != nil {
+			if err := e.manager.Deliver(chat.In(1), Message{Text: "order a shirt", From: 42}); err != nil {
 				t.Fatal(err)
 			}
-			if got := e.chat.waitTexts(t, 1, 1); !strings.Contains(got[0], tc.result) {
+			if got := e.chat.waitTexts(t, chat.In(1), 1); !strings.Contains(got[0], tc.result) {
 				t.Errorf("the model was told %q, want %q", got[0], tc.result)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -45,8 +46,8 @@ func TestRequestWithAHugeNewestResultFitsTheBudget(t *testing.T) {
 		return toolCall("l1", fakemcp.ToolLongText, `{}`), nil
 	}
 	e := newEnv(t, answer, envOptions{contextTokens: limit})
-	e.deliver(31, "read the long text")
-	e.chat.waitTexts(t, 31, 1)
+	e.deliver(chat.In(31), "read the long text")
+	e.chat.waitTexts(t, chat.In(31), 1)
 	reqs := e.model.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests", len(reqs))
@@ -59,7 +60,7 @@ func TestRequestWithAHugeNewestResultFitsTheBudget(t *testing.T) {
 	if !strings.HasPrefix(sent, "line 1\n") || !strings.Contains(sent, "left out to fit the context window") {
 		t.Errorf("the result sent: %.100q … %q", sent, sent[max(0, len(sent)-200):])
 	}
-	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(31), transcriptName))
+	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(chat.In(31)), transcriptName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,15 +57,15 @@ func TestTextsReachingTheTranscriptAreCapped(t *testing.T) {
 				return tt.first(), nil
 			}
 			e := newEnv(t, answer, envOptions{})
-			e.deliver(chat, "go")
-			reply := e.chat.waitTexts(t, chat, 1)[0]
+			e.deliver(inChat(chat), "go")
+			reply := e.chat.waitTexts(t, inChat(chat), 1)[0]
 			if !strings.Contains(reply, tt.wantReply) || len(reply) > maxPartText+1024 {
 				t.Errorf("reply of %d bytes, want at most %d containing %q", len(reply), maxPartText+1024, tt.wantReply)
 			}
 			if !strings.Contains(result, tt.wantResult) || len(result) > maxPartText+1024 {
 				t.Errorf("tool result of %d bytes (%.80q…), want at most %d containing %q", len(result), result, maxPartText+1024, tt.wantResult)
 			}
-			for n, line := range readLines(t, filepath.Join(e.manager.Private(chat), transcriptName)) {
+			for n, line := range readLines(t, filepath.Join(e.manager.Private(inChat(chat)), transcriptName)) {
 				if len(line) > 2*maxPartText+4096 {
 					t.Errorf("transcript line %d is %d bytes", n+1, len(line))
 				}

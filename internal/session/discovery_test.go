@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -78,8 +79,8 @@ func TestToolsThatArriveLateJoinTheNextStep(t *testing.T) {
 	version = e.mcp.CatalogVersion()
 	mu.Unlock()
 	start := time.Now()
-	e.deliver(50, "go")
-	if got := e.chat.waitTexts(t, 50, 1); got[0] != "done" {
+	e.deliver(chat.In(50), "go")
+	if got := e.chat.waitTexts(t, chat.In(50), 1); got[0] != "done" {
 		t.Errorf("answer %q", got)
 	}
 	mu.Lock()

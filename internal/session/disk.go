@@ -124,8 +124,8 @@ func (s *session) logPrune(res disk.PruneResult) {
 // has not been read since the start reads it first (on its goroutine), so
 // that the images it shows are not counted as a conversation left; until
 // ctx ends.
-func (m *Manager) DiskUsage(ctx context.Context, chatID int64) (string, error) {
-	s, err := m.get(chatID)
+func (m *Manager) DiskUsage(ctx context.Context, place chat.Place) (string, error) {
+	s, err := m.get(place)
 	if err != nil {
 		return "", err
 	}

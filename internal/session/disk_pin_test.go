@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -33,18 +34,18 @@ func TestDiskWatcherSparesAPhotoOfTheLiveConversation(t *testing.T) {
 	photo := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 25*kb) // 100 KB
 	send := func(text string) {
 		t.Helper()
-		if err := e.manager.Deliver(1, Message{Text: text, Files: []Attachment{{MIMEType: "image/png", Data: photo}}}); err != nil {
+		if err := e.manager.Deliver(chat.In(1), Message{Text: text, Files: []Attachment{{MIMEType: "image/png", Data: photo}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	// A conversation with the photo, left with /new an hour ago.
 	send("look")
-	e.chat.waitTexts(t, 1, 1)
-	if err := e.manager.Reset(context.Background(), 1); err != nil {
+	e.chat.waitTexts(t, chat.In(1), 1)
+	if err := e.manager.Reset(context.Background(), chat.In(1)); err != nil {
 		t.Fatal(err)
 	}
-	images, _ := filepath.Glob(filepath.Join(e.manager.Private(1), imagesDir, "*"))
+	images, _ := filepath.Glob(filepath.Join(e.manager.Private(chat.In(1)), imagesDir, "*"))
 	if len(images) != 1 {
 		t.Fatalf("images: %q", images)
 	}
@@ -54,18 +55,18 @@ func TestDiskWatcherSparesAPhotoOfTheLiveConversation(t *testing.T) {
 	}
 	// The new conversation starts the chat's server, then the user sends
 	// the same photo, and the model answers without a tool.
-	e.deliver(1, "start")
-	e.chat.waitTexts(t, 1, 2)
+	e.deliver(chat.In(1), "start")
+	e.chat.waitTexts(t, chat.In(1), 2)
 	send("look again")
-	e.chat.waitTexts(t, 1, 3)
+	e.chat.waitTexts(t, chat.In(1), 3)
 	// The server saves files of its own meanwhile: the chat is over its
 	// budget, and the watcher prunes (its own ticks are an hour apart: the
 	// test makes them).
-	ws := e.manager.Workspace(1)
+	ws := e.manager.Workspace(chat.In(1))
 	writeSized(t, ws, ".out/page-1.yml", 300*kb)
 	writeSized(t, ws, ".out/page-2.yml", 300*kb)
 	e.manager.mu.Lock()
-	s := e.manager.sessions[1]
+	s := e.manager.sessions[chat.In(1)]
 	e.manager.mu.Unlock()
 	for range 2 {
 		s.checkDisk(time.Now())
@@ -74,8 +75,8 @@ func TestDiskWatcherSparesAPhotoOfTheLiveConversation(t *testing.T) {
 	if _, err := os.Stat(images[0]); err != nil {
 		t.Errorf("the live conversation's photo was pruned: %v", err)
 	}
-	e.deliver(1, "what was it?")
-	e.chat.waitTexts(t, 1, 4)
+	e.deliver(chat.In(1), "what was it?")
+	e.chat.waitTexts(t, chat.In(1), 4)
 	reqs := e.model.Requests()
 	var seen bool
 	for _, m := range reqs[len(reqs)-1].Messages {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
@@ -29,7 +30,7 @@ func TestDiskBudgetFollowsNoSymlinkOut(t *testing.T) {
 	const kb = 1 << 10
 	dataDir := t.TempDir()
 	dirs := chatdir.New(dataDir)
-	ws, private, other := dirs.Workspace(1), dirs.Private(1), dirs.Workspace(2)
+	ws, private, other := dirs.Workspace(chat.In(1)), dirs.Private(chat.In(1)), dirs.Workspace(chat.In(2))
 	// What no prune may reach: sizes by path.
 	keep := map[string]int{
 		filepath.Join(private, "browser-state.json"):                        100 * kb,
@@ -70,15 +71,15 @@ func TestDiskBudgetFollowsNoSymlinkOut(t *testing.T) {
 			cfg.Output = []mcpconfig.OutputDir{{Dir: ".out"}, {Dir: ".link"}}
 		}})
 	for i := range len(plants) + 4 {
-		e.deliver(1, "go")
-		if got := e.chat.waitTexts(t, 1, i+1)[i]; !strings.HasPrefix(got, "linked ") && !strings.HasPrefix(got, "wrote ") {
+		e.deliver(chat.In(1), "go")
+		if got := e.chat.waitTexts(t, chat.In(1), i+1)[i]; !strings.HasPrefix(got, "linked ") && !strings.HasPrefix(got, "wrote ") {
 			t.Fatalf("step %d: the tool said %q", i+1, got)
 		}
 	}
 	// The watcher's checks of the chat's live server (its own ticks are an
 	// hour apart: the test makes them).
 	e.manager.mu.Lock()
-	s := e.manager.sessions[1]
+	s := e.manager.sessions[chat.In(1)]
 	e.manager.mu.Unlock()
 	for range 3 {
 		s.checkDisk(time.Now())
@@ -98,7 +99,7 @@ func TestDiskBudgetFollowsNoSymlinkOut(t *testing.T) {
 	if got, want := files(t, ws), []string{".out/page-3.yml", ".out/page-4.yml"}; !slices.Equal(got, want) {
 		t.Errorf("the workspace holds %q, want %q", got, want)
 	}
-	text, err := e.manager.DiskUsage(context.Background(), 1)
+	text, err := e.manager.DiskUsage(context.Background(), chat.In(1))
 	if err != nil {
 		t.Fatal(err)
 	}

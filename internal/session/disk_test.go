@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -73,10 +74,10 @@ func TestRunawayLogStopsTheChatsProcess(t *testing.T) {
 		return toolCall("c2", fakemcp.ToolEcho, `{"text":"again"}`), nil
 	}, envOptions{modes: []string{fakemcp.ModeDisk}, server: withOutput, diskCheckEvery: 500 * time.Millisecond,
 		logger: slog.New(rec)})
-	e.deliver(1, "flood")
-	e.chat.waitTexts(t, 1, 1)
-	pid := e.mcpPID(1)
-	texts := e.chat.waitTexts(t, 1, 2)
+	e.deliver(chat.In(1), "flood")
+	e.chat.waitTexts(t, chat.In(1), 1)
+	pid := e.mcpPID(chat.In(1))
+	texts := e.chat.waitTexts(t, chat.In(1), 2)
 	if !strings.HasPrefix(texts[1], floodReply) {
 		t.Fatalf("the chat got %q, want %q…", texts[1], floodReply)
 	}
@@ -84,16 +85,16 @@ func TestRunawayLogStopsTheChatsProcess(t *testing.T) {
 		t.Errorf("the log was not emptied before the stop")
 	}
 	testkit.WaitFor(t, "the fake's process to end", 30*time.Second, func() bool { return pidGone(pid) })
-	log := filepath.Join(e.manager.Workspace(1), ".out", "console-1.log")
+	log := filepath.Join(e.manager.Workspace(chat.In(1)), ".out", "console-1.log")
 	if fi, err := os.Stat(log); err != nil || fi.Size() > 8*runawayMin {
 		t.Errorf("the log holds %v (%v), want it emptied on the way", fi.Size(), err)
 	}
-	ms, _ := e.manager.MCP(1)
+	ms, _ := e.manager.MCP(chat.In(1))
 	if st, _ := ms.(*mcpclient.Session).Status("fake"); st.State != mcpclient.StateNotStarted {
 		t.Errorf("the fake is %s for the chat, want not started", st.State)
 	}
-	e.deliver(1, "again")
-	if got := e.chat.waitTexts(t, 1, 3)[2]; got != "the tool said: again" {
+	e.deliver(chat.In(1), "again")
+	if got := e.chat.waitTexts(t, chat.In(1), 3)[2]; got != "the tool said: again" {
 		t.Errorf("the next call: %q", got)
 	}
 }
@@ -118,15 +119,15 @@ func TestRunawayLogDuringATurnIsOnlyEmptied(t *testing.T) {
 		return toolCall("c1", fakemcp.ToolWriteLog, `{"path":".out/console-1.log"}`), nil
 	}, envOptions{modes: []string{fakemcp.ModeDisk}, server: withOutput, diskCheckEvery: 500 * time.Millisecond,
 		logger: slog.New(rec)})
-	e.deliver(1, "flood")
+	e.deliver(chat.In(1), "flood")
 	<-thinking
-	pid := e.mcpPID(1)
+	pid := e.mcpPID(chat.In(1))
 	testkit.WaitFor(t, "the log to be emptied three times", 30*time.Second, func() bool { return rec.count("emptied") >= 3 })
-	if pidGone(pid) || len(e.chat.Texts(1)) > 0 {
-		t.Fatalf("the process was stopped during the turn (alive: %v; the chat got %q)", !pidGone(pid), e.chat.Texts(1))
+	if pidGone(pid) || len(e.chat.Texts(chat.In(1))) > 0 {
+		t.Fatalf("the process was stopped during the turn (alive: %v; the chat got %q)", !pidGone(pid), e.chat.Texts(chat.In(1)))
 	}
 	close(release)
-	texts := e.chat.waitTexts(t, 1, 2)
+	texts := e.chat.waitTexts(t, chat.In(1), 2)
 	if texts[0] != "done" || !strings.HasPrefix(texts[1], floodReply) {
 		t.Errorf("the chat got %q, want the answer, then the stop", texts)
 	}
@@ -148,15 +149,15 @@ func TestDiskBudgetPrunesWhatIsGenerated(t *testing.T) {
 		return toolCall(fmt.Sprint("c", step), fakemcp.ToolWriteFile,
 			fmt.Sprintf(`{"path":".out/page-%d.yml","bytes":%d}`, step, 300*kb)), nil
 	}, envOptions{modes: []string{fakemcp.ModeDisk}, server: withOutput, diskBudget: 1 << 20})
-	ws := e.manager.Workspace(1)
+	ws := e.manager.Workspace(chat.In(1))
 	for name, size := range map[string]int{"uploads/photo.jpg": 2 << 20, "browser/shot.png": 2 << 20, "results/old.txt": 200 * kb} {
 		writeSized(t, ws, name, size)
 	}
 	old := time.Now().Add(-time.Hour)
 	_ = os.Chtimes(filepath.Join(ws, "results", "old.txt"), old, old)
 	for i := range 4 {
-		e.deliver(1, "write")
-		e.chat.waitTexts(t, 1, i+1)
+		e.deliver(chat.In(1), "write")
+		e.chat.waitTexts(t, chat.In(1), i+1)
 	}
 	// 200 KB of results, then snapshots of 300 KB: over 1 MB at the
 	// third; the oldest go until 768 KB are left (two snapshots), and the
@@ -166,10 +167,10 @@ func TestDiskBudgetPrunesWhatIsGenerated(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("left %q, want %q", got, want)
 	}
-	if _, err := os.Stat(filepath.Join(e.manager.Private(1), transcriptName)); err != nil {
+	if _, err := os.Stat(filepath.Join(e.manager.Private(chat.In(1)), transcriptName)); err != nil {
 		t.Errorf("the transcript: %v", err)
 	}
-	text, err := e.manager.DiskUsage(context.Background(), 1)
+	text, err := e.manager.DiskUsage(context.Background(), chat.In(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +194,8 @@ func TestDiskBudgetPrunesAtOpen(t *testing.T) {
 	}
 	e := newEnv(t, func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: "hi"}, nil },
 		envOptions{dataDir: dataDir, server: withOutput, diskBudget: 2 << 20})
-	e.deliver(1, "hello")
-	e.chat.waitTexts(t, 1, 1)
+	e.deliver(chat.In(1), "hello")
+	e.chat.waitTexts(t, chat.In(1), 1)
 	got := files(t, ws)
 	want := []string{".out/page-7.yml", ".out/page-8.yml", ".out/page-9.yml"}
 	if !slices.Equal(got, want) {
@@ -212,20 +213,20 @@ func TestDiskBudgetImagesOfTheConversation(t *testing.T) {
 		}
 		return toolCall("c1", fakemcp.ToolImage, `{}`), nil
 	}, envOptions{})
-	e.deliver(1, "show me")
-	e.chat.waitTexts(t, 1, 1)
-	images, _ := filepath.Glob(filepath.Join(e.manager.Private(1), imagesDir, "*"))
+	e.deliver(chat.In(1), "show me")
+	e.chat.waitTexts(t, chat.In(1), 1)
+	images, _ := filepath.Glob(filepath.Join(e.manager.Private(chat.In(1)), imagesDir, "*"))
 	if len(images) != 1 {
 		t.Fatalf("images: %q", images)
 	}
-	text, _ := e.manager.DiskUsage(context.Background(), 1)
+	text, _ := e.manager.DiskUsage(context.Background(), chat.In(1))
 	if strings.Contains(text, "conversations left with /new") {
 		t.Errorf("the live conversation's image counts:\n%s", text)
 	}
-	if err := e.manager.Reset(context.Background(), 1); err != nil {
+	if err := e.manager.Reset(context.Background(), chat.In(1)); err != nil {
 		t.Fatal(err)
 	}
-	text, _ = e.manager.DiskUsage(context.Background(), 1)
+	text, _ = e.manager.DiskUsage(context.Background(), chat.In(1))
 	if !strings.Contains(text, "• conversations left with /new: ") || !strings.Contains(text, "in 2 files") {
 		t.Errorf("after /new the archive and its image do not count:\n%s", text)
 	}
@@ -243,12 +244,12 @@ func TestDiskUsageAfterARestartKnowsTheConversation(t *testing.T) {
 		return toolCall("c1", fakemcp.ToolImage, `{}`), nil
 	}
 	e := newEnv(t, answer, envOptions{dataDir: dataDir})
-	e.deliver(1, "show me")
-	e.chat.waitTexts(t, 1, 1)
+	e.deliver(chat.In(1), "show me")
+	e.chat.waitTexts(t, chat.In(1), 1)
 	e.close()
 
 	e = newEnv(t, answer, envOptions{dataDir: dataDir})
-	text, err := e.manager.DiskUsage(context.Background(), 1)
+	text, err := e.manager.DiskUsage(context.Background(), chat.In(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func TestElicitationAsksTheChat(t *testing.T) {
 				return chat.ElicitResult{Action: chat.ElicitAccept,
 					Content: map[string]any{"name": "Ada", "subscribe": true}}, nil
 			}})
-		if err := e.manager.Deliver(41, Message{Text: "sign me up", From: 7}); err != nil {
+		if err := e.manager.Deliver(chat.In(41), Message{Text: "sign me up", From: 7}); err != nil {
 			t.Fatal(err)
 		}
 		res := model.wait(t)
@@ -80,7 +80,7 @@ func TestElicitationAsksTheChat(t *testing.T) {
 	t.Run("no elicitor", func(t *testing.T) {
 		model := newElicitModel()
 		e := newEnv(t, model.answer, envOptions{modes: []string{fakemcp.ModeAsk}})
-		e.deliver(42, "sign me up")
+		e.deliver(chat.In(42), "sign me up")
 		if res := model.wait(t); strings.HasPrefix(res, "accept") {
 			t.Errorf("the server got %q from a chat that cannot ask", res)
 		}
@@ -99,13 +99,13 @@ func TestElicitationEndsWithTheTurn(t *testing.T) {
 			ended <- ctx.Err()
 			return chat.ElicitResult{Action: chat.ElicitCancel}, ctx.Err()
 		}})
-	e.deliver(43, "sign me up")
+	e.deliver(chat.In(43), "sign me up")
 	select {
 	case <-asked:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the chat was never asked")
 	}
-	if !e.manager.Stop(43) {
+	if !e.manager.Stop(chat.In(43)) {
 		t.Fatal("no turn to stop")
 	}
 	select {
@@ -116,7 +116,7 @@ func TestElicitationEndsWithTheTurn(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("/stop did not end the question")
 	}
-	e.chat.waitTexts(t, 43, 1)
+	e.chat.waitTexts(t, chat.In(43), 1)
 }
 
 // A question that comes while no turn runs (a server asking between
@@ -124,7 +124,7 @@ func TestElicitationEndsWithTheTurn(t *testing.T) {
 func TestElicitationOutsideATurnIsCancelled(t *testing.T) {
 	e := newEnv(t, newElicitModel().answer, envOptions{})
 	asked := false
-	el := elicitor{s: &session{id: 44, m: e.manager}, ask: elicitingChat{e.chat, func(context.Context, ElicitRequest) (chat.ElicitResult, error) {
+	el := elicitor{s: &session{id: chat.In(44), m: e.manager}, ask: elicitingChat{e.chat, func(context.Context, ElicitRequest) (chat.ElicitResult, error) {
 		asked = true
 		return chat.ElicitResult{Action: chat.ElicitAccept}, nil
 	}}}
@@ -147,7 +147,7 @@ func TestElicitationTimesOutWithTheCall(t *testing.T) {
 			ended <- context.Cause(ctx)
 			return chat.ElicitResult{Action: chat.ElicitCancel}, ctx.Err()
 		}})
-	e.deliver(45, "sign me up")
+	e.deliver(chat.In(45), "sign me up")
 	select {
 	case cause := <-ended:
 		if !errors.Is(cause, context.DeadlineExceeded) {

@@ -30,11 +30,11 @@ func TestMain(m *testing.M) {
 // fakeChat records what a session sends.
 type fakeChat struct {
 	mu         sync.Mutex
-	texts      map[int64][]string
-	files      map[int64][]string
-	contents   map[int64][]string // what SendFile read of each file
-	toolCalls  map[int64][]string
-	notices    map[int64][]string // NoticeActivity.Notice
+	texts      map[chat.Place][]string
+	files      map[chat.Place][]string
+	contents   map[chat.Place][]string // what SendFile read of each file
+	toolCalls  map[chat.Place][]string
+	notices    map[chat.Place][]string // NoticeActivity.Notice
 	activities int
 	changed    chan struct{}
 	// panicOnSend makes SendFile panic, as a bug in the chat port would.
@@ -42,7 +42,7 @@ type fakeChat struct {
 	// holdTexts, when set, holds every text to that chat until release
 	// is closed or the sender's context ends (Telegram slow or
 	// unreachable while the bot shuts down), and says so on held.
-	holdTexts atomic.Int64
+	holdTexts atomic.Pointer[chat.Place]
 	held      chan struct{}
 	release   chan struct{}
 	// heldSent is how many parts of a held text the chat says went out
@@ -51,8 +51,8 @@ type fakeChat struct {
 }
 
 func newFakeChat() *fakeChat {
-	return &fakeChat{texts: map[int64][]string{}, files: map[int64][]string{}, contents: map[int64][]string{},
-		toolCalls: map[int64][]string{}, notices: map[int64][]string{},
+	return &fakeChat{texts: map[chat.Place][]string{}, files: map[chat.Place][]string{}, contents: map[chat.Place][]string{},
+		toolCalls: map[chat.Place][]string{}, notices: map[chat.Place][]string{},
 		changed: make(chan struct{}, 1), held: make(chan struct{}, 1),
 		release: make(chan struct{})}
 }
@@ -64,8 +64,8 @@ func (c *fakeChat) notify() {
 	}
 }
 
-func (c *fakeChat) SendText(ctx context.Context, chatID int64, text string) error {
-	if chatID == c.holdTexts.Load() {
+func (c *fakeChat) SendText(ctx context.Context, place chat.Place, text string) error {
+	if p := c.holdTexts.Load(); p != nil && place == *p {
 		c.held <- struct{}{}
 		select {
 		case <-c.release:
@@ -77,18 +77,18 @@ func (c *fakeChat) SendText(ctx context.Context, chatID int64, text string) erro
 		}
 	}
 	c.mu.Lock()
-	c.texts[chatID] = append(c.texts[chatID], text)
+	c.texts[place] = append(c.texts[place], text)
 	c.mu.Unlock()
 	c.notify()
 	return nil
 }
 
 // SendTextFrom records the rest of a text as "[from <n>] <text>".
-func (c *fakeChat) SendTextFrom(ctx context.Context, chatID int64, text string, from int) error {
-	return c.SendText(ctx, chatID, fmt.Sprintf("[from %d] %s", from, text))
+func (c *fakeChat) SendTextFrom(ctx context.Context, place chat.Place, text string, from int) error {
+	return c.SendText(ctx, place, fmt.Sprintf("[from %d] %s", from, text))
 }
 
-func (c *fakeChat) SendFile(_ context.Context, chatID int64, file OutgoingFile, caption string) error {
+func (c *fakeChat) SendFile(_ context.Context, place chat.Place, file OutgoingFile, caption string) error {
 	if c.panicOnSend.Load() {
 		panic("the chat port blew up")
 	}
@@ -97,67 +97,67 @@ func (c *fakeChat) SendFile(_ context.Context, chatID int64, file OutgoingFile, 
 		return err
 	}
 	c.mu.Lock()
-	c.files[chatID] = append(c.files[chatID], file.Name+"|"+caption)
-	c.contents[chatID] = append(c.contents[chatID], string(data))
+	c.files[place] = append(c.files[place], file.Name+"|"+caption)
+	c.contents[place] = append(c.contents[place], string(data))
 	c.mu.Unlock()
 	c.notify()
 	return nil
 }
 
-func (c *fakeChat) StartActivity(_ context.Context, chatID int64) Activity {
+func (c *fakeChat) StartActivity(_ context.Context, place chat.Place) Activity {
 	c.mu.Lock()
 	c.activities++
 	c.mu.Unlock()
-	return &fakeActivity{c: c, chatID: chatID}
+	return &fakeActivity{c: c, place: place}
 }
 
 type fakeActivity struct {
-	c      *fakeChat
-	chatID int64
+	c     *fakeChat
+	place chat.Place
 }
 
 func (a *fakeActivity) ToolCall(name string, _ json.RawMessage) {
 	a.c.mu.Lock()
-	a.c.toolCalls[a.chatID] = append(a.c.toolCalls[a.chatID], name)
+	a.c.toolCalls[a.place] = append(a.c.toolCalls[a.place], name)
 	a.c.mu.Unlock()
 }
 
 func (a *fakeActivity) Notice(text string) {
 	a.c.mu.Lock()
-	a.c.notices[a.chatID] = append(a.c.notices[a.chatID], text)
+	a.c.notices[a.place] = append(a.c.notices[a.place], text)
 	a.c.mu.Unlock()
 }
 
 func (a *fakeActivity) Done() {}
 
-func (c *fakeChat) Notices(chatID int64) []string {
+func (c *fakeChat) Notices(place chat.Place) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]string(nil), c.notices[chatID]...)
+	return append([]string(nil), c.notices[place]...)
 }
 
-func (c *fakeChat) Texts(chatID int64) []string {
+func (c *fakeChat) Texts(place chat.Place) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]string(nil), c.texts[chatID]...)
+	return append([]string(nil), c.texts[place]...)
 }
 
-func (c *fakeChat) Contents(chatID int64) []string {
+func (c *fakeChat) Contents(place chat.Place) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]string(nil), c.contents[chatID]...)
+	return append([]string(nil), c.contents[place]...)
 }
 
-func (c *fakeChat) Files(chatID int64) []string {
+func (c *fakeChat) Files(place chat.Place) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]string(nil), c.files[chatID]...)
+	return append([]string(nil), c.files[place]...)
 }
 
 // waitTexts waits until chat has at least n texts.
-func (c *fakeChat) waitTexts(t *testing.T, chatID int64, n int) []string {
+func (c *fakeChat) waitTexts(t *testing.T, place chat.Place, n int) []string {
 	t.Helper()
-	got, err := c.awaitTexts(chatID, n)
+	got, err := c.awaitTexts(place, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,17 +166,17 @@ func (c *fakeChat) waitTexts(t *testing.T, chatID int64, n int) []string {
 
 // awaitTexts is waitTexts for goroutines other than the test's: it
 // returns an error instead of failing the test.
-func (c *fakeChat) awaitTexts(chatID int64, n int) ([]string, error) {
+func (c *fakeChat) awaitTexts(place chat.Place, n int) ([]string, error) {
 	deadline := time.After(20 * time.Second)
 	for {
-		if got := c.Texts(chatID); len(got) >= n {
+		if got := c.Texts(place); len(got) >= n {
 			return got, nil
 		}
 		select {
 		case <-c.changed:
 		case <-time.After(20 * time.Millisecond): // changed holds one token for every chat
 		case <-deadline:
-			return nil, fmt.Errorf("chat %d: timed out waiting for %d texts, have %q", chatID, n, c.Texts(chatID))
+			return nil, fmt.Errorf("chat %v: timed out waiting for %d texts, have %q", place, n, c.Texts(place))
 		}
 	}
 }
@@ -187,7 +187,7 @@ type approvingChat struct {
 	approve func(ctx context.Context, req ApprovalRequest) (Approval, error)
 }
 
-func (c approvingChat) Approve(ctx context.Context, _ int64, req ApprovalRequest) (Approval, error) {
+func (c approvingChat) Approve(ctx context.Context, _ chat.Place, req ApprovalRequest) (Approval, error) {
 	return c.approve(ctx, req)
 }
 
@@ -197,7 +197,7 @@ type askingChat struct {
 	ask func(ctx context.Context, q UserQuestion) (UserAnswer, error)
 }
 
-func (c askingChat) AskUser(ctx context.Context, _ int64, q UserQuestion) (UserAnswer, error) {
+func (c askingChat) AskUser(ctx context.Context, _ chat.Place, q UserQuestion) (UserAnswer, error) {
 	return c.ask(ctx, q)
 }
 
@@ -208,7 +208,7 @@ type elicitingChat struct {
 	elicit func(ctx context.Context, req ElicitRequest) (chat.ElicitResult, error)
 }
 
-func (c elicitingChat) Elicit(ctx context.Context, _ int64, req ElicitRequest) (chat.ElicitResult, error) {
+func (c elicitingChat) Elicit(ctx context.Context, _ chat.Place, req ElicitRequest) (chat.ElicitResult, error) {
 	return c.elicit(ctx, req)
 }
 
@@ -295,8 +295,8 @@ type voicingChat struct {
 	c *fakeChat
 }
 
-func (v voicingChat) SendVoiceAnswer(ctx context.Context, chatID int64, markdown string) error {
-	return v.c.SendText(ctx, chatID, "🔊 "+markdown)
+func (v voicingChat) SendVoiceAnswer(ctx context.Context, place chat.Place, markdown string) error {
+	return v.c.SendText(ctx, place, "🔊 "+markdown)
 }
 
 func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm.Response, error), o envOptions) *env {
@@ -360,15 +360,15 @@ func (e *env) close() {
 	}
 }
 
-func (e *env) deliver(chatID int64, text string) {
+func (e *env) deliver(place chat.Place, text string) {
 	e.t.Helper()
-	if err := e.manager.Deliver(chatID, Message{Text: text}); err != nil {
+	if err := e.manager.Deliver(place, Message{Text: text}); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
-func (e *env) mcpPID(chatID int64) int {
-	ms, err := e.manager.MCP(chatID)
+func (e *env) mcpPID(place chat.Place) int {
+	ms, err := e.manager.MCP(place)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -413,3 +413,6 @@ func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
 	}
 	return nil
 }
+
+// inChat is chat.In for the tests whose chat id is a variable named chat.
+func inChat(id int64) chat.Place { return chat.In(id) }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
@@ -53,8 +54,8 @@ func (d *fullDisk) setRoom(n int) {
 func historyAfterRestart(t *testing.T, dir string, chat int64, text string) []string {
 	t.Helper()
 	e := newEnv(t, echoText, envOptions{dataDir: dir})
-	e.deliver(chat, text)
-	e.chat.waitTexts(t, chat, 1)
+	e.deliver(inChat(chat), text)
+	e.chat.waitTexts(t, inChat(chat), 1)
 	var texts []string
 	for _, m := range e.model.Requests()[0].Messages {
 		for _, p := range m.Parts {
@@ -80,19 +81,19 @@ func TestFullDiskLosesNothingOnceSpaceIsBack(t *testing.T) {
 		disk.transcriptFile = f
 		return disk
 	}
-	e.deliver(50, "one")
-	e.chat.waitTexts(t, 50, 1)
+	e.deliver(chat.In(50), "one")
+	e.chat.waitTexts(t, chat.In(50), 1)
 
 	disk.setRoom(10)
-	e.deliver(50, "two")
-	got := e.chat.waitTexts(t, 50, 2)
+	e.deliver(chat.In(50), "two")
+	got := e.chat.waitTexts(t, chat.In(50), 2)
 	if !strings.HasPrefix(got[1], "Sorry, I could not save") {
 		t.Errorf("reply on a full disk = %q", got[1])
 	}
 
 	disk.setRoom(-1)
-	e.deliver(50, "three")
-	if got := e.chat.waitTexts(t, 50, 3); got[2] != "re: three" {
+	e.deliver(chat.In(50), "three")
+	if got := e.chat.waitTexts(t, chat.In(50), 3); got[2] != "re: three" {
 		t.Errorf("reply once there is room = %q", got[2])
 	}
 	e.close()
@@ -121,8 +122,8 @@ func TestTornLastLineIsMendedBeforeAppending(t *testing.T) {
 			logs := &recordHandler{level: slog.LevelWarn}
 			e := newEnv(t, echoText, envOptions{dataDir: dir, logger: slog.New(logs)})
 			path := writeTranscript(t, e, 51, `{"role":"user","parts":[{"kind":"text","text":"one"}]}`+"\n"+tt.tail)
-			e.deliver(51, "two")
-			e.chat.waitTexts(t, 51, 1)
+			e.deliver(chat.In(51), "two")
+			e.chat.waitTexts(t, chat.In(51), 1)
 			e.close()
 			if got := logs.Records(); len(got) != 1 || !strings.Contains(got[0], "last_line") {
 				t.Errorf("want one warning for the file, naming the last line: %q", got)

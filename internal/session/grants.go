@@ -7,10 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
+	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/store"
 )
 
@@ -19,9 +20,10 @@ import (
 // agent's own servers may write to, so that it cannot approve itself.
 const approvalsDir = "approvals"
 
-// grantsPath is chat's file of grants.
-func (m *Manager) grantsPath(chatID int64) string {
-	return filepath.Join(m.o.DataDir, approvalsDir, strconv.FormatInt(chatID, 10)+".json")
+// grantsPath is place's file of grants: each topic of a forum has its
+// own, the General topic the chat's.
+func (m *Manager) grantsPath(place chat.Place) string {
+	return filepath.Join(m.o.DataDir, approvalsDir, chatdir.Key(place)+".json")
 }
 
 // Grant is an "Always in this chat" approval: every call of the server's
@@ -37,8 +39,8 @@ type Grant struct {
 // Grants lists chat's "Always in this chat" approvals, in the order they
 // were given. A missing file is none; an unreadable one is an error
 // (a *GrantsError).
-func (m *Manager) Grants(chatID int64) ([]Grant, error) {
-	list, err := readGrants(m.grantsPath(chatID))
+func (m *Manager) Grants(place chat.Place) ([]Grant, error) {
+	list, err := readGrants(m.grantsPath(place))
 	if err != nil {
 		return nil, &GrantsError{Err: err}
 	}
@@ -47,26 +49,26 @@ func (m *Manager) Grants(chatID int64) ([]Grant, error) {
 
 // RevokeGrant takes back chat's "Always in this chat" of server's tool:
 // its next call asks again. It reports whether there was one.
-func (m *Manager) RevokeGrant(chatID int64, server, tool string) (bool, error) {
-	n, err := m.grants.revoke(m.grantsPath(chatID), func(g Grant) bool { return g.Server == server && g.Tool == tool })
+func (m *Manager) RevokeGrant(place chat.Place, server, tool string) (bool, error) {
+	n, err := m.grants.revoke(m.grantsPath(place), func(g Grant) bool { return g.Server == server && g.Tool == tool })
 	if err != nil {
 		return false, &GrantsError{Err: err}
 	}
 	if n > 0 {
-		m.logger.Info("\"always in this chat\" revoked", "chat", chatID, "server", server, "tool", tool)
+		m.logger.Info("\"always in this chat\" revoked", "chat", place, "server", server, "tool", tool)
 	}
 	return n > 0, nil
 }
 
 // RevokeGrants takes back every "Always in this chat" of chat and reports
 // how many there were.
-func (m *Manager) RevokeGrants(chatID int64) (int, error) {
-	n, err := m.grants.revoke(m.grantsPath(chatID), func(Grant) bool { return true })
+func (m *Manager) RevokeGrants(place chat.Place) (int, error) {
+	n, err := m.grants.revoke(m.grantsPath(place), func(Grant) bool { return true })
 	if err != nil {
 		return 0, &GrantsError{Err: err}
 	}
 	if n > 0 {
-		m.logger.Info("every \"always in this chat\" revoked", "chat", chatID, "grants", n)
+		m.logger.Info("every \"always in this chat\" revoked", "chat", place, "grants", n)
 	}
 	return n, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 )
 
@@ -23,34 +24,34 @@ func TestRevokeGrant(t *testing.T) {
 		server: func(c *mcpconfig.ServerConfig) { c.Approval = mcpconfig.ApprovalWrites }})
 	deliver := func(text string) {
 		t.Helper()
-		if err := e.manager.Deliver(7, Message{Text: text, From: 4242}); err != nil {
+		if err := e.manager.Deliver(chat.In(7), Message{Text: text, From: 4242}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	deliver("first")
-	e.chat.waitTexts(t, 7, 1)
-	got, err := e.manager.Grants(7)
+	e.chat.waitTexts(t, chat.In(7), 1)
+	got, err := e.manager.Grants(chat.In(7))
 	if err != nil || len(got) != 1 || got[0].Server != "fake" || got[0].Tool != "sleep" || got[0].By != 4242 || got[0].At.IsZero() {
 		t.Fatalf("Grants = %+v, %v; want fake's sleep, by 4242", got, err)
 	}
-	if other, err := e.manager.Grants(8); err != nil || len(other) != 0 {
+	if other, err := e.manager.Grants(chat.In(8)); err != nil || len(other) != 0 {
 		t.Errorf("another chat's grants: %+v, %v", other, err)
 	}
 
 	// /new keeps it.
-	if err := e.manager.Reset(context.Background(), 7); err != nil {
+	if err := e.manager.Reset(context.Background(), chat.In(7)); err != nil {
 		t.Fatal(err)
 	}
 	deliver("after /new")
-	e.chat.waitTexts(t, 7, 2)
+	e.chat.waitTexts(t, chat.In(7), 2)
 	if n := len(a.all()); n != 1 {
 		t.Fatalf("asked %d times, want once: /new keeps the grant", n)
 	}
 
-	if ok, err := e.manager.RevokeGrant(7, "fake", "sleep"); !ok || err != nil {
+	if ok, err := e.manager.RevokeGrant(chat.In(7), "fake", "sleep"); !ok || err != nil {
 		t.Fatalf("RevokeGrant = %v, %v", ok, err)
 	}
-	if ok, err := e.manager.RevokeGrant(7, "fake", "sleep"); ok || err != nil {
+	if ok, err := e.manager.RevokeGrant(chat.In(7), "fake", "sleep"); ok || err != nil {
 		t.Errorf("a second RevokeGrant = %v, %v; want false, nil", ok, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "approvals", "7.json")); !errors.Is(err, os.ErrNotExist) {
@@ -59,18 +60,18 @@ func TestRevokeGrant(t *testing.T) {
 	// The session that checked it before asks again at once.
 	a.decide = func(ApprovalRequest) (Approval, error) { return Approved, nil }
 	deliver("after the revocation")
-	e.chat.waitTexts(t, 7, 3)
+	e.chat.waitTexts(t, chat.In(7), 3)
 	if n := len(a.all()); n != 2 {
 		t.Errorf("asked %d times, want a second time after the revocation", n)
 	}
-	if got, _ := e.manager.Grants(7); len(got) != 0 {
+	if got, _ := e.manager.Grants(chat.In(7)); len(got) != 0 {
 		t.Errorf("Approve (not always) added a grant: %+v", got)
 	}
 }
 
 func TestRevokeGrants(t *testing.T) {
 	m := newEnv(t, nil, envOptions{}).manager
-	path := m.grantsPath(-100)
+	path := m.grantsPath(chat.In(-100))
 	for _, tool := range []string{"a", "b", "c"} {
 		if err := m.grants.add(path, "srv", tool, 1, time.Unix(0, 0)); err != nil {
 			t.Fatal(err)
@@ -79,14 +80,14 @@ func TestRevokeGrants(t *testing.T) {
 	if err := m.grants.add(path, "srv", "b", 2, time.Now()); err != nil { // twice: kept once, as first given
 		t.Fatal(err)
 	}
-	got, err := m.Grants(-100)
+	got, err := m.Grants(chat.In(-100))
 	if err != nil || len(got) != 3 || got[1].Tool != "b" || got[1].By != 1 {
 		t.Fatalf("Grants = %+v, %v", got, err)
 	}
-	if n, err := m.RevokeGrants(-100); n != 3 || err != nil {
+	if n, err := m.RevokeGrants(chat.In(-100)); n != 3 || err != nil {
 		t.Fatalf("RevokeGrants = %d, %v; want 3", n, err)
 	}
-	if n, err := m.RevokeGrants(-100); n != 0 || err != nil {
+	if n, err := m.RevokeGrants(chat.In(-100)); n != 0 || err != nil {
 		t.Errorf("RevokeGrants of none = %d, %v", n, err)
 	}
 }
@@ -95,7 +96,7 @@ func TestRevokeGrants(t *testing.T) {
 // *GrantsError, and is not overwritten: the operator may mend it.
 func TestUnreadableGrants(t *testing.T) {
 	m := newEnv(t, nil, envOptions{}).manager
-	path := m.grantsPath(7)
+	path := m.grantsPath(chat.In(7))
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +105,10 @@ func TestUnreadableGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ge *GrantsError
-	if _, err := m.Grants(7); !errors.As(err, &ge) {
+	if _, err := m.Grants(chat.In(7)); !errors.As(err, &ge) {
 		t.Errorf("Grants: %v, want a *GrantsError", err)
 	}
-	if _, err := m.RevokeGrant(7, "fake", "sleep"); !errors.As(err, &ge) {
+	if _, err := m.RevokeGrant(chat.In(7), "fake", "sleep"); !errors.As(err, &ge) {
 		t.Errorf("RevokeGrant: %v, want a *GrantsError", err)
 	}
 	if m.grants.has(path, "fake", "sleep", m.logger) {

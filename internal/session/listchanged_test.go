@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -74,12 +75,12 @@ func TestToolsListChangedReachesTheNextStep(t *testing.T) {
 		return llm.Response{Text: "done"}, nil
 	}
 	e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeChanging}})
-	e.deliver(40, "add")
-	e.chat.waitTexts(t, 40, 1)
-	e.deliver(41, "look")
-	e.chat.waitTexts(t, 41, 1)
-	e.deliver(40, "remove")
-	e.chat.waitTexts(t, 40, 2)
+	e.deliver(chat.In(40), "add")
+	e.chat.waitTexts(t, chat.In(40), 1)
+	e.deliver(chat.In(41), "look")
+	e.chat.waitTexts(t, chat.In(41), 1)
+	e.deliver(chat.In(40), "remove")
+	e.chat.waitTexts(t, chat.In(40), 2)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, p := range problems {

@@ -135,7 +135,7 @@ type Manager struct {
 	// mu guards sessions and closed, nothing else: each session's state
 	// has its session's lock.
 	mu       sync.Mutex
-	sessions map[int64]*session
+	sessions map[chat.Place]*session
 	closed   bool
 	watching bool           // the disk watcher runs (diskwatch.go)
 	wg       sync.WaitGroup // the session goroutines and the disk watcher
@@ -217,7 +217,7 @@ func NewManager(o Options) *Manager {
 		logger:   logger.With("component", "session"),
 		ctx:      ctx,
 		cancel:   cancel,
-		sessions: map[int64]*session{},
+		sessions: map[chat.Place]*session{},
 		refusals: map[string]bool{},
 		seed:     maphash.MakeSeed(),
 	}
@@ -230,25 +230,25 @@ func NewManager(o Options) *Manager {
 }
 
 // Workspace is chat's folder: its files, what its servers see.
-func (m *Manager) Workspace(chatID int64) string { return m.dirs.Workspace(chatID) }
+func (m *Manager) Workspace(place chat.Place) string { return m.dirs.Workspace(place) }
 
 // Private is the bot's private folder of chat, beside its workspace: the
 // transcript, its images, the mark of a running turn, the browser's state.
-func (m *Manager) Private(chatID int64) string { return m.dirs.Private(chatID) }
+func (m *Manager) Private(place chat.Place) string { return m.dirs.Private(place) }
 
 // get returns chat's session, creating it (without I/O) if needed.
-func (m *Manager) get(chatID int64) (*session, error) {
+func (m *Manager) get(place chat.Place) (*session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, ErrClosed
 	}
-	s, ok := m.sessions[chatID]
+	s, ok := m.sessions[place]
 	if !ok {
-		ws, private := m.Workspace(chatID), m.Private(chatID)
-		s = &session{id: chatID, m: m, workspace: ws, private: private, wake: make(chan struct{}, 1),
+		ws, private := m.Workspace(place), m.Private(place)
+		s = &session{id: place, m: m, workspace: ws, private: private, wake: make(chan struct{}, 1),
 			sampling: make(chan struct{}, maxSampling), disk: m.newDisk(ws, private)}
-		m.sessions[chatID] = s
+		m.sessions[place] = s
 		m.startWatchLocked()
 	}
 	return s, nil
@@ -275,8 +275,8 @@ type Message struct {
 
 // Deliver queues a user's message for chat. It never blocks on a turn:
 // messages that arrive during one wait for it, in order.
-func (m *Manager) Deliver(chatID int64, msg Message) error {
-	s, err := m.get(chatID)
+func (m *Manager) Deliver(place chat.Place, msg Message) error {
+	s, err := m.get(place)
 	if err != nil {
 		return err
 	}
@@ -319,9 +319,9 @@ func (m *Manager) Resume() (int, error) {
 
 // Stop cancels chat's running turn (the MCP server is told) and reports
 // whether one was running. Queued messages are kept.
-func (m *Manager) Stop(chatID int64) bool {
+func (m *Manager) Stop(place chat.Place) bool {
 	m.mu.Lock()
-	s, ok := m.sessions[chatID]
+	s, ok := m.sessions[place]
 	m.mu.Unlock()
 	return ok && s.cancelTurn()
 }
@@ -331,8 +331,8 @@ func (m *Manager) Stop(chatID int64) bool {
 // conversation the user is leaving), the transcript is archived and the
 // chat's MCP processes are stopped (the next browser call starts a fresh
 // browser). It returns when done.
-func (m *Manager) Reset(ctx context.Context, chatID int64) error {
-	s, err := m.get(chatID)
+func (m *Manager) Reset(ctx context.Context, place chat.Place) error {
+	s, err := m.get(place)
 	if err != nil {
 		return err
 	}
@@ -342,7 +342,7 @@ func (m *Manager) Reset(ctx context.Context, chatID int64) error {
 		return err
 	}
 	if n > 0 {
-		m.logger.Info("new conversation: dropped waiting messages", "chat", chatID, "messages", n)
+		m.logger.Info("new conversation: dropped waiting messages", "chat", place, "messages", n)
 	}
 	select {
 	case err := <-done:
@@ -354,8 +354,8 @@ func (m *Manager) Reset(ctx context.Context, chatID int64) error {
 
 // MCP returns chat's MCP session (created, without I/O, if needed): /mcp
 // reads it and /mcp restart acts on it.
-func (m *Manager) MCP(chatID int64) (MCPSession, error) {
-	s, err := m.get(chatID)
+func (m *Manager) MCP(place chat.Place) (MCPSession, error) {
+	s, err := m.get(place)
 	if err != nil {
 		return nil, err
 	}
@@ -483,8 +483,8 @@ func (identity) Redact(s string) string { return s }
 // MCPStatus is /mcp for chat: every server's state, tools and errors,
 // with what each server's tools cost under the plan. Its texts are not
 // redacted. It costs no model call.
-func (m *Manager) MCPStatus(ctx context.Context, chatID int64) (chat.MCPStatus, error) {
-	ms, err := m.MCP(chatID)
+func (m *Manager) MCPStatus(ctx context.Context, place chat.Place) (chat.MCPStatus, error) {
+	ms, err := m.MCP(place)
 	if err != nil {
 		return chat.MCPStatus{}, err
 	}
@@ -499,8 +499,8 @@ func (m *Manager) MCPStatus(ctx context.Context, chatID int64) (chat.MCPStatus, 
 // MCPServer is /mcp <name> for chat: MCPStatus's of the server, with its
 // configuration, process and troubles; an error written for the user when
 // no server has that name.
-func (m *Manager) MCPServer(ctx context.Context, chatID int64, name string) (chat.ServerStatus, error) {
-	ms, err := m.MCP(chatID)
+func (m *Manager) MCPServer(ctx context.Context, place chat.Place, name string) (chat.ServerStatus, error) {
+	ms, err := m.MCP(place)
 	if err != nil {
 		return chat.ServerStatus{}, err
 	}
@@ -538,8 +538,8 @@ func (m *Manager) toolCost(plan ToolPlan, offered []chat.CatalogTool) *chat.Tool
 
 // MCPRestart is /mcp restart <name>: chat's process of that server is
 // stopped, and the next call starts a fresh one.
-func (m *Manager) MCPRestart(chatID int64, name string) error {
-	ms, err := m.MCP(chatID)
+func (m *Manager) MCPRestart(place chat.Place, name string) error {
+	ms, err := m.MCP(place)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
@@ -46,15 +47,15 @@ func TestSessionsWorkWithoutTheManagerLock(t *testing.T) {
 		return reAgent(ctx, req)
 	}
 	e := newEnv(t, answer, envOptions{})
-	e.deliver(21, "first")
-	e.deliver(21, "second")
-	e.deliver(21, "third")
+	e.deliver(chat.In(21), "first")
+	e.deliver(chat.In(21), "second")
+	e.deliver(chat.In(21), "third")
 	await(t, started, "the first turn")
 
 	e.manager.mu.Lock()
 	defer e.manager.mu.Unlock() // also when the wait below fails
 	close(release)
-	got, err := e.chat.awaitTexts(21, 3)
+	got, err := e.chat.awaitTexts(chat.In(21), 3)
 	if err != nil {
 		t.Fatalf("with the manager's lock held: %v", err)
 	}
@@ -76,11 +77,11 @@ func TestIdleReleaseRacesTheNextMessage(t *testing.T) {
 		chat := 100 + c
 		wg.Go(func() {
 			for i := range messages {
-				if err := e.manager.Deliver(chat, Message{Text: fmt.Sprintf("m%d", i)}); err != nil {
+				if err := e.manager.Deliver(inChat(chat), Message{Text: fmt.Sprintf("m%d", i)}); err != nil {
 					errs <- err
 					return
 				}
-				got, err := e.chat.awaitTexts(chat, i+1)
+				got, err := e.chat.awaitTexts(inChat(chat), i+1)
 				if err != nil {
 					errs <- err
 					return
@@ -114,15 +115,15 @@ func TestResetRacingCloseReturns(t *testing.T) {
 		return reAgent(ctx, req)
 	}
 	e := newEnv(t, answer, envOptions{logger: slog.New(gate)})
-	e.deliver(22, "busy")
+	e.deliver(chat.In(22), "busy")
 	await(t, started, "the first turn")
-	e.deliver(22, "waiting")
+	e.deliver(chat.In(22), "waiting")
 
 	reset := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		reset <- e.manager.Reset(ctx, 22)
+		reset <- e.manager.Reset(ctx, chat.In(22))
 	}()
 	await(t, gate.held, "Reset to drop the waiting message")
 	e.close()
@@ -157,7 +158,7 @@ func TestConcurrentDeliverStopResetAndClose(t *testing.T) {
 			chat := 200 + c
 			wg.Go(func() {
 				for i := range 4 * rounds {
-					if err := e.manager.Deliver(chat, Message{Text: []string{"hi", "slow"}[i%2]}); err != nil {
+					if err := e.manager.Deliver(inChat(chat), Message{Text: []string{"hi", "slow"}[i%2]}); err != nil {
 						if !errors.Is(err, ErrClosed) {
 							errs <- fmt.Errorf("Deliver: %w", err)
 						}
@@ -167,13 +168,13 @@ func TestConcurrentDeliverStopResetAndClose(t *testing.T) {
 			})
 			wg.Go(func() {
 				for range 4 * rounds {
-					e.manager.Stop(chat)
+					e.manager.Stop(inChat(chat))
 				}
 			})
 			wg.Go(func() {
 				for range rounds {
 					ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-					err := e.manager.Reset(ctx, chat)
+					err := e.manager.Reset(ctx, inChat(chat))
 					cancel()
 					if err != nil {
 						if !errors.Is(err, ErrClosed) {
@@ -198,10 +199,10 @@ func TestConcurrentDeliverStopResetAndClose(t *testing.T) {
 	go func() { e.close(); close(closed) }() // in the middle of the second round
 	hammer()
 	await(t, closed, "Close")
-	if err := e.manager.Deliver(200, Message{Text: "late"}); !errors.Is(err, ErrClosed) {
+	if err := e.manager.Deliver(chat.In(200), Message{Text: "late"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Deliver after Close: %v", err)
 	}
-	if err := e.manager.Reset(context.Background(), 200); !errors.Is(err, ErrClosed) {
+	if err := e.manager.Reset(context.Background(), chat.In(200)); !errors.Is(err, ErrClosed) {
 		t.Errorf("Reset after Close: %v", err)
 	}
 }

@@ -190,8 +190,8 @@ func (s *session) memoryPrompt() string {
 
 // Memory lists chat's notes, in the order they were added. A missing file
 // is none; an unreadable one is an error (a *MemoryError).
-func (m *Manager) Memory(chatID int64) ([]MemoryEntry, error) {
-	list, err := m.memory.list(memoryPath(m.Private(chatID)))
+func (m *Manager) Memory(place chat.Place) ([]MemoryEntry, error) {
+	list, err := m.memory.list(memoryPath(m.Private(place)))
 	if err != nil {
 		return nil, &MemoryError{Err: err}
 	}
@@ -201,24 +201,24 @@ func (m *Manager) Memory(chatID int64) ([]MemoryEntry, error) {
 // ForgetMemory deletes chat's note whose text is text (any case; never
 // by its number: a stale button must not delete another note) and
 // reports whether there was one.
-func (m *Manager) ForgetMemory(chatID int64, text string) (bool, error) {
-	c, err := m.memory.remove(memoryPath(m.Private(chatID)), text, false)
+func (m *Manager) ForgetMemory(place chat.Place, text string) (bool, error) {
+	c, err := m.memory.remove(memoryPath(m.Private(place)), text, false)
 	if err != nil {
 		return false, &MemoryError{Err: err}
 	}
 	if c.outcome == memoryChanged {
-		m.logger.Info("memory: a note deleted from the chat", "chat", chatID, "entries", len(c.entries))
+		m.logger.Info("memory: a note deleted from the chat", "chat", place, "entries", len(c.entries))
 	}
 	return c.outcome == memoryChanged, nil
 }
 
 // ClearMemory deletes every note of chat and reports how many there were
 // (-1: the file could not be read, and is gone all the same).
-func (m *Manager) ClearMemory(chatID int64) (int, error) {
-	n, err := m.memory.clear(memoryPath(m.Private(chatID)))
+func (m *Manager) ClearMemory(place chat.Place) (int, error) {
+	n, err := m.memory.clear(memoryPath(m.Private(place)))
 	if err != nil {
 		return 0, &MemoryError{Err: err}
 	}
-	m.logger.Info("memory cleared", "chat", chatID, "entries", n)
+	m.logger.Info("memory cleared", "chat", place, "entries", n)
 	return n, nil
 }

@@ -45,7 +45,7 @@ func TestMemoryArguments(t *testing.T) {
 // callMemory calls the chat's memory tool as its registry would.
 func callMemory(t *testing.T, e *env, chatID int64, args string) (string, bool) {
 	t.Helper()
-	s, err := e.manager.get(chatID)
+	s, err := e.manager.get(chat.In(chatID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +90,11 @@ func TestMemoryTool(t *testing.T) {
 			t.Errorf("%s: the answer repeats the secret: %q", st.args, got)
 		}
 	}
-	list, err := e.manager.Memory(5)
+	list, err := e.manager.Memory(chat.In(5))
 	if err != nil || !slices.Equal(texts(list), []string{"Locker code 4711"}) {
 		t.Errorf("memory %q, %v", texts(list), err)
 	}
-	data, _ := os.ReadFile(memoryPath(e.manager.Private(5)))
+	data, _ := os.ReadFile(memoryPath(e.manager.Private(chat.In(5))))
 	if strings.Contains(string(data), secret) {
 		t.Error("the secret reached the file")
 	}
@@ -168,15 +168,15 @@ func memoryModel(_ context.Context, req llm.Request) (llm.Response, error) {
 func TestMemoryAcrossNewAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	e := newEnv(t, memoryModel, envOptions{dataDir: dir})
-	e.deliver(1, "remember Name: Ana")
-	e.chat.waitTexts(t, 1, 1)
-	if err := e.manager.Reset(context.Background(), 1); err != nil {
+	e.deliver(chat.In(1), "remember Name: Ana")
+	e.chat.waitTexts(t, chat.In(1), 1)
+	if err := e.manager.Reset(context.Background(), chat.In(1)); err != nil {
 		t.Fatal(err)
 	}
-	e.deliver(1, "who am I?")
-	e.chat.waitTexts(t, 1, 2)
-	e.deliver(2, "who am I?")
-	e.chat.waitTexts(t, 2, 1)
+	e.deliver(chat.In(1), "who am I?")
+	e.chat.waitTexts(t, chat.In(1), 2)
+	e.deliver(chat.In(2), "who am I?")
+	e.chat.waitTexts(t, chat.In(2), 1)
 	reqs := e.model.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("%d requests", len(reqs))
@@ -193,8 +193,8 @@ func TestMemoryAcrossNewAndRestart(t *testing.T) {
 	e.close()
 
 	e2 := newEnv(t, memoryModel, envOptions{dataDir: dir})
-	e2.deliver(1, "and now?")
-	e2.chat.waitTexts(t, 1, 1)
+	e2.deliver(chat.In(1), "and now?")
+	e2.chat.waitTexts(t, chat.In(1), 1)
 	if r := e2.model.Requests(); len(r) != 1 || !strings.Contains(r[0].System, "1. Name: Ana") {
 		t.Errorf("after a restart: %+v", r)
 	}
@@ -214,18 +214,18 @@ func TestMemoryConcurrent(t *testing.T) {
 			}
 		})
 		wg.Go(func() {
-			if _, err := e.manager.Memory(3); err != nil {
+			if _, err := e.manager.Memory(chat.In(3)); err != nil {
 				t.Errorf("list: %v", err)
 			}
 			if i%2 == 0 {
-				if _, err := e.manager.ForgetMemory(3, fmt.Sprintf("note %d", i)); err != nil {
+				if _, err := e.manager.ForgetMemory(chat.In(3), fmt.Sprintf("note %d", i)); err != nil {
 					t.Errorf("forget: %v", err)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	list, err := e.manager.Memory(3)
+	list, err := e.manager.Memory(chat.In(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,10 +243,10 @@ func TestMemoryConcurrent(t *testing.T) {
 		}
 		seen[note] = true
 	}
-	if n, err := e.manager.ClearMemory(3); err != nil || n != len(got) {
+	if n, err := e.manager.ClearMemory(chat.In(3)); err != nil || n != len(got) {
 		t.Errorf("clear: %d, %v (had %d)", n, err, len(got))
 	}
-	if list, err := e.manager.Memory(3); err != nil || len(list) != 0 {
+	if list, err := e.manager.Memory(chat.In(3)); err != nil || len(list) != 0 {
 		t.Errorf("after clear: %q, %v", texts(list), err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
@@ -65,11 +66,13 @@ func (m *Manager) models() []string {
 	return nil
 }
 
-func (m *Manager) modelPath(chatID int64) string { return filepath.Join(m.Private(chatID), modelFile) }
+func (m *Manager) modelPath(place chat.Place) string {
+	return filepath.Join(m.Private(place), modelFile)
+}
 
 // pickedModel reads the chat's pick: "" when it made none.
-func (m *Manager) pickedModel(chatID int64) (string, error) {
-	data, err := os.ReadFile(m.modelPath(chatID))
+func (m *Manager) pickedModel(place chat.Place) (string, error) {
+	data, err := os.ReadFile(m.modelPath(place))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -80,20 +83,20 @@ func (m *Manager) pickedModel(chatID int64) (string, error) {
 		Model string `json:"model"`
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
-		return "", fmt.Errorf("%s: %w", m.modelPath(chatID), err)
+		return "", fmt.Errorf("%s: %w", m.modelPath(place), err)
 	}
 	return f.Model, nil
 }
 
 // Model is chat's model: its pick, or the default when it made none or
 // picked one that is no longer offered.
-func (m *Manager) Model(chatID int64) (ModelChoice, error) {
+func (m *Manager) Model(place chat.Place) (ModelChoice, error) {
 	models := m.models()
 	c := ModelChoice{Models: slices.Clone(models)}
 	if len(models) > 0 {
 		c.Current = models[0]
 	}
-	picked, err := m.pickedModel(chatID)
+	picked, err := m.pickedModel(place)
 	if err != nil {
 		return c, &ModelError{Err: err}
 	}
@@ -110,7 +113,7 @@ func (m *Manager) Model(chatID int64) (ModelChoice, error) {
 // SetModel makes name chat's model, kept across restarts (an
 // *UnknownModelError when it is not one of the models offered), and
 // returns the chat's model as it is now.
-func (m *Manager) SetModel(chatID int64, name string) (ModelChoice, error) {
+func (m *Manager) SetModel(place chat.Place, name string) (ModelChoice, error) {
 	models := m.models()
 	if !slices.Contains(models, name) {
 		return ModelChoice{}, &UnknownModelError{Name: name, Models: slices.Clone(models)}
@@ -120,11 +123,11 @@ func (m *Manager) SetModel(chatID int64, name string) (ModelChoice, error) {
 	data, _ := json.Marshal(struct {
 		Model string `json:"model"`
 	}{name})
-	if err := writeFileAtomic(m.modelPath(chatID), append(data, '\n')); err != nil {
+	if err := writeFileAtomic(m.modelPath(place), append(data, '\n')); err != nil {
 		return ModelChoice{}, &ModelError{Err: err}
 	}
-	m.logger.Info("the chat's model changed", "chat", chatID, "model", name)
-	return m.Model(chatID)
+	m.logger.Info("the chat's model changed", "chat", place, "model", name)
+	return m.Model(place)
 }
 
 // model is the model the chat's next request goes to; a pick it cannot
@@ -137,10 +140,11 @@ func (s *session) model() string {
 	return c.Current
 }
 
-// reserve asks the allowance for req, made for chat on behalf of user:
+// reserve asks the allowance for req, made for place on behalf of user:
 // its prompt and the longest answer it may write, at its model's price.
-func (m *Manager) reserve(ctx context.Context, chatID, user int64, req llm.Request) (spent func(llm.Usage), notice string, err error) {
+// The allowance is the chat's: every topic of a forum spends it.
+func (m *Manager) reserve(ctx context.Context, place chat.Place, user int64, req llm.Request) (spent func(llm.Usage), notice string, err error) {
 	answer := agent.AnswerTokens(req.MaxTokens)
 	prompt := agent.RequestTokens(req.System, req.Tools, req.Messages, req.MaxTokens) - answer
-	return m.o.Allowance.Reserve(ctx, chatID, user, req.Model, prompt, answer)
+	return m.o.Allowance.Reserve(ctx, place.Chat, user, req.Model, prompt, answer)
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
@@ -50,23 +51,23 @@ func TestPanicEndsTheTurnNotTheProcess(t *testing.T) {
 			if tt.chat != nil {
 				tt.chat(e.chat)
 			}
-			ws := e.manager.Workspace(30)
+			ws := e.manager.Workspace(chat.In(30))
 			if err := os.MkdirAll(ws, 0o700); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("notes"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			e.deliver(30, "first")
-			got := e.chat.waitTexts(t, 30, 1)
+			e.deliver(chat.In(30), "first")
+			got := e.chat.waitTexts(t, chat.In(30), 1)
 			if !strings.Contains(got[0], "Sorry, something went wrong with this conversation") {
 				t.Fatalf("reply after the panic = %q", got[0])
 			}
-			if e.manager.Stop(30) { // the reply comes after the turn is cleared
+			if e.manager.Stop(chat.In(30)) { // the reply comes after the turn is cleared
 				t.Error("the turn still counts as running after the panic")
 			}
-			e.deliver(30, "second")
-			got = e.chat.waitTexts(t, 30, 2)
+			e.deliver(chat.In(30), "second")
+			got = e.chat.waitTexts(t, chat.In(30), 2)
 			if got[1] != "re: second" {
 				t.Errorf("the next message got %q", got[1])
 			}

@@ -16,15 +16,15 @@ import (
 type Chat interface {
 	// SendText sends the model's Markdown answer (already redacted). The
 	// implementation renders and splits it as the chat needs.
-	SendText(ctx context.Context, chatID int64, markdown string) error
+	SendText(ctx context.Context, place chat.Place, markdown string) error
 	// SendFile uploads a file of the workspace, already opened and
 	// checked by the session: images (by content) as photos where the chat
 	// allows, anything else as a document. It reads file.Content, at most
 	// file.Size bytes, and never the file by its name.
-	SendFile(ctx context.Context, chatID int64, file OutgoingFile, caption string) error
+	SendFile(ctx context.Context, place chat.Place, file OutgoingFile, caption string) error
 	// StartActivity shows that a turn is running (typing, a progress
 	// message) until the returned Activity is done.
-	StartActivity(ctx context.Context, chatID int64) Activity
+	StartActivity(ctx context.Context, place chat.Place) Activity
 }
 
 // ResumingChat is a Chat that can send what is left of a text: the parts
@@ -32,14 +32,14 @@ type Chat interface {
 // before a shutdown: chat.PartlySentError). The bot implements it; a Chat
 // without it is sent the whole text again.
 type ResumingChat interface {
-	SendTextFrom(ctx context.Context, chatID int64, markdown string, from int) error
+	SendTextFrom(ctx context.Context, place chat.Place, markdown string, from int) error
 }
 
 // VoiceChat is a Chat that can read an answer aloud (the bot, with a
 // text-to-speech endpoint): the session has it send the answers of the
 // chats that asked (/voice on) after their text.
 type VoiceChat interface {
-	SendVoiceAnswer(ctx context.Context, chatID int64, markdown string) error
+	SendVoiceAnswer(ctx context.Context, place chat.Place, markdown string) error
 }
 
 // Activity is the visible progress of one turn.
@@ -59,7 +59,7 @@ type Approver interface {
 	// ErrNoApproval when nobody answered within req.Timeout, the
 	// context's error when the turn ended, anything else when the
 	// question could not be asked. The call is then not run.
-	Approve(ctx context.Context, chatID int64, req ApprovalRequest) (Approval, error)
+	Approve(ctx context.Context, place chat.Place, req ApprovalRequest) (Approval, error)
 }
 
 // ApprovalRequest is a tool call waiting for a user's yes.
@@ -107,7 +107,7 @@ type Elicitor interface {
 	// answered in time, context.Canceled when the turn ended (/stop, /new,
 	// a shutdown). What the user answers goes
 	// to the server only: never to the model, the transcript or the log.
-	Elicit(ctx context.Context, chatID int64, req ElicitRequest) (chat.ElicitResult, error)
+	Elicit(ctx context.Context, place chat.Place, req ElicitRequest) (chat.ElicitResult, error)
 }
 
 // ElicitRequest is a server's question to the chat, asked during a turn.

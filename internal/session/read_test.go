@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // read refuses what send refuses (the same rules: no symlink, nothing
@@ -24,7 +26,7 @@ func TestReadTool(t *testing.T) {
 	write(t, filepath.Join(ws, "long.txt"), "short\n"+strings.Repeat("é", readMaxLine)+"\nafter\n")
 	write(t, filepath.Join(ws, "shot.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 	write(t, filepath.Join(ws, "latin1.txt"), "caf\xe9\n")
-	transcript := filepath.Join(e.manager.Private(70), transcriptName)
+	transcript := filepath.Join(e.manager.Private(chat.In(70)), transcriptName)
 	write(t, transcript, `{"role":"user"}`)
 	write(t, filepath.Join(ws, "ok.txt"), "fine")
 	for _, l := range []struct{ target, name string }{{secret, "passwd"}, {transcript, "transcript-copy.jsonl"}} {

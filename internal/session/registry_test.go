@@ -240,8 +240,8 @@ func TestResourceToolsNeverAsk(t *testing.T) {
 		envOptions{modes: []string{fakemcp.ModeResources}, approve: a.approve, server: func(c *mcpconfig.ServerConfig) {
 			c.Name, c.Label, c.Approval = "MCP_resources", mcpclient.ResourcesGroup, mcpconfig.ApprovalAlways
 		}})
-	e.deliver(51, "read the notes")
-	texts := e.chat.waitTexts(t, 51, 1)
+	e.deliver(chat.In(51), "read the notes")
+	texts := e.chat.waitTexts(t, chat.In(51), 1)
 	if reqs := a.all(); len(reqs) != 0 {
 		t.Errorf("the resource tool asked for approval: %+v", reqs)
 	}

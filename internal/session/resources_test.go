@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -31,8 +32,8 @@ func TestResourceToolsDeferredAndRun(t *testing.T) {
 		return toolCall("r1", mcpclient.ReadResourceTool, `{"server":"fake","uri":"`+fakemcp.ResourceNotes+`"}`), nil
 	}
 	e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeResources}, toolSearch: ToolSearchOn, secrets: []string{fakemcp.NotesText}})
-	e.deliver(50, "read the notes")
-	e.chat.waitTexts(t, 50, 1)
+	e.deliver(chat.In(50), "read the notes")
+	e.chat.waitTexts(t, chat.In(50), 1)
 	mu.Lock()
 	defer mu.Unlock()
 	offered := func(name string) bool {

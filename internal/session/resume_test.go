@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
@@ -28,15 +29,15 @@ func TestResumeTellsACutOffChatOnce(t *testing.T) {
 		}
 		return echoText(ctx, req)
 	}, envOptions{dataDir: dir})
-	first.deliver(80, "done already")
-	first.chat.waitTexts(t, 80, 1)
-	first.deliver(81, "slow")
+	first.deliver(chat.In(80), "done already")
+	first.chat.waitTexts(t, chat.In(80), 1)
+	first.deliver(chat.In(81), "slow")
 	await(t, inModel, "the slow turn")
 	first.close()
-	if _, err := os.Stat(turnMarkPath(first.manager.Private(81))); err != nil {
+	if _, err := os.Stat(turnMarkPath(first.manager.Private(chat.In(81)))); err != nil {
 		t.Fatalf("the cut-off turn left no mark: %v", err)
 	}
-	if _, err := os.Stat(turnMarkPath(first.manager.Private(80))); err == nil {
+	if _, err := os.Stat(turnMarkPath(first.manager.Private(chat.In(80)))); err == nil {
 		t.Fatal("a turn that ended left its mark")
 	}
 
@@ -44,19 +45,19 @@ func TestResumeTellsACutOffChatOnce(t *testing.T) {
 	if n, err := second.manager.Resume(); err != nil || n != 1 {
 		t.Fatalf("Resume = %d, %v; want 1 chat", n, err)
 	}
-	if got := second.chat.waitTexts(t, 81, 1); got[0] != RestartNotice {
+	if got := second.chat.waitTexts(t, chat.In(81), 1); got[0] != RestartNotice {
 		t.Errorf("chat 81 was told %q", got)
 	}
-	second.deliver(81, "continue")
-	got := second.chat.waitTexts(t, 81, 2)
+	second.deliver(chat.In(81), "continue")
+	got := second.chat.waitTexts(t, chat.In(81), 2)
 	if got[1] != "re: continue" {
 		t.Errorf("after the notice: %q", got)
 	}
 	if reqs := second.model.Requests(); len(reqs) != 1 || !strings.Contains(textsOf(reqs[0].Messages), RestartNotice) {
 		t.Errorf("the model was called %d times; the notice is in its history: %v", len(reqs), reqs)
 	}
-	if n := len(second.chat.Texts(80)); n != 0 {
-		t.Errorf("chat 80, whose turn ended, was told %q", second.chat.Texts(80))
+	if n := len(second.chat.Texts(chat.In(80))); n != 0 {
+		t.Errorf("chat 80, whose turn ended, was told %q", second.chat.Texts(chat.In(80)))
 	}
 	second.close()
 
@@ -80,9 +81,9 @@ func TestAReadyAnswerGoesOutDuringTheShutdown(t *testing.T) {
 		}
 		return echoText(ctx, req)
 	}, envOptions{dataDir: dir, answerGrace: time.Minute})
-	first.deliver(85, "slow")
-	first.chat.holdTexts.Store(84)
-	first.deliver(84, "last words")
+	first.deliver(chat.In(85), "slow")
+	first.chat.holdTexts.Store(new(chat.In(84)))
+	first.deliver(chat.In(84), "last words")
 	await(t, first.chat.held, "the answer on its way")
 	closed := make(chan struct{})
 	go func() {
@@ -92,11 +93,11 @@ func TestAReadyAnswerGoesOutDuringTheShutdown(t *testing.T) {
 	await(t, cutOff, "the shutdown")
 	close(first.chat.release)
 	await(t, closed, "the manager's close")
-	first.chat.holdTexts.Store(0)
-	if got := first.chat.Texts(84); !slices.Equal(got, []string{"re: last words"}) {
+	first.chat.holdTexts.Store(nil)
+	if got := first.chat.Texts(chat.In(84)); !slices.Equal(got, []string{"re: last words"}) {
 		t.Errorf("chat 84 got %q during the shutdown, want its answer", got)
 	}
-	if _, err := os.Stat(turnMarkPath(first.manager.Private(84))); err == nil {
+	if _, err := os.Stat(turnMarkPath(first.manager.Private(chat.In(84)))); err == nil {
 		t.Error("a delivered answer left its mark: it would be sent again")
 	}
 }
@@ -109,11 +110,11 @@ func TestAReadyAnswerGoesOutDuringTheShutdown(t *testing.T) {
 func TestAnAnswerTheShutdownKeptIsSentAtTheNextStart(t *testing.T) {
 	dir := t.TempDir()
 	first := newEnv(t, echoText, envOptions{dataDir: dir, answerGrace: time.Millisecond})
-	first.chat.holdTexts.Store(84)
-	first.deliver(84, "last words")
+	first.chat.holdTexts.Store(new(chat.In(84)))
+	first.deliver(chat.In(84), "last words")
 	await(t, first.chat.held, "the answer on its way")
 	first.close()
-	if _, err := os.Stat(turnMarkPath(first.manager.Private(84))); err != nil {
+	if _, err := os.Stat(turnMarkPath(first.manager.Private(chat.In(84)))); err != nil {
 		t.Fatalf("the undelivered answer left no mark: %v", err)
 	}
 
@@ -121,11 +122,11 @@ func TestAnAnswerTheShutdownKeptIsSentAtTheNextStart(t *testing.T) {
 	if n, err := second.manager.Resume(); err != nil || n != 1 {
 		t.Fatalf("Resume = %d, %v; want 1 chat", n, err)
 	}
-	if got := second.chat.waitTexts(t, 84, 1); got[0] != "re: last words" {
+	if got := second.chat.waitTexts(t, chat.In(84), 1); got[0] != "re: last words" {
 		t.Errorf("chat 84 was sent %q, want its answer", got)
 	}
-	second.deliver(84, "next")
-	if got := second.chat.waitTexts(t, 84, 2); !slices.Equal(got, []string{"re: last words", "re: next"}) {
+	second.deliver(chat.In(84), "next")
+	if got := second.chat.waitTexts(t, chat.In(84), 2); !slices.Equal(got, []string{"re: last words", "re: next"}) {
 		t.Errorf("texts = %q", got)
 	}
 	if reqs := second.model.Requests(); len(reqs) != 1 {
@@ -144,12 +145,12 @@ func TestAnAnswerTheShutdownKeptIsSentAtTheNextStart(t *testing.T) {
 func TestAnAnswerPartlySentBeforeTheShutdownIsFinishedAtTheNextStart(t *testing.T) {
 	dir := t.TempDir()
 	first := newEnv(t, echoText, envOptions{dataDir: dir, answerGrace: time.Millisecond})
-	first.chat.holdTexts.Store(84)
+	first.chat.holdTexts.Store(new(chat.In(84)))
 	first.chat.heldSent.Store(2)
-	first.deliver(84, "last words")
+	first.deliver(chat.In(84), "last words")
 	await(t, first.chat.held, "the answer on its way")
 	first.close()
-	if mark, err := os.ReadFile(turnMarkPath(first.manager.Private(84))); err != nil || string(mark) != undeliveredMark+"sent 2\n" {
+	if mark, err := os.ReadFile(turnMarkPath(first.manager.Private(chat.In(84)))); err != nil || string(mark) != undeliveredMark+"sent 2\n" {
 		t.Fatalf("the mark holds %q (%v), want the parts sent", mark, err)
 	}
 
@@ -157,7 +158,7 @@ func TestAnAnswerPartlySentBeforeTheShutdownIsFinishedAtTheNextStart(t *testing.
 	if n, err := second.manager.Resume(); err != nil || n != 1 {
 		t.Fatalf("Resume = %d, %v; want 1 chat", n, err)
 	}
-	if got := second.chat.waitTexts(t, 84, 1); !slices.Equal(got, []string{"[from 2] re: last words"}) {
+	if got := second.chat.waitTexts(t, chat.In(84), 1); !slices.Equal(got, []string{"[from 2] re: last words"}) {
 		t.Errorf("chat 84 was sent %q, want the rest of its answer", got)
 	}
 	second.close()
@@ -193,18 +194,18 @@ func TestResumeWithAnAnsweredConversationSaysNothing(t *testing.T) {
 	e := newEnv(t, echoText, envOptions{logger: slog.New(logs)})
 	writeTranscript(t, e, 82, `{"role":"user","parts":[{"kind":"text","text":"hi"}]}`+"\n"+
 		`{"role":"assistant","parts":[{"kind":"text","text":"hello"}]}`+"\n")
-	if err := os.WriteFile(turnMarkPath(e.manager.Private(82)), nil, 0o600); err != nil {
+	if err := os.WriteFile(turnMarkPath(e.manager.Private(chat.In(82))), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := e.manager.Resume(); err != nil || n != 1 {
 		t.Fatalf("Resume = %d, %v", n, err)
 	}
 	logs.waitRecord(t, "nothing to tell")
-	if _, err := os.Stat(turnMarkPath(e.manager.Private(82))); err == nil {
+	if _, err := os.Stat(turnMarkPath(e.manager.Private(chat.In(82)))); err == nil {
 		t.Error("the mark is still there")
 	}
-	e.deliver(82, "next")
-	if got := e.chat.waitTexts(t, 82, 1); !slices.Equal(got, []string{"re: next"}) {
+	e.deliver(chat.In(82), "next")
+	if got := e.chat.waitTexts(t, chat.In(82), 1); !slices.Equal(got, []string{"re: next"}) {
 		t.Errorf("texts = %q: the resume said something", got)
 	}
 }
@@ -222,7 +223,7 @@ func TestMessagesAreTakenOnlyWhenTheChatNoLongerNeedsThem(t *testing.T) {
 	takenFn := func(e *env, chat int64, text string) func() {
 		return func() {
 			// The transcript holds it already (or it was dropped or refused).
-			b, _ := os.ReadFile(filepath.Join(e.manager.Private(chat), transcriptName))
+			b, _ := os.ReadFile(filepath.Join(e.manager.Private(inChat(chat)), transcriptName))
 			tk.mu.Lock()
 			tk.texts = append(tk.texts, text+map[bool]string{true: " (saved)", false: ""}[strings.Contains(string(b), `"`+text+`"`)])
 			tk.mu.Unlock()
@@ -252,23 +253,23 @@ func TestMessagesAreTakenOnlyWhenTheChatNoLongerNeedsThem(t *testing.T) {
 	}
 	deliver := func(chat int64, text string) {
 		t.Helper()
-		if err := e.manager.Deliver(chat, Message{Text: text, Taken: takenFn(e, chat, text)}); err != nil {
+		if err := e.manager.Deliver(inChat(chat), Message{Text: text, Taken: takenFn(e, chat, text)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	deliver(90, "answered")
-	e.chat.waitTexts(t, 90, 1)
+	e.chat.waitTexts(t, chat.In(90), 1)
 
 	deliver(90, "block one")
 	await(t, inModel, "the blocking turn")
 	deliver(90, "dropped by new")
-	if err := e.manager.Reset(context.Background(), 90); err != nil {
+	if err := e.manager.Reset(context.Background(), chat.In(90)); err != nil {
 		t.Fatal(err)
 	}
-	e.chat.waitTexts(t, 90, 2) // "Stopped."
+	e.chat.waitTexts(t, chat.In(90), 2) // "Stopped."
 
 	deliver(91, "on a full disk")
-	e.chat.waitTexts(t, 91, 1)
+	e.chat.waitTexts(t, chat.In(91), 1)
 
 	deliver(92, "block two")
 	await(t, inModel, "the second blocking turn")

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -35,8 +36,8 @@ func TestSamplingUsesTheChatsModel(t *testing.T) {
 				return llm.Response{ToolCalls: []llm.ToolCall{{ID: "1", Name: fakemcp.ToolSample, Arguments: []byte(`{"prompt":"the answer?"}`)}}}, nil
 			}
 			e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeAsk}, sampling: allowed, secrets: []string{"sk-samplingsecret1234"}})
-			e.deliver(40, "ask the server")
-			e.chat.waitTexts(t, 40, 1)
+			e.deliver(chat.In(40), "ask the server")
+			e.chat.waitTexts(t, chat.In(40), 1)
 			mu.Lock()
 			defer mu.Unlock()
 			if !allowed {

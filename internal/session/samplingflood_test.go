@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -77,8 +78,8 @@ func TestSamplingFloodHoldsTheAllowance(t *testing.T) {
 			}
 			e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeAsk}, sampling: true, allowance: ledger,
 				server: func(c *mcpconfig.ServerConfig) { c.ProtocolVersion = protocol }})
-			e.deliver(40, "fan out")
-			texts := e.chat.waitTexts(t, 40, 1)
+			e.deliver(chat.In(40), "fan out")
+			texts := e.chat.waitTexts(t, chat.In(40), 1)
 			e.close()
 			spent := ledger.Stats().Tokens()
 			mu.Lock()

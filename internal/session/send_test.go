@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // sendEnv is a session whose send tool is called directly, and a folder
@@ -16,12 +18,12 @@ import (
 func sendEnv(t *testing.T) (e *env, s *session, ws, secret string) {
 	t.Helper()
 	e = newEnv(t, echoText, envOptions{})
-	s, err := e.manager.get(70)
+	s, err := e.manager.get(chat.In(70))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws = e.manager.Workspace(70)
-	for _, dir := range []string{ws, e.manager.Private(70)} {
+	ws = e.manager.Workspace(chat.In(70))
+	for _, dir := range []string{ws, e.manager.Private(chat.In(70))} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +52,7 @@ func TestSendRefusals(t *testing.T) {
 	e, s, ws, secret := sendEnv(t)
 	write(t, filepath.Join(ws, "ok.txt"), "fine")
 	write(t, filepath.Join(ws, "deep", "er", "ok.txt"), "deeper")
-	transcript := filepath.Join(e.manager.Private(70), transcriptName)
+	transcript := filepath.Join(e.manager.Private(chat.In(70)), transcriptName)
 	write(t, transcript, `{"role":"user"}`)
 	write(t, filepath.Join(ws, "empty.txt"), "")
 	must := func(err error) {

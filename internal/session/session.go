@@ -46,7 +46,7 @@ func (in *input) take() {
 // session is one chat. Its goroutine runs while there is work and for
 // IdleRelease after; it alone touches history and tr.
 type session struct {
-	id        int64
+	id        chat.Place
 	m         *Manager
 	workspace string
 	private   string // the bot's own folder of the chat (Manager.Private)

@@ -30,8 +30,8 @@ func echoAgent(_ context.Context, req llm.Request) (llm.Response, error) {
 
 func TestMessageToolCallAnswer(t *testing.T) {
 	e := newEnv(t, echoAgent, envOptions{})
-	e.deliver(1, "hello")
-	got := e.chat.waitTexts(t, 1, 1)
+	e.deliver(chat.In(1), "hello")
+	got := e.chat.waitTexts(t, chat.In(1), 1)
 	if got[0] != "the tool said: hello" {
 		t.Errorf("answer = %q", got[0])
 	}
@@ -50,13 +50,13 @@ func TestMessageToolCallAnswer(t *testing.T) {
 	if !slices.Contains(names, SendToolName) || !slices.Contains(names, "echo") || !slices.Contains(names, "weird_name_x") {
 		t.Errorf("tools offered: %v", names)
 	}
-	if e.chat.toolCalls[1][0] != "echo" {
-		t.Errorf("activity saw %v", e.chat.toolCalls[1])
+	if e.chat.toolCalls[chat.In(1)][0] != "echo" {
+		t.Errorf("activity saw %v", e.chat.toolCalls[chat.In(1)])
 	}
 	// The workspace and the private folder exist, 0700, side by side; the
 	// transcript is in the private one, and nothing of the bot's is in the
 	// workspace (what the chat's servers see).
-	ws, private := e.manager.Workspace(1), e.manager.Private(1)
+	ws, private := e.manager.Workspace(chat.In(1)), e.manager.Private(chat.In(1))
 	for _, dir := range []string{ws, private} {
 		fi, err := os.Stat(dir)
 		if err != nil || fi.Mode().Perm() != 0o700 {
@@ -89,8 +89,8 @@ func TestRestartContinuesHistory(t *testing.T) {
 		return llm.Response{Text: fmt.Sprintf("seen %d messages", len(req.Messages))}, nil
 	}
 	e := newEnv(t, answer, envOptions{dataDir: dir})
-	e.deliver(7, "one")
-	e.chat.waitTexts(t, 7, 1)
+	e.deliver(chat.In(7), "one")
+	e.chat.waitTexts(t, chat.In(7), 1)
 	e.close()
 
 	// A new process over the same data dir, with a torn last line (a
@@ -104,8 +104,8 @@ func TestRestartContinuesHistory(t *testing.T) {
 	f.Close()
 
 	e2 := newEnv(t, answer, envOptions{dataDir: dir})
-	e2.deliver(7, "two")
-	got := e2.chat.waitTexts(t, 7, 1)
+	e2.deliver(chat.In(7), "two")
+	got := e2.chat.waitTexts(t, chat.In(7), 1)
 	if got[0] != "seen 3 messages" {
 		t.Errorf("after restart: %q, want the earlier two messages plus the new one", got[0])
 	}
@@ -132,12 +132,12 @@ func TestMessagesDuringATurnWaitInOrder(t *testing.T) {
 		return llm.Response{Text: "re: " + text}, nil
 	}
 	e := newEnv(t, answer, envOptions{})
-	e.deliver(3, "first")
+	e.deliver(chat.In(3), "first")
 	await(t, started, "the first turn")
-	e.deliver(3, "second")
-	e.deliver(3, "third")
+	e.deliver(chat.In(3), "second")
+	e.deliver(chat.In(3), "third")
 	close(release)
-	got := e.chat.waitTexts(t, 3, 3)
+	got := e.chat.waitTexts(t, chat.In(3), 3)
 	if !slices.Equal(got, []string{"re: first", "re: second", "re: third"}) {
 		t.Errorf("answers = %q", got)
 	}
@@ -165,15 +165,15 @@ func TestTwoChatsRunConcurrentlyWithoutMixing(t *testing.T) {
 		return echoAgent(ctx, req)
 	}
 	e := newEnv(t, answer, envOptions{})
-	e.deliver(10, "from ten")
-	e.deliver(20, "from twenty")
-	if got := e.chat.waitTexts(t, 10, 1); got[0] != "the tool said: from ten" {
+	e.deliver(chat.In(10), "from ten")
+	e.deliver(chat.In(20), "from twenty")
+	if got := e.chat.waitTexts(t, chat.In(10), 1); got[0] != "the tool said: from ten" {
 		t.Errorf("chat 10: %q", got)
 	}
-	if got := e.chat.waitTexts(t, 20, 1); got[0] != "the tool said: from twenty" {
+	if got := e.chat.waitTexts(t, chat.In(20), 1); got[0] != "the tool said: from twenty" {
 		t.Errorf("chat 20: %q", got)
 	}
-	if e.mcpPID(10) == e.mcpPID(20) {
+	if e.mcpPID(chat.In(10)) == e.mcpPID(chat.In(20)) {
 		t.Error("two chats share one MCP process")
 	}
 }
@@ -186,22 +186,22 @@ func TestStopCancelsASlowTool(t *testing.T) {
 		return toolCall("s1", "slow", `{}`), nil
 	}
 	e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeLogCalls}})
-	e.deliver(5, "go slow")
+	e.deliver(chat.In(5), "go slow")
 	waitForCall(t, e, fakemcp.ToolSlow, 1)
-	if !e.manager.Stop(5) {
+	if !e.manager.Stop(chat.In(5)) {
 		t.Fatal("Stop found no running turn")
 	}
-	got := e.chat.waitTexts(t, 5, 1)
+	got := e.chat.waitTexts(t, chat.In(5), 1)
 	if got[0] != "Stopped." {
 		t.Errorf("reply = %q", got)
 	}
 	fakemcp.WaitForEvents(t, e.mcpLog, fakemcp.EventCancelled, 1, 5*time.Second)
-	if e.manager.Stop(5) {
+	if e.manager.Stop(chat.In(5)) {
 		t.Error("Stop found a turn after it ended")
 	}
 	// The transcript stays consistent: the call has its (cancelled) result.
-	e.deliver(5, "again")
-	e.chat.waitTexts(t, 5, 2)
+	e.deliver(chat.In(5), "again")
+	e.chat.waitTexts(t, chat.In(5), 2)
 	reqs := e.model.Requests()
 	last := reqs[len(reqs)-1]
 	var calls, results int
@@ -237,30 +237,30 @@ func waitForCall(t *testing.T, e *env, tool string, n int) {
 
 func TestNewStopsProcessesAndStartsAFreshTranscript(t *testing.T) {
 	e := newEnv(t, echoAgent, envOptions{})
-	e.deliver(9, "hi")
-	e.chat.waitTexts(t, 9, 1)
-	pid := e.mcpPID(9)
+	e.deliver(chat.In(9), "hi")
+	e.chat.waitTexts(t, chat.In(9), 1)
+	pid := e.mcpPID(chat.In(9))
 	if pid == 0 {
 		t.Fatal("no MCP process")
 	}
-	if err := e.manager.Reset(context.Background(), 9); err != nil {
+	if err := e.manager.Reset(context.Background(), chat.In(9)); err != nil {
 		t.Fatal(err)
 	}
 	if !pidGone(pid) {
 		t.Errorf("MCP process %d survived /new", pid)
 	}
-	dir := e.manager.Private(9)
+	dir := e.manager.Private(chat.In(9))
 	archived, _ := filepath.Glob(filepath.Join(dir, "transcript-*.jsonl"))
 	if len(archived) != 1 {
 		t.Errorf("archived transcripts: %v", archived)
 	}
-	e.deliver(9, "fresh")
-	e.chat.waitTexts(t, 9, 2)
+	e.deliver(chat.In(9), "fresh")
+	e.chat.waitTexts(t, chat.In(9), 2)
 	reqs := e.model.Requests()
 	if n := len(reqs[len(reqs)-2].Messages); n != 1 {
 		t.Errorf("first request after /new has %d messages, want 1", n)
 	}
-	if e.mcpPID(9) == pid {
+	if e.mcpPID(chat.In(9)) == pid {
 		t.Error("the same process after /new")
 	}
 }
@@ -284,17 +284,17 @@ func TestSendTool(t *testing.T) {
 		return llm.Response{ToolCalls: calls}, nil
 	}
 	e := newEnv(t, answer, envOptions{})
-	ws := e.manager.Workspace(4)
+	ws := e.manager.Workspace(chat.In(4))
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("outside"), 0o600)
 	os.MkdirAll(filepath.Join(ws, "out"), 0o700)
 	os.WriteFile(filepath.Join(ws, "out", "pic.png"), fakemcp.PNG1x1(), 0o600)
 	os.Symlink(outside, filepath.Join(ws, "link"))
 
-	e.deliver(4, "send them")
-	e.chat.waitTexts(t, 4, 1)
-	files := e.chat.Files(4)
-	if len(files) != 1 || files[0] != "pic.png|c0" || e.chat.Contents(4)[0] != string(fakemcp.PNG1x1()) {
+	e.deliver(chat.In(4), "send them")
+	e.chat.waitTexts(t, chat.In(4), 1)
+	files := e.chat.Files(chat.In(4))
+	if len(files) != 1 || files[0] != "pic.png|c0" || e.chat.Contents(chat.In(4))[0] != string(fakemcp.PNG1x1()) {
 		t.Errorf("sent files = %v", files)
 	}
 	wantErr := []string{"", "leaves the workspace", "is absolute", "symlink", "no file at", "no file at"}
@@ -319,8 +319,8 @@ func TestStepCap(t *testing.T) {
 		return toolCall(fmt.Sprint(n), "echo", `{"text":"again"}`), nil
 	}
 	e := newEnv(t, answer, envOptions{maxSteps: 3})
-	e.deliver(2, "loop forever")
-	got := e.chat.waitTexts(t, 2, 1)
+	e.deliver(chat.In(2), "loop forever")
+	got := e.chat.waitTexts(t, chat.In(2), 1)
 	if !strings.Contains(got[0], "stopped after 3 steps") {
 		t.Errorf("reply = %q", got[0])
 	}
@@ -334,8 +334,8 @@ func TestModelErrorTellsTheUserBriefly(t *testing.T) {
 		return llm.Response{}, &llm.Error{Provider: "openai", Status: 429, Message: "rate limited: key sk-live-abcdefgh"}
 	}
 	e := newEnv(t, answer, envOptions{})
-	e.deliver(6, "hi")
-	got := e.chat.waitTexts(t, 6, 1)
+	e.deliver(chat.In(6), "hi")
+	got := e.chat.waitTexts(t, chat.In(6), 1)
 	if !strings.Contains(got[0], "rate-limiting") || strings.Contains(got[0], "sk-live") {
 		t.Errorf("reply = %q", got[0])
 	}
@@ -349,18 +349,18 @@ func TestToolImagesReachTheModelAndAreStoredAsFiles(t *testing.T) {
 		return toolCall("i1", "image", `{}`), nil
 	}
 	e := newEnv(t, answer, envOptions{})
-	e.deliver(8, "picture")
-	e.chat.waitTexts(t, 8, 1)
+	e.deliver(chat.In(8), "picture")
+	e.chat.waitTexts(t, chat.In(8), 1)
 	res := llmtest.LastToolResults(e.model.Requests()[1])
 	if len(res) != 1 || len(res[0].Content) == 0 || res[0].Content[0].Image == nil ||
 		string(res[0].Content[0].Image.Data) != string(fakemcp.PNG1x1()) {
 		t.Fatalf("tool result sent to the model: %+v", res)
 	}
-	transcript, _ := os.ReadFile(filepath.Join(e.manager.Private(8), transcriptName))
+	transcript, _ := os.ReadFile(filepath.Join(e.manager.Private(chat.In(8)), transcriptName))
 	if strings.Contains(string(transcript), `"data"`) {
 		t.Error("the transcript holds image bytes")
 	}
-	images, _ := filepath.Glob(filepath.Join(e.manager.Private(8), imagesDir, "*.png"))
+	images, _ := filepath.Glob(filepath.Join(e.manager.Private(chat.In(8)), imagesDir, "*.png"))
 	if len(images) != 1 {
 		t.Errorf("stored images: %v", images)
 	}
@@ -376,8 +376,8 @@ func TestSecretsAreRedacted(t *testing.T) {
 	}
 	e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeEnv}, secrets: []string{secret},
 		host: []string{"MY_SETTING=" + secret}})
-	e.deliver(11, "env")
-	got := e.chat.waitTexts(t, 11, 1)
+	e.deliver(chat.In(11), "env")
+	got := e.chat.waitTexts(t, chat.In(11), 1)
 	if strings.Contains(got[0], secret) {
 		t.Errorf("the reply holds the secret")
 	}
@@ -391,20 +391,20 @@ func TestMCPStatusAndRestart(t *testing.T) {
 	e := newEnv(t, echoAgent, envOptions{})
 	ctx := context.Background()
 	e.mcp.Discover(ctx) // /mcp does not wait for the discovery
-	st, err := e.manager.MCPStatus(ctx, 12)
+	st, err := e.manager.MCPStatus(ctx, chat.In(12))
 	if err != nil || len(st.Servers) != 1 || st.Servers[0].Name != "fake" || st.Servers[0].State != chat.ServerNotStarted {
 		t.Errorf("/mcp before: %+v %v", st, err)
 	}
-	if _, err := os.Stat(e.manager.Workspace(12)); !os.IsNotExist(err) {
+	if _, err := os.Stat(e.manager.Workspace(chat.In(12))); !os.IsNotExist(err) {
 		t.Errorf("/mcp created the workspace: %v", err)
 	}
-	e.deliver(12, "x")
-	e.chat.waitTexts(t, 12, 1)
-	if st, _ := e.manager.MCPServer(ctx, 12, "fake"); st.State != chat.ServerRunning || st.PID == 0 {
+	e.deliver(chat.In(12), "x")
+	e.chat.waitTexts(t, chat.In(12), 1)
+	if st, _ := e.manager.MCPServer(ctx, chat.In(12), "fake"); st.State != chat.ServerRunning || st.PID == 0 {
 		t.Errorf("/mcp after: %+v", st)
 	}
-	pid := e.mcpPID(12)
-	if err := e.manager.MCPRestart(12, "fake"); err != nil {
+	pid := e.mcpPID(chat.In(12))
+	if err := e.manager.MCPRestart(chat.In(12), "fake"); err != nil {
 		t.Fatal(err)
 	}
 	if !pidGone(pid) {
@@ -420,9 +420,9 @@ func TestCloseEndsTurnsAndProcesses(t *testing.T) {
 		return toolCall("s", "slow", `{}`), nil
 	}
 	e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeLogCalls}})
-	e.deliver(13, "slow")
+	e.deliver(chat.In(13), "slow")
 	waitForCall(t, e, fakemcp.ToolSlow, 1)
-	pid := e.mcpPID(13)
+	pid := e.mcpPID(chat.In(13))
 	start := time.Now()
 	e.close()
 	if d := time.Since(start); d > 5*time.Second {
@@ -431,7 +431,7 @@ func TestCloseEndsTurnsAndProcesses(t *testing.T) {
 	if !pidGone(pid) {
 		t.Error("MCP process survived Close")
 	}
-	if err := e.manager.Deliver(13, Message{Text: "late"}); !errors.Is(err, ErrClosed) {
+	if err := e.manager.Deliver(chat.In(13), Message{Text: "late"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Deliver after Close: %v", err)
 	}
 }
@@ -458,16 +458,16 @@ func TestNewDropsWaitingMessages(t *testing.T) {
 		return llm.Response{Text: "re: " + text}, nil
 	}
 	e := newEnv(t, answer, envOptions{})
-	e.deliver(14, "busy")
-	e.deliver(14, "old one")
-	e.deliver(14, "old two")
+	e.deliver(chat.In(14), "busy")
+	e.deliver(chat.In(14), "old one")
+	e.deliver(chat.In(14), "old two")
 	await(t, started, "the model to answer \"busy\"") // the others wait
-	if err := e.manager.Reset(context.Background(), 14); err != nil {
+	if err := e.manager.Reset(context.Background(), chat.In(14)); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
-	e.deliver(14, "fresh")
-	e.chat.waitTexts(t, 14, 2) // "Stopped." and the fresh answer
+	e.deliver(chat.In(14), "fresh")
+	e.chat.waitTexts(t, chat.In(14), 2) // "Stopped." and the fresh answer
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.Equal(seen, []string{"busy", "fresh"}) {

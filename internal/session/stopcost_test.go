@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/spend"
@@ -54,14 +55,14 @@ func TestStoppedAnswersAreCounted(t *testing.T) {
 			e := newEnv(t, answer, envOptions{streams: &streamLog{}, allowance: ledger})
 			const stops = 5
 			for i := 1; i <= stops; i++ {
-				e.deliver(40, "tell me a story")
+				e.deliver(chat.In(40), "tell me a story")
 				select {
 				case <-shown:
 				case <-time.After(20 * time.Second):
 					t.Fatalf("answer %d never streamed", i)
 				}
-				e.manager.Stop(40)
-				if texts := e.chat.waitTexts(t, 40, i); texts[i-1] != "Stopped." {
+				e.manager.Stop(chat.In(40))
+				if texts := e.chat.waitTexts(t, chat.In(40), i); texts[i-1] != "Stopped." {
 					t.Fatalf("texts %q, want Stopped.", texts)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 )
@@ -86,14 +87,14 @@ type streamingChat struct {
 	log *streamLog
 }
 
-func (c streamingChat) StartActivity(ctx context.Context, chatID int64) Activity {
+func (c streamingChat) StartActivity(ctx context.Context, chatID chat.Place) Activity {
 	return streamingActivity{c.Chat.StartActivity(ctx, chatID), c, chatID}
 }
 
 type streamingActivity struct {
 	Activity
 	c    streamingChat
-	chat int64
+	chat chat.Place
 }
 
 func (a streamingActivity) Stream(text string) { a.c.log.add("stream " + text) }
@@ -125,8 +126,8 @@ func TestTurnStreamsEachStep(t *testing.T) {
 		resp.Text = speak(req, "Let me ", "check.")
 		return resp, nil
 	}, envOptions{streams: log})
-	e.deliver(1, "hello")
-	if got := e.chat.waitTexts(t, 1, 1); got[0] != "the tool said: hello" {
+	e.deliver(chat.In(1), "hello")
+	if got := e.chat.waitTexts(t, chat.In(1), 1); got[0] != "the tool said: hello" {
 		t.Errorf("answer %q", got[0])
 	}
 	want := []string{"stream Let me", "stream ", "stream the tool", "answer the tool said: hello"}
@@ -146,8 +147,8 @@ func TestNoStreamSendsWholeAnswers(t *testing.T) {
 		mu.Unlock()
 		return llm.Response{Text: speak(req, "whole ", "answer")}, nil
 	}, envOptions{streams: log, noStream: true})
-	e.deliver(1, "hello")
-	e.chat.waitTexts(t, 1, 1)
+	e.deliver(chat.In(1), "hello")
+	e.chat.waitTexts(t, chat.In(1), 1)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(asked) != 1 || asked[0] || len(log.all()) != 0 {

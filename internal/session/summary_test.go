@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
@@ -47,11 +48,11 @@ func rememberModel(summary func(ctx context.Context, req llm.Request) (llm.Respo
 // chatLong says the fact, then n messages of ~1,200 bytes, each answered.
 func chatLong(t *testing.T, e *env, chat int64, n int) {
 	t.Helper()
-	e.deliver(chat, "Remember: my locker code is 4821.")
+	e.deliver(inChat(chat), "Remember: my locker code is 4821.")
 	for i := range n {
-		e.deliver(chat, fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 100)))
+		e.deliver(inChat(chat), fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 100)))
 	}
-	e.chat.waitTexts(t, chat, n+1)
+	e.chat.waitTexts(t, inChat(chat), n+1)
 }
 
 // summaryRequests are the requests of reqs that ask for a summary.
@@ -74,7 +75,7 @@ func TestLongChatIsSummarised(t *testing.T) {
 	const limit = 4_000 // the system prompt and the fake's tools are ~1,100; a message ~300
 	b := &budget{left: 1 << 30, refused: make(chan struct{}, 10)}
 	e := newEnv(t, rememberModel(nil), envOptions{contextTokens: limit, allowance: b, models: []string{"small", "big"}})
-	if _, err := e.manager.SetModel(41, "big"); err != nil {
+	if _, err := e.manager.SetModel(chat.In(41), "big"); err != nil {
 		t.Fatal(err)
 	}
 	chatLong(t, e, 41, 12)
@@ -100,10 +101,10 @@ func TestLongChatIsSummarised(t *testing.T) {
 	if got := total(agent.EstimateText(last.System)+agent.EstimateTools(last.Tools), last.Messages); got > limit {
 		t.Errorf("request of ~%d tokens, limit %d", got, limit)
 	}
-	if got := e.chat.Notices(41); len(got) != 1 || !strings.HasPrefix(got[0], "📝 summarised the earlier conversation (") {
+	if got := e.chat.Notices(chat.In(41)); len(got) != 1 || !strings.HasPrefix(got[0], "📝 summarised the earlier conversation (") {
 		t.Errorf("notices %q, want one", got)
 	}
-	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(41), transcriptName))
+	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(chat.In(41)), transcriptName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +112,8 @@ func TestLongChatIsSummarised(t *testing.T) {
 		t.Error("the transcript lacks an early message or the summary")
 	}
 
-	e.deliver(41, "What is my locker code?")
-	if texts := e.chat.waitTexts(t, 41, 14); texts[13] != "Your locker code is 4821" {
+	e.deliver(chat.In(41), "What is my locker code?")
+	if texts := e.chat.waitTexts(t, chat.In(41), 14); texts[13] != "Your locker code is 4821" {
 		t.Errorf("answer %q", texts[13])
 	}
 	head := e.model.Requests()[len(e.model.Requests())-1].Messages[0]
@@ -120,8 +121,8 @@ func TestLongChatIsSummarised(t *testing.T) {
 
 	// After a restart: the same head, no new summary.
 	e2 := newEnv(t, rememberModel(nil), envOptions{contextTokens: limit, dataDir: e.dataDir})
-	e2.deliver(41, "What is my locker code, again?")
-	if texts := e2.chat.waitTexts(t, 41, 1); texts[0] != "Your locker code is 4821" {
+	e2.deliver(chat.In(41), "What is my locker code, again?")
+	if texts := e2.chat.waitTexts(t, chat.In(41), 1); texts[0] != "Your locker code is 4821" {
 		t.Errorf("after a restart: %q", texts[0])
 	}
 	reqs = e2.model.Requests()
@@ -130,11 +131,11 @@ func TestLongChatIsSummarised(t *testing.T) {
 	}
 
 	// /new starts empty.
-	if err := e2.manager.Reset(context.Background(), 41); err != nil {
+	if err := e2.manager.Reset(context.Background(), chat.In(41)); err != nil {
 		t.Fatal(err)
 	}
-	e2.deliver(41, "What is my locker code?")
-	if texts := e2.chat.waitTexts(t, 41, 2); texts[1] != "I do not know." {
+	e2.deliver(chat.In(41), "What is my locker code?")
+	if texts := e2.chat.waitTexts(t, chat.In(41), 2); texts[1] != "I do not know." {
 		t.Errorf("after /new: %q", texts[1])
 	}
 	if reqs := e2.model.Requests(); len(reqs[len(reqs)-1].Messages) != 1 {
@@ -195,10 +196,10 @@ func assertTrimmed(t *testing.T, e *env, rec *logRecorder, chat int64) {
 	if rec.count("conversation not summarised: the request is trimmed instead") == 0 {
 		t.Error("no warning in the log")
 	}
-	if len(e.chat.Notices(chat)) != 0 {
-		t.Errorf("notices %q", e.chat.Notices(chat))
+	if len(e.chat.Notices(inChat(chat))) != 0 {
+		t.Errorf("notices %q", e.chat.Notices(inChat(chat)))
 	}
-	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(chat), transcriptName))
+	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(inChat(chat)), transcriptName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,15 +252,15 @@ func TestSummaryRefusedByTheAllowance(t *testing.T) {
 	a := &countedAllowance{allow: k}
 	rec := &logRecorder{}
 	e := newEnv(t, rememberModel(nil), envOptions{contextTokens: limit, allowance: a, logger: slog.New(rec)})
-	e.deliver(43, "Remember: my locker code is 4821.")
+	e.deliver(chat.In(43), "Remember: my locker code is 4821.")
 	for i := range 12 {
-		e.deliver(43, fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 100)))
+		e.deliver(chat.In(43), fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 100)))
 	}
 	// Every message from the one that needed the summary on: both
 	// reservations refused, the turn's own without a notice.
 	answered := k // one request a turn before the summary
 	testkit.WaitFor(t, "the refusals", 20*time.Second, func() bool { return a.refusals() == 2*(13-answered) })
-	texts := e.chat.Texts(43)
+	texts := e.chat.Texts(chat.In(43))
 	if len(texts) != answered+1 || texts[answered] != "no more today" {
 		t.Errorf("texts after %d answers: %q", answered, texts[min(answered, len(texts)):])
 	}
@@ -287,14 +288,14 @@ func TestSummaryIsRedactedAndPrivate(t *testing.T) {
 	if text := llmtest.PromptText(llmtest.Request{LLM: reqs[len(reqs)-1]}); strings.Contains(text, secret) || !strings.Contains(text, "locker code is 4821") {
 		t.Errorf("the request after the summary: %.300q", text)
 	}
-	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(44), transcriptName))
+	transcript, err := os.ReadFile(filepath.Join(e.manager.Private(chat.In(44)), transcriptName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(transcript), secret) || !strings.Contains(string(transcript), `{"summary":`) {
 		t.Error("the transcript holds the secret, or no summary")
 	}
-	err = filepath.WalkDir(e.manager.Workspace(44), func(path string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(e.manager.Workspace(chat.In(44)), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -323,23 +324,23 @@ func TestStopWhileSummarising(t *testing.T) {
 		}
 		return llm.Response{Text: "Remember: my locker code is 4821."}, nil
 	}), envOptions{contextTokens: 4_000, logger: slog.New(rec)})
-	e.deliver(45, "Remember: my locker code is 4821.")
+	e.deliver(chat.In(45), "Remember: my locker code is 4821.")
 	for i := range 12 {
-		e.deliver(45, fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 100)))
+		e.deliver(chat.In(45), fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 100)))
 	}
 	<-asked
-	if !e.manager.Stop(45) {
+	if !e.manager.Stop(chat.In(45)) {
 		t.Fatal("no turn to stop")
 	}
-	texts := e.chat.waitTexts(t, 45, 13)
+	texts := e.chat.waitTexts(t, chat.In(45), 13)
 	if n := slices.Index(texts, "Stopped."); n < 0 || slices.Contains(texts[n+1:], "Stopped.") {
 		t.Errorf("texts %q, want one Stopped.", texts)
 	}
 	if calls.Load() != 2 || rec.count("conversation not summarised") != 0 {
 		t.Errorf("%d summary requests, %d warnings; want 2 and none", calls.Load(), rec.count("conversation not summarised"))
 	}
-	e.deliver(45, "What is my locker code?")
-	if texts := e.chat.waitTexts(t, 45, 14); texts[13] != "Your locker code is 4821" {
+	e.deliver(chat.In(45), "What is my locker code?")
+	if texts := e.chat.waitTexts(t, chat.In(45), 14); texts[13] != "Your locker code is 4821" {
 		t.Errorf("answer %q", texts[13])
 	}
 }

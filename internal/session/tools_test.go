@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
@@ -60,8 +61,8 @@ func TestMalformedToolArguments(t *testing.T) {
 		return llm.Response{ToolCalls: calls}, nil
 	}
 	e := newEnv(t, answer, envOptions{modes: []string{fakemcp.ModeLogCalls}})
-	e.deliver(30, "go")
-	e.chat.waitTexts(t, 30, 1)
+	e.deliver(chat.In(30), "go")
+	e.chat.waitTexts(t, chat.In(30), 1)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -94,7 +95,7 @@ func TestMalformedToolArguments(t *testing.T) {
 	if strings.Join(sent, " ") != strings.Join(wantSent, " ") {
 		t.Errorf("the server received %q, want only the whole objects %q", sent, wantSent)
 	}
-	if files := e.chat.Files(30); len(files) != 0 {
+	if files := e.chat.Files(chat.In(30)); len(files) != 0 {
 		t.Errorf("files sent: %v", files)
 	}
 }

@@ -259,8 +259,8 @@ func TestToolSearchInTheAgentLoop(t *testing.T) {
 		return llm.Response{Text: "done"}, nil
 	}
 	e := newEnv(t, answer, envOptions{toolSearch: ToolSearchOn})
-	e.deliver(1, "go")
-	e.chat.waitTexts(t, 1, 1)
+	e.deliver(chat.In(1), "go")
+	e.chat.waitTexts(t, chat.In(1), 1)
 	reqs := e.model.Requests()
 	if len(reqs) != 5 {
 		t.Fatalf("%d requests", len(reqs))
@@ -315,11 +315,11 @@ func TestMCPStatusShowsDeferredTools(t *testing.T) {
 	} {
 		e := newEnv(t, echoText, envOptions{toolSearch: tt.mode})
 		e.mcp.Tools(context.Background()) // discovered
-		st, err := e.manager.MCPStatus(context.Background(), 1)
+		st, err := e.manager.MCPStatus(context.Background(), chat.In(1))
 		if err != nil || len(st.Servers) != 1 {
 			t.Fatalf("%s: %+v, %v", tt.mode, st, err)
 		}
-		detail, err := e.manager.MCPServer(context.Background(), 1, "fake")
+		detail, err := e.manager.MCPServer(context.Background(), chat.In(1), "fake")
 		if err != nil {
 			t.Fatalf("%s: /mcp fake: %v", tt.mode, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/agent"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/store"
@@ -22,7 +23,7 @@ import (
 // opens it.
 func writeTranscript(t *testing.T, e *env, chatID int64, content string) string {
 	t.Helper()
-	dir := e.manager.Private(chatID)
+	dir := e.manager.Private(chat.In(chatID))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +122,8 @@ func TestCorruptedTranscriptIsRepairedOnLoad(t *testing.T) {
 		`{"role":"assistant","parts":[{"kind":"text","text":"and another"}]}`,
 		``,
 	}, "\n"))
-	e.deliver(42, "hi")
-	if got := e.chat.waitTexts(t, 42, 1); got[0] != "re: hi" {
+	e.deliver(chat.In(42), "hi")
+	if got := e.chat.waitTexts(t, chat.In(42), 1); got[0] != "re: hi" {
 		t.Fatalf("reply = %q", got)
 	}
 	msgs := e.model.Requests()[0].Messages
@@ -154,8 +155,8 @@ func TestCorruptedTranscriptIsRepairedOnLoad(t *testing.T) {
 	}
 
 	// The chat goes on, and the next load is as good.
-	e.deliver(42, "again")
-	if got := e.chat.waitTexts(t, 42, 2); got[1] != "re: again" {
+	e.deliver(chat.In(42), "again")
+	if got := e.chat.waitTexts(t, chat.In(42), 2); got[1] != "re: again" {
 		t.Errorf("second reply = %q", got[1])
 	}
 }
@@ -227,8 +228,8 @@ func TestTranscriptLongLineIsSkippedNotTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	e.deliver(43, "now")
-	e.chat.waitTexts(t, 43, 1)
+	e.deliver(chat.In(43), "now")
+	e.chat.waitTexts(t, chat.In(43), 1)
 	var texts []string
 	for _, m := range e.model.Requests()[0].Messages {
 		for _, p := range m.Parts {

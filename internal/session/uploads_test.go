@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
@@ -22,12 +23,12 @@ func TestFilesTheUserSends(t *testing.T) {
 	e := newEnv(t, answer, envOptions{})
 	png := fakemcp.PNG1x1()
 	pdf := []byte("%PDF-1.4 tiny")
-	if err := e.manager.Deliver(3, Message{Text: "what are these?", Files: []Attachment{
+	if err := e.manager.Deliver(chat.In(3), Message{Text: "what are these?", Files: []Attachment{
 		{MIMEType: "image/png", Data: png},
 		{Name: "../../Q3 report.pdf", MIMEType: "application/pdf", Data: pdf}}}); err != nil {
 		t.Fatal(err)
 	}
-	e.chat.waitTexts(t, 3, 1)
+	e.chat.waitTexts(t, chat.In(3), 1)
 
 	msgs := e.model.Requests()[0].Messages
 	user := msgs[len(msgs)-1]
@@ -42,7 +43,7 @@ func TestFilesTheUserSends(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
-	ws := e.manager.Workspace(3)
+	ws := e.manager.Workspace(chat.In(3))
 	if got, err := os.ReadFile(filepath.Join(ws, "uploads", "Q3_report.pdf")); err != nil || !bytes.Equal(got, pdf) {
 		t.Errorf("saved document: %q %v", got, err)
 	}
@@ -51,10 +52,10 @@ func TestFilesTheUserSends(t *testing.T) {
 	}
 
 	// The same name again gets a new one; the first file stays.
-	if err := e.manager.Deliver(3, Message{Files: []Attachment{{Name: "Q3 report.pdf", MIMEType: "application/pdf", Data: []byte("v2")}}}); err != nil {
+	if err := e.manager.Deliver(chat.In(3), Message{Files: []Attachment{{Name: "Q3 report.pdf", MIMEType: "application/pdf", Data: []byte("v2")}}}); err != nil {
 		t.Fatal(err)
 	}
-	e.chat.waitTexts(t, 3, 2)
+	e.chat.waitTexts(t, chat.In(3), 2)
 	if got, _ := os.ReadFile(filepath.Join(ws, "uploads", "Q3_report-2.pdf")); string(got) != "v2" {
 		t.Errorf("second upload: %q", got)
 	}
@@ -62,8 +63,8 @@ func TestFilesTheUserSends(t *testing.T) {
 	// After a restart the image is read back from the transcript's files.
 	e.close()
 	e2 := newEnv(t, answer, envOptions{dataDir: e.dataDir})
-	e2.deliver(3, "and now?")
-	e2.chat.waitTexts(t, 3, 1)
+	e2.deliver(chat.In(3), "and now?")
+	e2.chat.waitTexts(t, chat.In(3), 1)
 	first := e2.model.Requests()[0].Messages[0]
 	if len(first.Parts) != 2 || first.Parts[1].Image == nil || !bytes.Equal(first.Parts[1].Image.Data, png) {
 		t.Errorf("after a restart the first message is %+v", first)
@@ -103,7 +104,7 @@ func TestTextFilesAreInlined(t *testing.T) {
 	answer := func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: "read"}, nil }
 	e := newEnv(t, answer, envOptions{})
 	long := strings.Repeat("é line of text\n", 3000) // 48,000 bytes, two-byte runes
-	if err := e.manager.Deliver(4, Message{Text: "summarize", Files: []Attachment{
+	if err := e.manager.Deliver(chat.In(4), Message{Text: "summarize", Files: []Attachment{
 		{Name: "notes.md", MIMEType: "text/markdown", Data: []byte("# Notes\nbuy milk")},
 		{Name: "data.csv", MIMEType: "", Data: []byte("a,b\n1,2\n")},
 		{Name: "long.txt", MIMEType: "text/plain", Data: []byte(long)},
@@ -112,7 +113,7 @@ func TestTextFilesAreInlined(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	e.chat.waitTexts(t, 4, 1)
+	e.chat.waitTexts(t, chat.In(4), 1)
 	msgs := e.model.Requests()[0].Messages
 	text := msgs[len(msgs)-1].Parts[0].Text
 	for _, want := range []string{
@@ -135,19 +136,19 @@ func TestTextFilesAreInlined(t *testing.T) {
 // nothing lands in the other chat.
 func TestAnUploadNeverLeavesTheWorkspace(t *testing.T) {
 	e := newEnv(t, echoText, envOptions{})
-	e.deliver(3, "hello")
-	e.chat.waitTexts(t, 3, 1)
-	e.deliver(4, "hello")
-	e.chat.waitTexts(t, 4, 1)
-	other := e.manager.Workspace(4)
-	if err := os.Symlink(other, filepath.Join(e.manager.Workspace(3), uploadsDir)); err != nil {
+	e.deliver(chat.In(3), "hello")
+	e.chat.waitTexts(t, chat.In(3), 1)
+	e.deliver(chat.In(4), "hello")
+	e.chat.waitTexts(t, chat.In(4), 1)
+	other := e.manager.Workspace(chat.In(4))
+	if err := os.Symlink(other, filepath.Join(e.manager.Workspace(chat.In(3)), uploadsDir)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.manager.Deliver(3, Message{Text: "keep this", Files: []Attachment{
+	if err := e.manager.Deliver(chat.In(3), Message{Text: "keep this", Files: []Attachment{
 		{Name: "secret.pdf", MIMEType: "application/pdf", Data: []byte("%PDF chat 3's")}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.chat.waitTexts(t, 3, 2); !strings.HasPrefix(got[1], "Sorry, I could not save") {
+	if got := e.chat.waitTexts(t, chat.In(3), 2); !strings.HasPrefix(got[1], "Sorry, I could not save") {
 		t.Errorf("reply = %q, want the could-not-save reply", got[1])
 	}
 	entries, err := os.ReadDir(other)

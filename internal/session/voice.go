@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
 // Voice answers (/voice): whether a chat's answers are also read aloud,
@@ -21,11 +23,13 @@ const voiceFile = "voice.json"
 // chat's next message waits for it.
 const voiceTimeout = 2 * time.Minute
 
-func (m *Manager) voicePath(chatID int64) string { return filepath.Join(m.Private(chatID), voiceFile) }
+func (m *Manager) voicePath(place chat.Place) string {
+	return filepath.Join(m.Private(place), voiceFile)
+}
 
 // Voice reports whether chat's answers are read aloud.
-func (m *Manager) Voice(chatID int64) (bool, error) {
-	data, err := os.ReadFile(m.voicePath(chatID))
+func (m *Manager) Voice(place chat.Place) (bool, error) {
+	data, err := os.ReadFile(m.voicePath(place))
 	if errors.Is(err, os.ErrNotExist) {
 		return m.o.VoiceDefault, nil
 	}
@@ -36,21 +40,21 @@ func (m *Manager) Voice(chatID int64) (bool, error) {
 		Voice bool `json:"voice"`
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
-		return m.o.VoiceDefault, fmt.Errorf("%s: %w", m.voicePath(chatID), err)
+		return m.o.VoiceDefault, fmt.Errorf("%s: %w", m.voicePath(place), err)
 	}
 	return f.Voice, nil
 }
 
 // SetVoice makes chat's answers read aloud (on) or not, kept across
 // restarts and /new.
-func (m *Manager) SetVoice(chatID int64, on bool) error {
+func (m *Manager) SetVoice(place chat.Place, on bool) error {
 	data, _ := json.Marshal(struct {
 		Voice bool `json:"voice"`
 	}{on})
-	if err := writeFileAtomic(m.voicePath(chatID), append(data, '\n')); err != nil {
+	if err := writeFileAtomic(m.voicePath(place), append(data, '\n')); err != nil {
 		return err
 	}
-	m.logger.Info("the chat's voice answers changed", "chat", chatID, "voice", on)
+	m.logger.Info("the chat's voice answers changed", "chat", place, "voice", on)
 	return nil
 }
 

@@ -72,8 +72,9 @@ const maxPhotoBytes = 10 << 20
 // falling back to a document when Telegram refuses the photo
 // (PHOTO_INVALID_DIMENSIONS, IMAGE_PROCESS_FAILED, …); everything else
 // goes as a document. Only content is read (each try reads it again from
-// the start), never a path.
-func (c *Client) Upload(ctx context.Context, chatID int64, name string, content io.ReaderAt, size int64, caption string) error {
+// the start), never a path. thread is the forum topic to send it in
+// (its message_thread_id; 0: none).
+func (c *Client) Upload(ctx context.Context, chatID int64, thread int, name string, content io.ReaderAt, size int64, caption string) error {
 	head := make([]byte, 512) // what http.DetectContentType looks at
 	n, err := content.ReadAt(head, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -83,7 +84,7 @@ func (c *Client) Upload(ctx context.Context, chatID int64, name string, content 
 	if isPhoto(head[:n]) && size <= maxPhotoBytes {
 		err := c.out.do(ctx, chatID, "sendPhoto", Paced, func(ctx context.Context) error {
 			_, err := c.api.SendPhoto(ctx, &tgbot.SendPhotoParams{
-				ChatID: chatID, Caption: caption,
+				ChatID: chatID, MessageThreadID: thread, Caption: caption,
 				Photo: &models.InputFileUpload{Filename: name, Data: data()},
 			})
 			return err
@@ -99,7 +100,7 @@ func (c *Client) Upload(ctx context.Context, chatID int64, name string, content 
 	}
 	return c.out.do(ctx, chatID, "sendDocument", Paced, func(ctx context.Context) error {
 		_, err := c.api.SendDocument(ctx, &tgbot.SendDocumentParams{
-			ChatID: chatID, Caption: caption,
+			ChatID: chatID, MessageThreadID: thread, Caption: caption,
 			Document: &models.InputFileUpload{Filename: name, Data: data()},
 		})
 		return err

@@ -32,6 +32,9 @@ func (f *Fake) sendMessageDraft(p map[string]string) (any, error) {
 	if chat < 0 {
 		return nil, badRequest("TEXTDRAFT_PEER_INVALID")
 	}
+	if _, err := f.threadOf(chat, p); err != nil {
+		return nil, err
+	}
 	id, err := strconv.ParseInt(strings.Trim(p["draft_id"], `"`), 10, 64)
 	if err != nil || id == 0 {
 		return nil, badRequest("invalid draft_id")

@@ -92,6 +92,10 @@ type Fake struct {
 	callbackSeq int
 	allowed     []string // the last allowed_updates the bot gave
 
+	// topics are the forums' topics by chat (topics.go); a chat present
+	// is a forum.
+	topics map[int64]map[int]bool
+
 	files   map[string]storedFile // by file id: what users sent
 	fileSeq int
 
@@ -126,6 +130,9 @@ type File struct {
 type Message struct {
 	ID     int
 	ChatID int64
+	// ThreadID is the forum topic it was sent in (message_thread_id; 0:
+	// none).
+	ThreadID int
 	// Method that created it: sendMessage, sendPhoto, sendDocument or sendVoice.
 	Method string
 	// Text is the current text (the caption for files), as sent, tags

@@ -294,7 +294,11 @@ func (f *Fake) call(method string, p map[string]string, files map[string]File) (
 		f.mu.Unlock()
 		return true, nil
 	case "sendchataction", "setmessagereaction":
-		if _, err := chatID(p); err != nil {
+		chat, err := chatID(p)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := f.threadOf(chat, p); err != nil {
 			return nil, err
 		}
 		return true, nil
@@ -385,7 +389,11 @@ func (f *Fake) sendMessage(p map[string]string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := f.store(&Message{ChatID: chat, Method: "sendMessage", Text: text, ParseMode: p["parse_mode"], NoPreview: noPreview(p), Keyboard: kb})
+	thread, err := f.threadOf(chat, p)
+	if err != nil {
+		return nil, err
+	}
+	m := f.store(&Message{ChatID: chat, ThreadID: thread, Method: "sendMessage", Text: text, ParseMode: p["parse_mode"], NoPreview: noPreview(p), Keyboard: kb})
 	return f.wire(m), nil
 }
 
@@ -452,7 +460,11 @@ func (f *Fake) sendFile(method, field string, p map[string]string, files map[str
 	if err := checkText(caption, p["parse_mode"], tgformat.MaxCaptionUTF16, "message caption"); err != nil {
 		return nil, err
 	}
-	m := &Message{ChatID: chat, Method: method, Text: caption, ParseMode: p["parse_mode"]}
+	thread, err := f.threadOf(chat, p)
+	if err != nil {
+		return nil, err
+	}
+	m := &Message{ChatID: chat, ThreadID: thread, Method: method, Text: caption, ParseMode: p["parse_mode"]}
 	file, uploaded := files[field]
 	switch {
 	case uploaded:
@@ -527,7 +539,10 @@ func (f *Fake) wire(m *Message) *models.Message {
 // wireLocked is the Bot API's view of a message the bot sent.
 func (f *Fake) wireLocked(m *Message) *models.Message {
 	me := f.me
-	w := &models.Message{ID: m.ID, From: &me, Date: int(time.Now().Unix()), Chat: chatOf(m.ChatID)}
+	w := &models.Message{ID: m.ID, From: &me, Date: int(time.Now().Unix()), Chat: f.wireChatLocked(m.ChatID)}
+	if m.ThreadID != 0 {
+		w.MessageThreadID, w.IsTopicMessage = m.ThreadID, true
+	}
 	fileID := "file-" + strconv.Itoa(m.ID)
 	switch m.Method {
 	case "sendMessage":
