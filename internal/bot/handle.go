@@ -35,6 +35,7 @@ const replyTimeout = 30 * time.Second
 // caller does. replayed: the message was kept from the last run, and a
 // command is not run again.
 func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64, replayed bool) (kept bool) {
+	m = withoutTopicRoot(m)
 	r := routeMessage(m, b.me)
 	if r.kind == routeIgnore && m.MediaGroupID != "" && b.albums.has(placeOf(m), m.MediaGroupID) {
 		// A later part of an album addressed to us: in a group only the

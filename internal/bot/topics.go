@@ -18,3 +18,17 @@ func placeOf(m *models.Message) chat.Place {
 	}
 	return chat.In(m.Chat.ID)
 }
+
+// withoutTopicRoot is m without the reply Telegram adds to every message
+// of a forum topic that replies to nothing: the topic's first message
+// (whose id is the topic's), which the user did not reply to. Kept, it
+// would quote the topic's name to the model, and in a topic the bot
+// created make every message there look like a reply to the bot.
+func withoutTopicRoot(m *models.Message) *models.Message {
+	if r := m.ReplyToMessage; r != nil && m.IsTopicMessage && r.ID == m.MessageThreadID {
+		c := *m
+		c.ReplyToMessage = nil
+		return &c
+	}
+	return m
+}

@@ -121,7 +121,7 @@ func TestTornLastLineIsMendedBeforeAppending(t *testing.T) {
 			dir := t.TempDir()
 			logs := &recordHandler{level: slog.LevelWarn}
 			e := newEnv(t, echoText, envOptions{dataDir: dir, logger: slog.New(logs)})
-			path := writeTranscript(t, e, 51, `{"role":"user","parts":[{"kind":"text","text":"one"}]}`+"\n"+tt.tail)
+			path := writeTranscript(t, e, chat.In(51), `{"role":"user","parts":[{"kind":"text","text":"one"}]}`+"\n"+tt.tail)
 			e.deliver(chat.In(51), "two")
 			e.chat.waitTexts(t, chat.In(51), 1)
 			e.close()

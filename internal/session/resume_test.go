@@ -192,7 +192,7 @@ func TestParseUndelivered(t *testing.T) {
 func TestResumeWithAnAnsweredConversationSaysNothing(t *testing.T) {
 	logs := &recordHandler{level: slog.LevelDebug}
 	e := newEnv(t, echoText, envOptions{logger: slog.New(logs)})
-	writeTranscript(t, e, 82, `{"role":"user","parts":[{"kind":"text","text":"hi"}]}`+"\n"+
+	writeTranscript(t, e, chat.In(82), `{"role":"user","parts":[{"kind":"text","text":"hi"}]}`+"\n"+
 		`{"role":"assistant","parts":[{"kind":"text","text":"hello"}]}`+"\n")
 	if err := os.WriteFile(turnMarkPath(e.manager.Private(chat.In(82))), nil, 0o600); err != nil {
 		t.Fatal(err)

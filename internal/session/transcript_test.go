@@ -21,9 +21,9 @@ import (
 
 // writeTranscript puts lines into chat's transcript before its session
 // opens it.
-func writeTranscript(t *testing.T, e *env, chatID int64, content string) string {
+func writeTranscript(t *testing.T, e *env, place chat.Place, content string) string {
 	t.Helper()
-	dir := e.manager.Private(chat.In(chatID))
+	dir := e.manager.Private(place)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCorruptedTranscriptIsRepairedOnLoad(t *testing.T) {
 	}
 	logs := &recordHandler{level: slog.LevelWarn}
 	e := newEnv(t, answer, envOptions{logger: slog.New(logs)})
-	writeTranscript(t, e, 42, strings.Join([]string{
+	writeTranscript(t, e, chat.In(42), strings.Join([]string{
 		`{"role":"user","parts":[{"kind":"text","text":"earlier"}]}`,
 		`{"role":"user","parts":[{"kind":"tool_result"}]}`,
 		`{"role":"assistant","parts":[{"kind":"tool_call"}]}`,
@@ -217,7 +217,7 @@ func TestTranscriptLongLineIsSkippedNotTheRest(t *testing.T) {
 	}
 	logs := &recordHandler{level: slog.LevelWarn}
 	e := newEnv(t, answer, envOptions{logger: slog.New(logs)})
-	path := writeTranscript(t, e, 43, `{"role":"user","parts":[{"kind":"text","text":"before"}]}`+"\n")
+	path := writeTranscript(t, e, chat.In(43), `{"role":"user","parts":[{"kind":"text","text":"before"}]}`+"\n")
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -15,17 +15,22 @@ import (
 
 // TopicMessage queues a text message from user in the forum topic topic of
 // chat and returns its id: a topic message (message_thread_id,
-// is_topic_message) of a chat with topics (is_forum). topic 0 is the
+// is_topic_message) of a chat with topics (is_forum) that, as Telegram
+// sends it, replies to the topic's first message (forum_topic_created,
+// whose id is the topic's; here one the bot created). topic 0 is the
 // General topic, whose messages carry no thread: the chat is still a
 // forum. The topic is one the fake knows from now on.
 func (f *Fake) TopicMessage(chatID, userID int64, topic int, text string) int {
 	f.mu.Lock()
 	f.openTopicLocked(chatID, topic)
+	me := f.me
 	f.mu.Unlock()
 	m := f.NewMessage(chatID, userID, text)
 	m.Chat.IsForum = true
 	if topic != 0 {
 		m.MessageThreadID, m.IsTopicMessage = topic, true
+		m.ReplyToMessage = &models.Message{ID: topic, From: &me, Chat: m.Chat, Date: m.Date, MessageThreadID: topic,
+			IsTopicMessage: true, ForumTopicCreated: &models.ForumTopicCreated{Name: "Topic " + strconv.Itoa(topic)}}
 	}
 	return f.send(m)
 }
