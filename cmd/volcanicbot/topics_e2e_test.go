@@ -138,7 +138,7 @@ func TestE2EForumTopicsAreConversations(t *testing.T) {
 	checkTopicFiles(t, d, general)
 	d.say(0, alice, "read")
 	d.waitTopic(forum, 0, "kept from before topics") // "general: read done (old.txt, lines 1–1 …"
-	d.say(7, alice, "read") // old.txt is not in topic 7's workspace
+	d.say(7, alice, "read")                          // old.txt is not in topic 7's workspace
 	if m := d.waitTopic(forum, 7, "t7: read done"); strings.Contains(m.Text, "kept from before") {
 		t.Errorf("topic 7 read General's file: %q", m.Text)
 	}
