@@ -137,8 +137,9 @@ func TestE2EForumTopicsAreConversations(t *testing.T) {
 	checkTopicProcesses(t, d)
 	checkTopicFiles(t, d, general)
 	d.say(0, alice, "read")
-	d.waitTopic(forum, 0, "kept from before topics") // "general: read done (old.txt, lines 1–1 …"
-	d.say(7, alice, "read")                          // old.txt is not in topic 7's workspace
+	d.waitTopic(forum, 0, "kept from before topics")
+	// old.txt is in General's workspace, not in topic 7's.
+	d.say(7, alice, "read")
 	if m := d.waitTopic(forum, 7, "t7: read done"); strings.Contains(m.Text, "kept from before") {
 		t.Errorf("topic 7 read General's file: %q", m.Text)
 	}
