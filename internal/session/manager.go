@@ -42,7 +42,8 @@ var ErrClosed = errors.New("session manager closed")
 type Options struct {
 	// DataDir is the root of all state; chat workspaces are
 	// DataDir/chats/<chat id>/, the bot's private state of each chat
-	// DataDir/private/<chat id>/ (see chatdir).
+	// DataDir/private/<chat id>/, a forum topic's beside them with
+	// "_t<topic id>" after the chat id (see chatdir).
 	DataDir string
 	Model   llm.Model // required
 	// VoiceDefault is whether a chat that never sent /voice gets its
@@ -121,7 +122,7 @@ type Options struct {
 	DiskCheckEvery time.Duration
 }
 
-// Manager maps chat ids to sessions. Each session has one goroutine while
+// Manager maps places (chats, forum topics) to sessions. Each session has one goroutine while
 // it has work, which owns the chat's conversation; everything else talks to
 // it through its mailbox.
 type Manager struct {

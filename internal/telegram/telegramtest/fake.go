@@ -6,7 +6,8 @@
 // keeps what the bot sent per chat (inline keyboards too), delivers button
 // presses as callback_query updates (Press, Callback) and records their
 // answers, records every request, enforces Telegram's flood limits with
-// 429s (Limits), and can be scripted to fail.
+// 429s (Limits), keeps forums' topics and checks the message_thread_id of
+// every send against them (TopicMessage), and can be scripted to fail.
 //
 //	f := telegramtest.New(t)
 //	// point the bot at f.URL() with token f.Token()
