@@ -320,3 +320,26 @@ func TestE2EPrivateChatTopics(t *testing.T) {
 		}
 	}
 }
+
+// Two topics of one chat browse in browser contexts of their own (the
+// real @playwright/mcp and Chromium, one browser shared by every chat,
+// PLAYWRIGHT_SHARED's default): each topic's tabs are its own.
+func TestBrowserTopicsKeepTheirOwnTabs(t *testing.T) {
+	env := browserEnv(t)
+	srv := site(t)
+	d := startDaemon(t, browse, daemonOptions{extra: env})
+	d.tg.TopicMessage(alice, alice, 7, "open "+srv.URL+"/seven-page")
+	d.tg.TopicMessage(alice, alice, 9, "open "+srv.URL+"/nine-page")
+	for topic, pages := range map[int][2]string{7: {"seven-page", "nine-page"}, 9: {"nine-page", "seven-page"}} {
+		tabs := d.waitTopic(alice, topic, "tabs: ").Text
+		if !strings.Contains(tabs, pages[0]) || strings.Contains(tabs, pages[1]) {
+			t.Errorf("topic %d tabs: %q", topic, tabs)
+		}
+	}
+	for _, topic := range []int{7, 9} {
+		state := filepath.Join(d.dataDir, "private", fmt.Sprintf("%d_t%d", alice, topic))
+		if _, err := os.Stat(state); err != nil {
+			t.Errorf("topic %d's private folder: %v", topic, err)
+		}
+	}
+}
