@@ -29,8 +29,8 @@ var topicMarks = map[int]string{0: "general", 7: "t7", 9: "t9", 11: "t11"}
 // its topic's mark, then what to do: "hello" is answered with the number
 // of messages the model was sent (the conversation's length), "write"
 // writes <mark>.txt with the fake server and sends it to the chat, "read"
-// reads old.txt, "slow" calls the fake's slow tool; the answer names the
-// model.
+// reads old.txt, "slow" calls the fake's slow tool, "ask" asks the user
+// with buttons (ask_user); the answer names the model.
 func byTopic(req llmtest.Request) llmtest.Reply {
 	words := strings.Fields(lastUserText(req))
 	if len(words) < 2 {
@@ -47,6 +47,8 @@ func byTopic(req llmtest.Request) llmtest.Reply {
 		return call(session.ReadToolName, `{"path":"old.txt"}`)
 	case what == "slow" && !after:
 		return call(fakemcp.ToolSlow, `{}`)
+	case what == "ask" && !after:
+		return call("ask_user", fmt.Sprintf(`{"question":"%s which size?","options":["Small","Large"]}`, mark))
 	case after:
 		return llmtest.Text(fmt.Sprintf("%s: %s done (%s)", mark, what, res))
 	}
@@ -162,6 +164,14 @@ func TestE2EForumTopicsAreConversations(t *testing.T) {
 	if m := d.waitTopic(forum, 9, "from big"); strings.Contains(m.Text, "I have 2 messages") {
 		t.Errorf("topic 9 lost its conversation: %q", m.Text)
 	}
+
+	// A question with buttons is asked in its topic, and answered there.
+	d.say(9, bob, "ask")
+	q := d.waitTopic(forum, 9, "t9 which size?")
+	if a := d.press(forum, bob, q, "Large"); a.Text != "Large" {
+		t.Errorf("the press answered %q", a.Text)
+	}
+	d.waitTopic(forum, 9, "t9: ask done")
 
 	// A turn a restart cut off is resumed in its topic.
 	d.say(9, bob, "slow")
