@@ -98,8 +98,9 @@ func (d *daemon) waitTopic(chat int64, topic int, substr string) telegramtest.Me
 // Forum topics are conversations, through the real binary: a supergroup
 // that becomes a forum keeps its conversation and workspace as its General
 // topic; each topic has its own history, workspace, MCP processes (their
-// working directory and root), model and /new; /mcp speaks of the topic
-// it is sent in; a turn a restart cut off is resumed in its topic; and
+// working directory), model and /new; /mcp speaks of the topic it is sent
+// in; a question with buttons is asked and answered in its topic; a turn a
+// restart cut off is resumed in its topic; and
 // every call the bot makes in the forum carries its topic's
 // message_thread_id (none for General), or edits a message of that topic.
 func TestE2EForumTopicsAreConversations(t *testing.T) {
