@@ -7,12 +7,14 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 )
 
-// maxChatQueue bounds one chat's backlog of updates.
+// maxChatQueue bounds one chat's (or forum topic's) backlog of updates.
 const maxChatQueue = 256
 
-// dispatcher runs each chat's jobs in order on a worker goroutine of its
-// own, started when the chat has work and ended when its queue is empty.
-// submit never blocks, so the poller never waits on a chat.
+// dispatcher runs each place's jobs — a chat's, or a forum topic's — in
+// order on a worker goroutine of its own, started when the place has work
+// and ended when its queue is empty: the topics of a forum are handled
+// side by side, as their sessions run. submit never blocks, so the poller
+// never waits on a chat.
 type dispatcher struct {
 	ctx context.Context
 	run func(ctx context.Context, place chat.Place, job func(context.Context))

@@ -122,9 +122,9 @@ type Options struct {
 	DiskCheckEvery time.Duration
 }
 
-// Manager maps places (chats, forum topics) to sessions. Each session has one goroutine while
-// it has work, which owns the chat's conversation; everything else talks to
-// it through its mailbox.
+// Manager maps places (chats, forum topics) to sessions. Each session has
+// one goroutine while it has work, which owns the place's conversation;
+// everything else talks to it through its mailbox.
 type Manager struct {
 	o        Options
 	dirs     chatdir.Layout
