@@ -151,13 +151,13 @@ func (l *live) takeDown() {
 	if !shown || l.draftID != 0 {
 		return // a draft goes by itself when the next text or message comes
 	}
-	c, chat, msg := l.a.c, l.a.place, l.msg
-	_ = c.tg.Submit(context.WithoutCancel(l.a.parent), chat.Chat, "deleteMessage", telegram.Unpaced, l.key(), func(ctx context.Context) error {
+	c, place, msg := l.a.c, l.a.place, l.msg
+	_ = c.tg.Submit(context.WithoutCancel(l.a.parent), place.Chat, "deleteMessage", telegram.Unpaced, l.key(), func(ctx context.Context) error {
 		id := msg.Load()
 		if id == 0 {
 			return nil
 		}
-		_, err := c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: chat.Chat, MessageID: int(id)})
+		_, err := c.tg.API().DeleteMessage(ctx, &tgbot.DeleteMessageParams{ChatID: place.Chat, MessageID: int(id)})
 		return err
 	})
 	l.gen++
@@ -176,18 +176,18 @@ func (l *live) show() {
 		return
 	}
 	ch := chunks[0]
-	c, chat := l.a.c, l.a.place
+	c, place := l.a.c, l.a.place
 	l.last, l.shown = time.Now(), ch.HTML
 	if l.draftID != 0 {
 		draft := strconv.FormatInt(l.draftID, 10)
 		text, mode := body(ch)
-		l.result = c.tg.Submit(l.drafts, chat.Chat, "sendMessageDraft", telegram.Paced, l.key(), func(ctx context.Context) error {
-			_, err := c.tg.API().SendMessageDraft(ctx, &tgbot.SendMessageDraftParams{ChatID: chat.Chat, MessageThreadID: chat.Topic, DraftID: draft, Text: text, ParseMode: mode})
+		l.result = c.tg.Submit(l.drafts, place.Chat, "sendMessageDraft", telegram.Paced, l.key(), func(ctx context.Context) error {
+			_, err := c.tg.API().SendMessageDraft(ctx, &tgbot.SendMessageDraftParams{ChatID: place.Chat, MessageThreadID: place.Topic, DraftID: draft, Text: text, ParseMode: mode})
 			return err
 		})
 		return
 	}
-	l.result = c.tg.Submit(context.WithoutCancel(l.a.parent), chat.Chat, "editMessageText", telegram.Paced, l.key(), c.upsert(chat, l.msg, ch))
+	l.result = c.tg.Submit(context.WithoutCancel(l.a.parent), place.Chat, "editMessageText", telegram.Paced, l.key(), c.upsert(place, l.msg, ch))
 }
 
 // body is what a message shows of ch: its HTML, or its text when it has
@@ -241,11 +241,11 @@ func (l *live) outcome(err error) {
 	if err == nil || l.done || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return
 	}
-	c, chat := l.a.c, l.a.place
+	c, place := l.a.c, l.a.place
 	status := telegram.StatusOf(err)
 	if l.draftID != 0 && (status == http.StatusBadRequest || status == http.StatusForbidden || status == http.StatusNotFound) {
 		// No drafts here: from now on, a message edited in place.
-		c.log.Info("Telegram refused a draft; streaming by editing a message instead", "chat", chat, "err", err.Error())
+		c.log.Info("Telegram refused a draft; streaming by editing a message instead", "chat", place, "err", err.Error())
 		c.noDrafts.Store(true)
 		l.draftID = 0
 		l.shown = ""
@@ -254,7 +254,7 @@ func (l *live) outcome(err error) {
 		}
 		return
 	}
-	c.log.Debug("streamed update failed", "chat", chat, "err", err.Error())
+	c.log.Debug("streamed update failed", "chat", place, "err", err.Error())
 }
 
 // answer delivers the final answer: the streamed message becomes its first
