@@ -21,11 +21,15 @@ const DefaultHoldIdle = 5 * time.Minute
 type turnMark struct{ _ byte }
 
 // holdClock is the time of the turns' holds.
-func (c *Client) holdClock() time.Time {
+func (c *Client) holdClock() time.Time { return c.holdClockAt(time.Now()) }
+
+// holdClockAt is holdClock for a caller that has just read the time: now,
+// unless a test set the holds' clock (one clock read less a call).
+func (c *Client) holdClockAt(now time.Time) time.Time {
 	if c.holdNow != nil {
 		return c.holdNow()
 	}
-	return time.Now()
+	return now
 }
 
 // uses is what a connection's callers leave behind, read without the
@@ -87,10 +91,10 @@ func (u *uses) heldBy(t *turnMark, now time.Time, holdIdle time.Duration) time.T
 }
 
 // usedInTurn notes that the running turn of the connection's chat, if
-// any, used it now (a call, or a prewarm, ended).
-func (c *connection) usedInTurn() {
+// any, used it at now (a call, or a prewarm, ended).
+func (c *connection) usedInTurn(now time.Time) {
 	if c.session != nil {
-		c.use.usedBy(c.session.turn.Load(), c.deps.holdClock())
+		c.use.usedBy(c.session.turn.Load(), c.deps.holdClockAt(now))
 	}
 }
 

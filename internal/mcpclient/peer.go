@@ -386,6 +386,9 @@ const maxPageRounds = 3
 
 // urlElicitationRequired reports whether err is a URLElicitationRequiredError.
 func urlElicitationRequired(err error) (*RPCError, bool) {
+	if err == nil {
+		return nil, false // the common case, without errors.As's allocation
+	}
 	var rpcErr *RPCError
 	if errors.As(err, &rpcErr) && rpcErr.Code == codeURLElicitationRequired {
 		return rpcErr, true

@@ -12,7 +12,7 @@ func (c *connection) release(srv *liveServer) { c.releaseAs(srv, true) }
 // releaseAs is release; called says a call ran (a prewarm's did not).
 func (c *connection) releaseAs(srv *liveServer, called bool) {
 	now := time.Now()
-	c.usedInTurn()
+	c.usedInTurn(now)
 	if c.use.leave(now) {
 		if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
 			defer lim.idle() // after c.mu is released: the limiter reads busy, not c.mu

@@ -177,6 +177,27 @@ func TestTransportDeadline(t *testing.T) {
 	}
 }
 
+// A call whose deadline is within deadlineSlack of the one the last call
+// set keeps that one (no clock read, no timer update) even when it has
+// passed: the read and the write it ends at once set the call's own
+// deadline and go on, and the call is answered.
+func TestTransportKeptDeadlineThatPassed(t *testing.T) {
+	tr := initialized(t, fakemcp.ModeNormal)
+	ctx := context.Background()
+	first := time.Now().Add(300 * time.Millisecond)
+	if got, err := callText(ctx, tr, fakemcp.ToolEcho, `{"text":"one"}`, first); err != nil || got != "one" {
+		t.Fatalf("first call: %q %v", got, err)
+	}
+	time.Sleep(time.Until(first) + 20*time.Millisecond) // the first call's deadline is what this test is about
+	second := time.Now().Add(deadlineSlack / 2)
+	if second.Sub(first) >= deadlineSlack {
+		t.Skip("the machine slept past the slack: the kept deadline is not exercised")
+	}
+	if got, err := callText(ctx, tr, fakemcp.ToolEcho, `{"text":"two"}`, second); err != nil || got != "two" {
+		t.Fatalf("a call after the kept deadline passed: %q %v", got, err)
+	}
+}
+
 // Cancelling a caller's context ends its wait at once (the reader's blocked
 // read is woken: without that wake-up it would read on until its own answer
 // came), and the other callers are not disturbed.

@@ -107,8 +107,7 @@ func (t *Transport) writeLocked(ctx context.Context, b []byte, w *waiter, deadli
 // up to deadlineSlack before d is kept (a write it interrupts sets the
 // right one and goes on). t.wdMu is held.
 func (t *Transport) setWriteDeadlineLocked(d time.Time, force bool) {
-	if !force && !d.IsZero() && !t.wdl.IsZero() && !t.wdl.After(d) && d.Sub(t.wdl) < deadlineSlack &&
-		time.Now().Before(t.wdl) {
+	if !force && !d.IsZero() && !t.wdl.IsZero() && !t.wdl.After(d) && d.Sub(t.wdl) < deadlineSlack {
 		return
 	}
 	if !force && d.IsZero() && t.wdl.IsZero() {
