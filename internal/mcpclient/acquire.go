@@ -130,10 +130,10 @@ func (c *connection) acquireRunning() (*liveServer, error) {
 }
 
 // takeLiveLocked hands the live process to the caller: counted in flight,
-// the idle timer disarmed. c.mu must be held.
+// the armed idle stop taken off. c.mu must be held.
 func (c *connection) takeLiveLocked() *liveServer {
 	c.inflight++
-	c.idle.disarm()
+	c.idle.take()
 	return c.srv
 }
 

@@ -4,19 +4,30 @@ import "time"
 
 // idleTimer stops a connection's process after IdleTimeout without a
 // call. Its fields are guarded by the connection's mu. Every call and
-// every stop bumps gen; the timer was set at armed: a timer that fires
-// after either (a stale one) sees gen moved on and stops nothing.
+// every stop bumps gen; the stop was armed at armed, due at: a timer that
+// fires after either (a stale one) sees gen moved on and stops nothing.
+//
+// A call costs no timer operation: taking the process only bumps gen, and
+// the release's arm leaves a timer that is already set (for an earlier
+// arm, so due no later) to fire; fired then sets it again for the rest.
 type idleTimer struct {
 	t     *time.Timer
 	gen   int
 	armed int
+	at    time.Time // when the armed stop is due
+	set   bool      // t is set to fire at or before at
 }
 
-// arm (re)starts the timer: stop runs after d unless a call or a stop
-// comes first.
-func (it *idleTimer) arm(d time.Duration, stop func()) {
+// arm has stop run at now+d unless a call or a stop comes first. stop
+// must begin with fired.
+func (it *idleTimer) arm(now time.Time, d time.Duration, stop func()) {
 	it.gen++
 	it.armed = it.gen
+	it.at = now.Add(d)
+	if it.set {
+		return
+	}
+	it.set = true
 	if it.t == nil {
 		it.t = time.AfterFunc(d, stop)
 	} else {
@@ -24,17 +35,35 @@ func (it *idleTimer) arm(d time.Duration, stop func()) {
 	}
 }
 
-// disarm stops the timer: a stop already on its way sees the generation
-// change and does nothing.
+// take notes that a call took the process: the armed stop is off (the
+// timer, left set, finds it so when it fires).
+func (it *idleTimer) take() { it.gen++ }
+
+// disarm stops the timer (the process is being stopped): a stop already
+// on its way sees the generation change and does nothing.
 func (it *idleTimer) disarm() {
 	it.gen++
+	it.set = false
 	if it.t != nil {
 		it.t.Stop()
 	}
 }
 
-// due reports whether nothing came since the timer was armed.
-func (it *idleTimer) due() bool { return it.armed == it.gen }
+// fired is the timer's firing at now: it reports whether the armed stop
+// is due. One armed later (calls came and went since the timer was set)
+// gets the timer set again for the rest.
+func (it *idleTimer) fired(now time.Time) (due bool) {
+	it.set = false
+	if it.armed != it.gen {
+		return false // a call holds the process, or it stopped: the next release arms
+	}
+	if rest := it.at.Sub(now); rest > 0 {
+		it.set = true
+		it.t.Reset(rest)
+		return false
+	}
+	return true
+}
 
 // What the chat's disk watcher needs of its connections: which run, and
 // whether one has been idle (no call in flight, none ended) since a time;

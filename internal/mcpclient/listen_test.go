@@ -139,7 +139,8 @@ func TestListenEndsWithItsServer(t *testing.T) {
 			}
 			c := s.conns["fake"]
 			c.mu.Lock()
-			c.idle.t.Reset(time.Millisecond) // the idle stop, now
+			c.idle.at = time.Now() // the idle stop, now
+			c.idle.t.Reset(time.Millisecond)
 			c.mu.Unlock()
 			// The state says "not started" once the server is detached, just
 			// before it is ended: the listener ends with it.

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -62,41 +63,61 @@ func TestUsesCountsCallers(t *testing.T) {
 	}
 }
 
-// The idle timer fires after its time unless a call or a stop disarms
-// it, and one that fires after a disarm (a stale AfterFunc already on its
-// way) sees that it is not due.
+// The idle timer stops the process IdleTimeout after the last call's end
+// unless a call or a stop comes first. Calls cost no timer operation: a
+// timer set for an earlier arm fires early, finds the stop armed later and
+// sets itself for the rest; one that fires after a call took the process
+// or a stop disarmed it (a stale AfterFunc already on its way) stops
+// nothing.
 func TestIdleTimer(t *testing.T) {
 	cases := []struct {
 		name    string
-		between func(*idleTimer)
-		due     bool // what a stop that fires now sees
-		fires   bool // within two minutes of arming for one
+		between func(it *idleTimer, arm func(time.Duration))
+		stopAt  time.Duration // from the first arm; 0: never (within two hours)
+		fires   int           // how often the timer fires in two hours
 	}{
-		{"nothing came", func(*idleTimer) {}, true, true},
-		{"a call took the process", (*idleTimer).disarm, false, false},
-		{"re-armed by the next call's end", func(it *idleTimer) { it.arm(time.Hour, func() {}) }, true, false},
+		{"nothing came", func(*idleTimer, func(time.Duration)) {}, time.Minute, 1},
+		{"a call took the process", func(it *idleTimer, _ func(time.Duration)) { it.take() }, 0, 1},
+		{"stopped", func(it *idleTimer, _ func(time.Duration)) { it.disarm() }, 0, 0},
+		{"re-armed by the next call's end", func(it *idleTimer, arm func(time.Duration)) {
+			time.Sleep(30 * time.Second)
+			it.take()
+			arm(time.Hour)
+		}, 30*time.Second + time.Hour, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var it idleTimer
-				fired := make(chan struct{}, 1)
-				it.arm(time.Minute, func() { fired <- struct{}{} })
-				tc.between(&it)
-				if got := it.due(); got != tc.due {
-					t.Errorf("due = %v, want %v", got, tc.due)
+				var (
+					mu      sync.Mutex
+					it      idleTimer
+					fires   int
+					stopped time.Duration
+				)
+				start := time.Now()
+				stop := func() {
+					mu.Lock()
+					defer mu.Unlock()
+					fires++
+					if it.fired(time.Now()) {
+						stopped = time.Since(start)
+					}
 				}
-				time.Sleep(2 * time.Minute)
+				arm := func(d time.Duration) { it.arm(time.Now(), d, stop) }
+				mu.Lock()
+				arm(time.Minute)
+				mu.Unlock()
+				func() {
+					mu.Lock()
+					defer mu.Unlock()
+					tc.between(&it, arm)
+				}()
+				time.Sleep(2 * time.Hour)
 				synctest.Wait()
-				select {
-				case <-fired:
-					if !tc.fires {
-						t.Error("the timer fired")
-					}
-				default:
-					if tc.fires {
-						t.Error("the timer did not fire")
-					}
+				mu.Lock()
+				defer mu.Unlock()
+				if stopped != tc.stopAt || fires != tc.fires {
+					t.Errorf("stopped at %v after %d firings, want %v after %d", stopped, fires, tc.stopAt, tc.fires)
 				}
 				it.disarm()
 			})

@@ -28,16 +28,17 @@ func (c *connection) releaseAs(srv *liveServer, called bool) {
 		c.stateDirtyLocked(srv)
 	}
 	if c.inflight == 0 && c.srv == srv && c.cfg.IdleTimeout > 0 {
-		c.idle.arm(c.cfg.IdleTimeout, c.idleStop)
+		c.idle.arm(now, c.cfg.IdleTimeout, c.idleStop)
 	}
 }
 
-// idleStop stops the process if no call has come since the timer was set.
+// idleStop stops the process if no call has come for IdleTimeout (the
+// idle timer fired).
 func (c *connection) idleStop() {
 	c.gate <- struct{}{}
 	defer func() { <-c.gate }()
 	c.mu.Lock()
-	if !c.idle.due() || c.inflight > 0 || c.srv == nil || c.state == StateClosed {
+	if !c.idle.fired(time.Now()) || c.inflight > 0 || c.srv == nil || c.state == StateClosed {
 		c.mu.Unlock()
 		return
 	}
