@@ -31,10 +31,10 @@ type Scheduler struct {
 	log   *slog.Logger
 
 	mu      sync.Mutex
-	lanes   map[int64]*lane              // by chat
-	queued  map[string]bool              // jobs with a run queued or running
+	lanes   map[int64]*lane               // by chat
+	queued  map[string]bool               // jobs with a run queued or running
 	cancels map[string]context.CancelFunc // running runs, by job
-	hold    map[string]time.Time         // jobs not to start before (a failed write)
+	hold    map[string]time.Time          // jobs not to start before (a failed write)
 	stats   Stats
 	started bool
 	closed  bool
