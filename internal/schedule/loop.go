@@ -109,6 +109,7 @@ func (s *Scheduler) giveUpLocked(j *Job, r Run, now time.Time) {
 	r.Finished, r.Outcome, r.Error = now, Interrupted, "the bot stopped during the run twice"
 	s.stats.Failures++
 	d := s.failedLocked(&job, r, "the bot was restarted during it")
+	job.Done = !job.Spec.Recurring()
 	if err := s.l.put(record{Job: &job, Run: &r, Delivery: d}); err != nil {
 		s.log.Error("record an interrupted run", "job", j.ID, "err", err)
 		return

@@ -145,7 +145,9 @@ func TestErrorsInARowToldOnce(t *testing.T) {
 func TestOneOffFailureTold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRunner()
-		r.answer = func(int, Job) (Result, error) { return Result{Tokens: 20000}, &Refusal{Reason: "the run hit its cap of 20000 tokens"} }
+		r.answer = func(int, Job) (Result, error) {
+			return Result{Tokens: 20000}, &Refusal{Reason: "the run hit its cap of 20000 tokens"}
+		}
 		g := startRig(t, t.TempDir(), r, &fakeDeliverer{}, Options{})
 		g.create(t, chatA, Request{In: "1m", Task: "remind me to call mum"})
 		time.Sleep(2 * time.Minute)
@@ -164,7 +166,7 @@ func TestOneOffFailureTold(t *testing.T) {
 // retryAfterErr is a 429 with its retry_after.
 type retryAfterErr struct{ d time.Duration }
 
-func (e retryAfterErr) Error() string              { return fmt.Sprintf("429: retry after %v", e.d) }
+func (e retryAfterErr) Error() string             { return fmt.Sprintf("429: retry after %v", e.d) }
 func (e retryAfterErr) RetryAfter() time.Duration { return e.d }
 
 // TestDeliveryRetried: a 429 and a 500 are retried (the 429 not before its
