@@ -1,0 +1,98 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/chat"
+)
+
+func TestWhatChanged(t *testing.T) {
+	many := func(prefix string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%s %d\n", prefix, i)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, before, after, want string
+	}{
+		{"one line changed", "a\nb\nc", "a\nB\nc", "What changed: 1 line(s) added, 1 removed.\n+ B\n− b"},
+		{"white space is no change", "a  b\n\n c", "a b\nc\n", "What changed: 0 line(s) added, 0 removed."},
+		{"moved line is no change", "a\nb", "b\na", "What changed: 0 line(s) added, 0 removed."},
+		{"duplicate line added", "a\nb", "a\nb\na", "What changed: 1 line(s) added, 0 removed.\n+ a"},
+		{"capped", many("old", 3), many("new", 8),
+			"What changed: 8 line(s) added, 3 removed.\n+ new 0\n+ new 1\n+ new 2\n+ new 3\n+ new 4\n+ … and 3 more\n− old 0\n− old 1\n− old 2"},
+		{"long line cut", "x", strings.Repeat("y", 500), "What changed: 1 line(s) added, 1 removed.\n+ " + strings.Repeat("y", maxDiffLine) + "\n− x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := whatChanged(tt.before, tt.after); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+	if answerHash("a  b\n\nc ") != answerHash("a b\nc") || answerHash("a") == answerHash("b") {
+		t.Error("hash does not follow the normalised text")
+	}
+}
+
+// TestWhatChangedLinear: a large hostile answer is compared in linear
+// time and bounded output.
+func TestWhatChangedLinear(t *testing.T) {
+	var a, b strings.Builder
+	for i := range 100000 {
+		fmt.Fprintf(&a, "line %d\n", i)
+		fmt.Fprintf(&b, "line %d\n", i+50000)
+	}
+	start := time.Now()
+	out := whatChanged(a.String(), b.String())
+	if d := time.Since(start); d > 5*time.Second || len(out) > 4096 {
+		t.Errorf("%v, %d bytes", d, len(out))
+	}
+	if !strings.HasPrefix(out, "What changed: 50000 line(s) added, 50000 removed.") {
+		t.Errorf("%.80s", out)
+	}
+}
+
+// TestPartlySentResumes: a long answer cut short after some parts is
+// tried again from the part after them.
+func TestPartlySentResumes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDeliverer{fail: func(n int, _ Message) error {
+			if n == 1 {
+				return &chat.PartlySentError{Sent: 2, Err: errors.New("502 bad gateway")}
+			}
+			return nil
+		}}
+		g := startRig(t, t.TempDir(), newRunner(), d, Options{})
+		g.create(t, chatA, Request{In: "1m"})
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		tries := d.Tries()
+		if len(tries) != 2 || tries[0].Skip != 0 || tries[1].Skip != 2 || len(d.Delivered()) != 1 {
+			t.Errorf("tries %+v", tries)
+		}
+	})
+}
+
+// TestAnswerCapped: an answer over MaxAnswerBytes is cut (on a rune) before
+// it is stored or sent.
+func TestAnswerCapped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRunner()
+		r.answer = func(int, Job) (Result, error) { return Result{Answer: strings.Repeat("é", 100)}, nil }
+		g := startRig(t, t.TempDir(), r, &fakeDeliverer{}, Options{MaxAnswerBytes: 51})
+		g.create(t, chatA, Request{In: "1m"})
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if got := g.d.Delivered(); len(got) != 1 || got[0].Text != strings.Repeat("é", 25) {
+			t.Errorf("delivered %+v", got)
+		}
+	})
+}
