@@ -137,7 +137,7 @@ func TestKillBetweenRunAndDelivery(t *testing.T) {
 			t.Fatalf("%d runs, delivered %+v", len(r2.Calls()), got)
 		}
 		// The watcher's state came through: the same answer is kept back.
-		r2.answer = func(int, Job) (Result, error) { return Result{Answer: "answer 1"}, nil }
+		r2.setAnswer(func(int, Job) (Result, error) { return Result{Answer: "answer 1"}, nil })
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		if len(r2.Calls()) != 1 || len(d2.Tries()) != 1 {

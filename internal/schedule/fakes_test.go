@@ -69,6 +69,13 @@ func (f *fakeRunner) RunJob(ctx context.Context, job Job, slot time.Time, late b
 	return Result{Answer: fmt.Sprintf("answer %d", n), Tokens: 100}, nil
 }
 
+// setAnswer changes the answers of the calls to come.
+func (f *fakeRunner) setAnswer(fn func(n int, job Job) (Result, error)) {
+	f.mu.Lock()
+	f.answer = fn
+	f.mu.Unlock()
+}
+
 func (f *fakeRunner) Calls() []runCall {
 	f.mu.Lock()
 	defer f.mu.Unlock()
