@@ -94,6 +94,9 @@ func (s *Scheduler) settle(id string, err error) (wait time.Duration, done bool)
 		wait = s.backoff(d.Attempts, err)
 		s.log.Warn("delivery failed; retrying", "job", d.Job, "run", id, "attempt", d.Attempts, "wait", wait, "err", err)
 	}
+	if d.State != Pending {
+		d.Text = "" // sent or never to be: the memory and the ledger need it no more
+	}
 	if perr := s.l.put(record{Job: job, Delivery: &d}); perr != nil {
 		s.log.Error("record a delivery", "run", id, "err", perr)
 		s.l.st.apply(record{Job: job, Delivery: &d})

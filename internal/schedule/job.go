@@ -33,6 +33,8 @@ type Job struct {
 	// the next one with it; every run is given it).
 	LastHash   string `json:"lastHash,omitempty"`
 	LastAnswer string `json:"lastAnswer,omitempty"`
+	// LastCut: LastAnswer is the start of a longer answer.
+	LastCut bool `json:"lastCut,omitempty"`
 	// Errors counts the failed runs in a row; Told is set once the user
 	// was told about them.
 	Errors int  `json:"errors,omitempty"`
@@ -69,8 +71,8 @@ type Run struct {
 	Late    bool    `json:"late,omitempty"`
 	Outcome Outcome `json:"outcome,omitempty"`
 	Tokens  int     `json:"tokens,omitempty"`
-	Answer  string  `json:"answer,omitempty"`
-	Error   string  `json:"error,omitempty"` // for the operator
+	Answer  string  `json:"answer,omitempty"` // its start (2 KiB)
+	Error   string  `json:"error,omitempty"`  // for the operator
 }
 
 // runID is the key of a job's run at slot.
@@ -96,6 +98,7 @@ type Delivery struct {
 	Place Place         `json:"place"`
 	Text  string        `json:"text"`
 	State DeliveryState `json:"state"`
+	// Text is emptied once the delivery is settled.
 	// Attempts counts the tries; Sent the parts of a long text already in
 	// the chat (a try cut short), which the next try skips.
 	Attempts  int       `json:"attempts,omitempty"`

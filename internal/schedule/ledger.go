@@ -44,11 +44,15 @@ type Ledger struct {
 // OpenLedger opens (creating) the ledger in dir and reads it. A torn
 // last line (the bot died mid-write) is cut off; a record that is whole
 // but lacks its line end is kept.
-func OpenLedger(dir string) (*Ledger, error) {
+func OpenLedger(dir string) (*Ledger, error) { return openLedgerWrapped(dir, nil) }
+
+// openLedgerWrapped is OpenLedger with the journal's file wrapped (tests
+// fail its writes as a full disk does).
+func openLedgerWrapped(dir string, wrap func(store.File) store.File) (*Ledger, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("schedule ledger: %w", err)
 	}
-	j, _, err := store.OpenJournal(filepath.Join(dir, LedgerFile), store.JournalOptions{MaxLine: maxLine, Whole: json.Valid})
+	j, _, err := store.OpenJournal(filepath.Join(dir, LedgerFile), store.JournalOptions{MaxLine: maxLine, Whole: json.Valid, Wrap: wrap})
 	if err != nil {
 		return nil, fmt.Errorf("schedule ledger: %w", err)
 	}

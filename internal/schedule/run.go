@@ -10,6 +10,15 @@ import (
 // maxErrorText bounds a run's error as stored.
 const maxErrorText = 500
 
+// What of an answer is kept once it is sent: a job's last answer (what a
+// watcher compares by lines, what the next run is given) and the start
+// of each run's (for lists). They bound the memory a job holds: the whole
+// answer is kept only until it is delivered.
+const (
+	maxLastAnswer = 8 << 10
+	maxRunAnswer  = 2 << 10
+)
+
 // execute runs q: records its start (and the job's next slot) before
 // calling the runner, and its end with the delivery it leaves as one
 // record after. A run whose start is on record never starts again for
@@ -17,6 +26,7 @@ const maxErrorText = 500
 func (s *Scheduler) execute(q queuedRun) {
 	run, job, ok := s.begin(q)
 	if !ok {
+		s.poke() // the job is free again: its next time counts
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.o.RunTimeout)
@@ -137,7 +147,7 @@ func (s *Scheduler) failedLocked(job *Job, run Run, reason string) *Delivery {
 // what changed first, a late run's with a line saying so).
 func (s *Scheduler) answeredLocked(job *Job, run *Run, answer string) *Delivery {
 	answer = capString(answer, s.o.MaxAnswerBytes)
-	run.Answer = answer
+	run.Answer = capString(answer, maxRunAnswer)
 	job.Errors, job.Told = 0, false
 	hash := answerHash(answer)
 	if job.Notify == Changed && job.LastHash != "" && hash == job.LastHash {
@@ -151,12 +161,17 @@ func (s *Scheduler) answeredLocked(job *Job, run *Run, answer string) *Delivery 
 		text = emptyAnswerText
 	}
 	if job.Notify == Changed && job.LastHash != "" {
-		text = whatChanged(job.LastAnswer, answer) + "\n\n" + text
+		if job.LastCut || len(answer) > maxLastAnswer {
+			text = changedText + "\n\n" + text // too long to compare by lines
+		} else {
+			text = whatChanged(job.LastAnswer, answer) + "\n\n" + text
+		}
 	}
 	if run.Late {
 		text = lateText(run.Slot.In(s.zones.loc(job.Spec.Zone))) + "\n\n" + text
 	}
-	job.LastHash, job.LastAnswer = hash, answer
+	job.LastHash = hash
+	job.LastAnswer, job.LastCut = capString(answer, maxLastAnswer), len(answer) > maxLastAnswer
 	return &Delivery{ID: run.ID, Job: job.ID, Place: job.Place, Text: text, State: Pending, Created: run.Finished}
 }
 

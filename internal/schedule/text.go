@@ -11,6 +11,8 @@ import (
 
 const emptyAnswerText = "(The scheduled run gave no answer.)"
 
+const changedText = "What changed: the answer differs from the last one sent."
+
 func lateText(slot time.Time) string {
 	return fmt.Sprintf("(Late: this run was due at %s, while the bot was down or busy.)", FormatTime(slot))
 }

@@ -96,3 +96,27 @@ func TestAnswerCapped(t *testing.T) {
 		}
 	})
 }
+
+// TestWatcherLongAnswers: answers too long to keep whole are still told
+// apart (by hash) and sent with a plain "differs"; what is kept of them
+// is bounded, and a delivered text is not kept at all.
+func TestWatcherLongAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		long := func(c string) string { return strings.Repeat(c+"\n", maxLastAnswer) }
+		answers := []string{long("a"), long("a"), long("a") + "b"}
+		r := newRunner()
+		r.answer = func(n int, _ Job) (Result, error) { return Result{Answer: answers[min(n, 3)-1]}, nil }
+		g := startRig(t, t.TempDir(), r, &fakeDeliverer{}, Options{MaxAnswerBytes: 64 << 10})
+		g.create(t, chatA, Request{Every: "1m", Notify: "changed"})
+		time.Sleep(3*time.Minute + time.Second)
+		synctest.Wait()
+		got := g.d.Delivered()
+		if len(got) != 2 || got[0].Text != answers[0] || got[1].Text != changedText+"\n\n"+answers[2] {
+			t.Fatalf("%d delivered", len(got))
+		}
+		v := g.s.List(chatA)[0]
+		if len(v.Job.LastAnswer) != maxLastAnswer || !v.Job.LastCut || len(v.LastRun.Answer) != maxRunAnswer || v.Delivery.Text != "" {
+			t.Errorf("kept %d, %v, %d, %d bytes", len(v.Job.LastAnswer), v.Job.LastCut, len(v.LastRun.Answer), len(v.Delivery.Text))
+		}
+	})
+}
