@@ -1,6 +1,8 @@
 package schedule
 
 import (
+	"cmp"
+	"slices"
 	"time"
 )
 
@@ -56,6 +58,7 @@ func (s *Scheduler) loop() {
 // still ahead (zero: none).
 func (s *Scheduler) dueLocked(now time.Time) time.Time {
 	var next time.Time
+	var due []*Job
 	for id, j := range s.l.st.jobs {
 		if j.Done || j.Paused || j.Next.IsZero() || s.queued[id] {
 			continue
@@ -74,7 +77,14 @@ func (s *Scheduler) dueLocked(now time.Time) time.Time {
 			}
 			continue
 		}
-		s.enqueueLocked(queuedRun{job: id, slot: j.Next, attempt: 1}, j.Place.Chat)
+		due = append(due, j)
+	}
+	// In the order they were due (a chat's runs go one by one).
+	slices.SortFunc(due, func(a, b *Job) int {
+		return cmp.Or(a.Next.Compare(b.Next), cmp.Compare(jobNumber(a.ID), jobNumber(b.ID)))
+	})
+	for _, j := range due {
+		s.enqueueLocked(queuedRun{job: j.ID, slot: j.Next, attempt: 1}, j.Place.Chat)
 	}
 	return next
 }

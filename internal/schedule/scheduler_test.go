@@ -414,3 +414,23 @@ func TestStartTwice(t *testing.T) {
 		}
 	})
 }
+
+// TestDueInOrder: a chat's jobs due together run one by one in the order
+// they were due, then created.
+func TestDueInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := startRig(t, t.TempDir(), newRunner(), &fakeDeliverer{}, Options{})
+		for _, in := range []string{"2m", "1m", "2m", "2m", "1m"} {
+			g.create(t, chatA, Request{In: in})
+		}
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+		var got []string
+		for _, c := range g.r.Calls() {
+			got = append(got, c.Job.ID)
+		}
+		if strings.Join(got, " ") != "j2 j5 j1 j3 j4" {
+			t.Errorf("order %v", got)
+		}
+	})
+}
