@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
@@ -40,7 +41,7 @@ func (s *Scheduler) execute(q queuedRun) {
 	delete(s.cancels, q.job)
 	delete(s.queued, q.job)
 	defer s.poke()
-	if s.ctx.Err() != nil {
+	if err != nil && s.ctx.Err() != nil {
 		return // stopping: the run is on record as started, it runs again at the next start
 	}
 	j, ok := s.l.st.jobs[q.job]
@@ -99,7 +100,11 @@ func (s *Scheduler) finishLocked(j *Job, run Run, res Result, err error) {
 		run.Outcome, run.Error = Failed, capString(err.Error(), maxErrorText)
 		s.stats.Failures++
 		user, ok := chat.UserMessage(err)
-		if !ok {
+		switch {
+		case ok:
+		case errors.Is(err, context.DeadlineExceeded):
+			user = "it ran longer than " + human(s.o.RunTimeout)
+		default:
 			user = "the run failed"
 		}
 		d = s.failedLocked(&job, run, user)

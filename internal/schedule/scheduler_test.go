@@ -434,3 +434,62 @@ func TestDueInOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestRunTimeout: a run over RunTimeout is stopped and the user told
+// why; a run that answered as the bot stopped keeps its answer (sent at
+// the next start), one that did not runs again.
+func TestRunTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRunner()
+		r.gate = make(chan struct{}) // never opened: every run waits for its end
+		g := startRig(t, t.TempDir(), r, &fakeDeliverer{}, Options{RunTimeout: 5 * time.Minute})
+		g.create(t, chatA, Request{In: "1m", Task: "loop forever"})
+		time.Sleep(7 * time.Minute)
+		synctest.Wait()
+		got := g.d.Delivered()
+		if len(got) != 1 || !strings.HasSuffix(got[0].Text, "failed: it ran longer than 5m.") {
+			t.Errorf("delivered %+v", got)
+		}
+	})
+}
+
+// stoppingRunner stops the scheduler during its run, and answers all
+// the same once the run's context has ended.
+type stoppingRunner struct{ s *Scheduler }
+
+func (r *stoppingRunner) RunJob(ctx context.Context, _ Job, _ time.Time, _ bool) (Result, error) {
+	go r.s.Close()
+	<-ctx.Done()
+	return Result{Answer: "answered as it stopped"}, nil
+}
+
+// TestAnsweredAsStopping: a run that answers while the bot stops keeps
+// its answer, delivered at the next start without a second run.
+func TestAnsweredAsStopping(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		l, err := OpenLedger(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, d := &stoppingRunner{}, &fakeDeliverer{}
+		r.s = New(l, r, d, nil, Options{})
+		if err := r.s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.s.Create(chatA, 1, Request{Task: "x", In: "1m"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		r.s.Close()
+		l.Close()
+		r2, d2 := newRunner(), &fakeDeliverer{}
+		startRig(t, dir, r2, d2, Options{})
+		synctest.Wait()
+		got := d2.Delivered()
+		if len(r2.Calls()) != 0 || len(got) != 1 || got[0].Text != "answered as it stopped" || len(d.Tries()) != 0 {
+			t.Errorf("%d runs, delivered %+v (%d tries before)", len(r2.Calls()), got, len(d.Tries()))
+		}
+	})
+}
