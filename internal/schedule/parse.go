@@ -53,6 +53,9 @@ func refuse(field, format string, args ...any) error {
 	return &Refusal{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
+// maxSpecLen bounds each of in, at, every and cron.
+const maxSpecLen = 100
+
 // maxTaskRunes bounds a task's text: it is the message of every run.
 const maxTaskRunes = 2000
 
@@ -82,6 +85,9 @@ func Parse(r Request, now time.Time, o Options, zones *Zones) (Spec, Notify, err
 	zone := loc.String()
 	given := 0
 	for _, v := range []string{r.In, r.At, r.Every, r.Cron} {
+		if len(v) > maxSpecLen {
+			return Spec{}, "", refuse("", "a schedule is at most %d characters", maxSpecLen)
+		}
 		if strings.TrimSpace(v) != "" {
 			given++
 		}

@@ -189,3 +189,12 @@ func (z *Zones) loc(name string) *time.Location {
 	}
 	return loc
 }
+
+// Format writes t in zone (a stored spec's) as users read it; "" for
+// the zero time.
+func (z *Zones) Format(t time.Time, zone string) string {
+	if t.IsZero() {
+		return ""
+	}
+	return FormatTime(t.In(z.loc(zone)))
+}

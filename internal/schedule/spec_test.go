@@ -92,6 +92,7 @@ func TestParseRefuses(t *testing.T) {
 		{"notify", Request{In: "1h", Notify: "sometimes"}, "notify", "always or changed"},
 		{"no task", Request{In: "1h", Task: " "}, "task", "say what"},
 		{"long task", Request{In: "1h", Task: strings.Repeat("x", maxTaskRunes+1)}, "task", "longer than"},
+		{"long cron", Request{Cron: strings.Repeat("* ", 51)}, "", "at most 100 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,5 +198,13 @@ func TestZones(t *testing.T) {
 	}
 	if z.loc("Gone/Zone") != time.UTC {
 		t.Error("an unknown stored zone is not UTC")
+	}
+	// A time read back from JSON has a fixed offset: Format names the zone.
+	fixed := time.Date(2026, 12, 5, 8, 0, 0, 0, time.FixedZone("", 3600))
+	if got := z.Format(fixed, "Europe/Berlin"); got != "Sat 5 Dec 2026 08:00 CET" {
+		t.Errorf("format: %q", got)
+	}
+	if z.Format(time.Time{}, "UTC") != "" {
+		t.Error("zero time formatted")
 	}
 }
