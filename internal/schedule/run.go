@@ -58,8 +58,9 @@ func (s *Scheduler) begin(q queuedRun) (Run, Job, bool) {
 	j, ok := s.l.st.jobs[q.job]
 	id := runID(q.job, q.slot)
 	prev, seen := s.l.st.runs[id]
-	if !ok || (seen && prev.Outcome != Running) || (q.attempt == 1 && seen) {
-		delete(s.queued, q.job) // cancelled, or this slot ran already
+	fresh := q.attempt == 1
+	if !ok || (seen && prev.Outcome != Running) || (fresh && seen) || (fresh && !q.manual && j.Paused) {
+		delete(s.queued, q.job) // cancelled, paused since queued, or this slot ran already
 		return Run{}, Job{}, false
 	}
 	now := time.Now()
