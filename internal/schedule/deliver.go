@@ -89,7 +89,7 @@ func (s *Scheduler) settle(id string, err error) (wait time.Duration, done bool)
 		s.log.Warn("delivery refused for good; job paused", "job", d.Job, "run", id, "err", err)
 	default:
 		d.LastError = capString(err.Error(), maxErrorText)
-		d.Sent = max(d.Sent, chat.SentParts(err))
+		d.Sent += chat.SentParts(err) // the parts of this try, which began at Sent
 		s.stats.DeliveryRetries++
 		wait = s.backoff(d.Attempts, err)
 		s.log.Warn("delivery failed; retrying", "job", d.Job, "run", id, "attempt", d.Attempts, "wait", wait, "err", err)

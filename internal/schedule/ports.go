@@ -26,7 +26,9 @@ type Message struct {
 	Job   string // the job's id (a Cancel button may name it)
 	Run   string // the delivery's key: the same Run is the same text
 	// Skip is how many parts of a long text already reached the chat (a
-	// try cut short): the sender starts after them.
+	// try cut short): the sender starts after them (bot.Chat's
+	// SendTextFrom), and a chat.PartlySentError it returns counts the
+	// parts of this try, from Skip on.
 	Skip int
 }
 

@@ -61,12 +61,16 @@ func TestWhatChangedLinear(t *testing.T) {
 }
 
 // TestPartlySentResumes: a long answer cut short after some parts is
-// tried again from the part after them.
+// tried again from the part after them, each try counting from its own
+// start.
 func TestPartlySentResumes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDeliverer{fail: func(n int, _ Message) error {
-			if n == 1 {
+			switch n {
+			case 1:
 				return &chat.PartlySentError{Sent: 2, Err: errors.New("502 bad gateway")}
+			case 2:
+				return &chat.PartlySentError{Sent: 1, Err: errors.New("network down")}
 			}
 			return nil
 		}}
@@ -75,7 +79,7 @@ func TestPartlySentResumes(t *testing.T) {
 		time.Sleep(2 * time.Minute)
 		synctest.Wait()
 		tries := d.Tries()
-		if len(tries) != 2 || tries[0].Skip != 0 || tries[1].Skip != 2 || len(d.Delivered()) != 1 {
+		if len(tries) != 3 || tries[0].Skip != 0 || tries[1].Skip != 2 || tries[2].Skip != 3 || len(d.Delivered()) != 1 {
 			t.Errorf("tries %+v", tries)
 		}
 	})
