@@ -16,6 +16,7 @@
     const theme = JSON.parse(launch.get("tgWebAppThemeParams") || "{}");
     const vars = { bg_color: "--bg", text_color: "--text", hint_color: "--hint", secondary_bg_color: "--secondary-bg",
       button_color: "--button", button_text_color: "--button-text", destructive_text_color: "--danger" };
+    if (theme.bg_color && !theme.secondary_bg_color) theme.secondary_bg_color = theme.bg_color; // an older client's theme
     for (const [k, v] of Object.entries(vars)) {
       if (typeof theme[k] === "string" && /^#[0-9a-fA-F]{3,8}$/.test(theme[k])) {
         document.documentElement.style.setProperty(v, theme[k]);
@@ -32,11 +33,17 @@
     document.body.classList.add("ended");
     status.textContent = msg;
   }
+  // Inputs go one after another, in order: a tap that focuses a field must
+  // land before the text typed into it.
+  let queue = Promise.resolve();
   function send(input) {
-    if (ended) return Promise.resolve();
-    return post("input", JSON.stringify(input)).then((r) => {
-      if (r.status === 404) end("This live view has ended.");
-    }).catch(() => {});
+    queue = queue.then(() => {
+      if (ended) return;
+      return post("input", JSON.stringify(input)).then((r) => {
+        if (r.status === 404) end("This live view has ended.");
+      }).catch(() => {});
+    });
+    return queue;
   }
 
   function showURL(raw) {
@@ -57,6 +64,7 @@
       if (r.status === 204) continue;
       if (r.status !== 200) { status.textContent = "The browser tab cannot be reached; retrying…"; await new Promise((ok) => setTimeout(ok, 2000)); continue; }
       seq = Number(r.headers.get("X-Frame-Seq")) || seq;
+      screen.dataset.w = r.headers.get("X-Frame-Width") || "";
       showURL(r.headers.get("X-Page-Url") || "");
       const blob = await r.blob();
       const next = URL.createObjectURL(blob);
@@ -89,8 +97,8 @@
   function typeText(thenEnter) {
     const t = text.value;
     text.value = "";
-    const p = t ? send({ kind: "text", text: t }) : Promise.resolve();
-    return thenEnter ? p.then(() => send({ kind: "key", key: "Enter" })) : p;
+    if (t) send({ kind: "text", text: t });
+    if (thenEnter) send({ kind: "key", key: "Enter" });
   }
   $("typing").addEventListener("submit", (e) => { e.preventDefault(); typeText(true); });
   $("insert").addEventListener("click", () => typeText(false));
@@ -98,7 +106,7 @@
   $("back").addEventListener("click", () => send({ kind: "back" }));
   $("hide").addEventListener("change", (e) => { text.type = e.target.checked ? "password" : "text"; });
   $("done").addEventListener("click", () => {
-    post("done", "").finally(() => end("Done: the bot goes on from here. You can close this."));
+    queue.then(() => post("done", "")).finally(() => end("Done: the bot goes on from here. You can close this."));
   });
 
   async function start() {
