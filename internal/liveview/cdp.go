@@ -148,6 +148,31 @@ func (c *cdpConn) call(ctx context.Context, session, method string, params, resu
 	}
 }
 
+// notify sends method without waiting for its answer (which the reader
+// drops): for calls made from an event handler, on the reader itself.
+func (c *cdpConn) notify(ctx context.Context, session, method string, params any) error {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return fmt.Errorf("%s: %w", method, ErrCDPClosed)
+	}
+	c.nextID++
+	id := c.nextID
+	c.mu.Unlock()
+	b, err := json.Marshal(cdpMessage{ID: id, Method: method, SessionID: session, Params: p})
+	if err == nil {
+		err = c.ws.Write(ctx, websocket.MessageText, b)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
 func (c *cdpConn) forget(id int64) {
 	c.mu.Lock()
 	delete(c.pending, id)

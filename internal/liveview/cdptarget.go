@@ -139,7 +139,7 @@ func (t *CDPTarget) StartScreencast(ctx context.Context, o ScreencastOptions, on
 }
 
 func (t *CDPTarget) AckFrame(ctx context.Context, ack int) error {
-	return t.call(ctx, "Page.screencastFrameAck", map[string]int{"sessionId": ack}, nil)
+	return t.conn.notify(ctx, t.session, "Page.screencastFrameAck", map[string]int{"sessionId": ack})
 }
 
 func (t *CDPTarget) StopScreencast(ctx context.Context) error {
@@ -219,6 +219,32 @@ func (t *CDPTarget) Back(ctx context.Context) error {
 		return nil
 	}
 	return t.call(ctx, "Page.navigateToHistoryEntry", map[string]int{"entryId": h.Entries[h.CurrentIndex-1].ID}, nil)
+}
+
+// Screenshot captures the tab's viewport as a JPEG of the screencast's
+// quality.
+func (t *CDPTarget) Screenshot(ctx context.Context) (Frame, error) {
+	var m struct {
+		Viewport struct {
+			W float64 `json:"clientWidth"`
+			H float64 `json:"clientHeight"`
+		} `json:"cssLayoutViewport"`
+	}
+	if err := t.call(ctx, "Page.getLayoutMetrics", struct{}{}, &m); err != nil {
+		return Frame{}, err
+	}
+	var s struct {
+		Data string `json:"data"`
+	}
+	if err := t.call(ctx, "Page.captureScreenshot", map[string]any{"format": "jpeg", "quality": screencast.Quality,
+		"optimizeForSpeed": true}, &s); err != nil {
+		return Frame{}, err
+	}
+	jpeg, err := base64.StdEncoding.DecodeString(s.Data)
+	if err != nil {
+		return Frame{}, fmt.Errorf("Page.captureScreenshot: %w", err)
+	}
+	return Frame{JPEG: jpeg, Size: image.Pt(int(m.Viewport.W), int(m.Viewport.H)), Still: true}, nil
 }
 
 // CurrentURL asks the browser, not the page (a page cannot forge it).

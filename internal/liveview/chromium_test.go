@@ -246,6 +246,6 @@ func waitFrame(t *testing.T, r *rig, secret string, from answer, ok func(answer)
 			seq = a.header.Get("X-Frame-Seq")
 		}
 	}
-	t.Fatal("no frame as wanted within 15 s")
+	t.Fatalf("no frame as wanted within 15 s\n%s", r.log.String())
 	return answer{}
 }

@@ -17,6 +17,7 @@ type fakeTab struct {
 	closed  bool
 	url     string
 	n       int
+	silent  bool // inputs send no frame (Chromium's screencast now and then)
 }
 
 var _ Target = (*fakeTab)(nil)
@@ -25,6 +26,9 @@ func (f *fakeTab) record(s string) {
 	f.mu.Lock()
 	f.calls = append(f.calls, s)
 	on := f.onFrame
+	if f.silent && s != "screencast" {
+		on = nil
+	}
 	f.n++
 	n := f.n
 	f.mu.Unlock()
@@ -81,6 +85,13 @@ func (f *fakeTab) Key(_ context.Context, key string) error {
 func (f *fakeTab) Back(context.Context) error {
 	f.record("back")
 	return nil
+}
+func (f *fakeTab) Screenshot(context.Context) (Frame, error) {
+	f.mu.Lock()
+	f.n++
+	n := f.n
+	f.mu.Unlock()
+	return Frame{JPEG: []byte(fmt.Sprintf("still %d", n)), Size: image.Pt(400, 800), Still: true}, nil
 }
 func (f *fakeTab) CurrentURL(context.Context) (string, error) { return f.url, nil }
 func (f *fakeTab) Close() error {

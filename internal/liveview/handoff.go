@@ -66,7 +66,9 @@ type Target interface {
 	// StartScreencast starts frames; each is delivered to onFrame (which
 	// must not block) and the next comes after AckFrame of it.
 	StartScreencast(ctx context.Context, opt ScreencastOptions, onFrame func(Frame)) error
-	// AckFrame tells the browser a frame was taken, so it sends the next.
+	// AckFrame tells the browser a frame was taken (or skipped), so it
+	// sends the next. It must not wait for the browser's answer: it is
+	// called from onFrame too.
 	AckFrame(ctx context.Context, ack int) error
 	StopScreencast(ctx context.Context) error
 	// Tap presses and releases the left mouse button at (x, y).
@@ -83,6 +85,10 @@ type Target interface {
 	Key(ctx context.Context, key string) error
 	// Back goes one entry back in the tab's history (nothing at its start).
 	Back(ctx context.Context) error
+	// Screenshot is the tab as it is now, for when the screencast sends
+	// nothing after an input (Chromium's sometimes does not, though the page
+	// changed) or at the start. Its Frame has Still set.
+	Screenshot(ctx context.Context) (Frame, error)
 	// CurrentURL is the tab's URL, as the browser (not the page) says.
 	CurrentURL(ctx context.Context) (string, error)
 	// Close lets the tab go (the tab stays open for the model).
@@ -103,4 +109,6 @@ type Frame struct {
 	Size image.Point
 	// Ack is what AckFrame takes.
 	Ack int
+	// Still marks a screenshot: nothing to ack.
+	Still bool
 }

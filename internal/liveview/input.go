@@ -66,6 +66,7 @@ func (s *Server) serveInput(w http.ResponseWriter, r *http.Request, v *view) {
 		s.tabFailed(w, v, err)
 		return
 	}
+	before := v.frames.since()
 	if err := applyInput(r, t, in, v.frames.latest()); err != nil {
 		if errors.Is(err, errBadInput) {
 			http.Error(w, "bad input", http.StatusBadRequest)
@@ -76,6 +77,7 @@ func (s *Server) serveInput(w http.ResponseWriter, r *http.Request, v *view) {
 		return
 	}
 	v.log.Debug("live view input", "kind", in.Kind, "chars", utf8.RuneCountInString(in.Text))
+	v.settle(r.Context(), t, before, settleInput)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -263,6 +263,9 @@ func (s *Server) serveFrame(w http.ResponseWriter, r *http.Request, v *view) {
 		s.tabFailed(w, v, err)
 		return
 	}
+	if v.frames.since() == 0 {
+		v.settle(r.Context(), t, 0, settleStart)
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), pollWait)
 	defer cancel()
 	f, seq, ack, ok := v.frames.next(ctx, after)

@@ -392,3 +392,19 @@ func TestLimiter(t *testing.T) {
 		t.Fatalf("%d buckets, want at most 2", len(l.buckets))
 	}
 }
+
+// TestASilentScreencastIsStartedAgain: when an input brings no frame, the
+// screencast is started again, which sends the tab as it is.
+func TestASilentScreencastIsStartedAgain(t *testing.T) {
+	r := newRig(t)
+	tab := &fakeTab{silent: true}
+	l := r.begin(t, Handoff{Chat: 1, User: 7}, tab)
+	_, secret := r.open(t, l)
+	first := r.do(t, "GET", PathPrefix+"s/frame", secret, "")
+	r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"tap","x":0.5,"y":0.5}`)
+	next := r.do(t, "GET", PathPrefix+"s/frame?after="+first.header.Get("X-Frame-Seq"), secret, "")
+	calls := tab.Calls()
+	if next.status != http.StatusOK || strings.Join(calls, "; ") != "screencast; tap 200,400; screencast" {
+		t.Fatalf("after a silent tap: %d %q, the tab saw %q", next.status, next.body, calls)
+	}
+}
