@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,8 +52,6 @@ func startChromium(t *testing.T) string {
 // and a field at y 200..240 whose Enter reports what was typed.
 type pageSite struct {
 	*httptest.Server
-	mu   sync.Mutex
-	seen []string
 	hits chan string
 }
 

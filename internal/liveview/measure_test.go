@@ -51,47 +51,8 @@ func TestMeasureLiveView(t *testing.T) {
 	still := view(site.URL)
 	first := waitFrame(t, r, still, answer{header: http.Header{"X-Frame-Seq": {"0"}}}, func(answer) bool { return true })
 	w, h := atoiHeader(t, first, "X-Frame-Width"), atoiHeader(t, first, "X-Frame-Height")
-	var lat []time.Duration
-	last, missed := first, 0
-	for range 20 {
-		start := time.Now()
-		r.do(t, "POST", PathPrefix+"s/input", still, `{"kind":"tap","x":`+jsonFloat(100/float64(w))+`,"y":`+jsonFloat(50/float64(h))+`}`)
-		seq := last.header.Get("X-Frame-Seq")
-		changed := false
-		for time.Since(start) < 3*time.Second && !changed {
-			prevSeq := seq
-			if pollWithin(t, r, still, &seq, 3*time.Second-time.Since(start)) && seq != prevSeq {
-				a := r.do(t, "GET", PathPrefix+"s/frame?after="+prevSeq, still, "")
-				changed, last = a.body != last.body, a
-			}
-		}
-		if !changed {
-			missed++
-			continue
-		}
-		lat = append(lat, time.Since(start))
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	n := len(lat)
-	if n == 0 {
-		t.Fatal("no tap showed a changed frame")
-	}
-	t.Logf("tap → changed frame over 20 taps (%dx%d CSS px): median %v, p90 %v, max %v; frame %d bytes; %d taps showed no change within 3 s",
-		w, h, lat[n/2].Round(time.Millisecond), lat[n*9/10].Round(time.Millisecond), lat[n-1].Round(time.Millisecond), len(last.body), missed)
+	last := measureTaps(t, r, still, first, w, h)
 
-	stream := func(secret string, d time.Duration) (frames, bytes int) {
-		seq := "0"
-		end := time.Now().Add(d)
-		for time.Now().Before(end) {
-			a := r.do(t, "GET", PathPrefix+"s/frame?after="+seq, secret, "")
-			if a.status == http.StatusOK {
-				frames++
-				bytes += len(a.body)
-				seq = a.header.Get("X-Frame-Seq")
-			}
-		}
-		return frames, bytes
-	}
 	// the still page: once it settles, the browser sends no frame while nothing changes
 	seq := last.header.Get("X-Frame-Seq")
 	settled := 0
@@ -111,7 +72,7 @@ func TestMeasureLiveView(t *testing.T) {
 	var wg sync.WaitGroup
 	res := make([][2]int, 2)
 	for i, s := range []string{a1, a2} {
-		wg.Go(func() { f, b := stream(s, 5*time.Second); res[i] = [2]int{f, b} })
+		wg.Go(func() { f, b := stream(t, r, s, 5*time.Second); res[i] = [2]int{f, b} })
 	}
 	time.Sleep(4 * time.Second)
 	runtime.ReadMemStats(&during)
@@ -144,4 +105,55 @@ func pollWithin(t *testing.T, r *rig, secret string, seq *string, d time.Duratio
 	}
 	*seq = resp.Header.Get("X-Frame-Seq")
 	return true
+}
+
+// measureTaps taps the page's toggle 20 times and logs how long each took
+// to show a changed frame; it gives the last frame.
+func measureTaps(t *testing.T, r *rig, still string, first answer, w, h int) answer {
+	t.Helper()
+	var lat []time.Duration
+	last, missed := first, 0
+	for range 20 {
+		start := time.Now()
+		r.do(t, "POST", PathPrefix+"s/input", still, `{"kind":"tap","x":`+jsonFloat(100/float64(w))+`,"y":`+jsonFloat(50/float64(h))+`}`)
+		seq := last.header.Get("X-Frame-Seq")
+		changed := false
+		for time.Since(start) < 3*time.Second && !changed {
+			prevSeq := seq
+			if pollWithin(t, r, still, &seq, 3*time.Second-time.Since(start)) && seq != prevSeq {
+				a := r.do(t, "GET", PathPrefix+"s/frame?after="+prevSeq, still, "")
+				changed, last = a.body != last.body, a
+			}
+		}
+		if !changed {
+			missed++
+			continue
+		}
+		lat = append(lat, time.Since(start))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	n := len(lat)
+	if n == 0 {
+		t.Fatal("no tap showed a changed frame")
+	}
+	t.Logf("tap → changed frame over 20 taps (%dx%d CSS px): median %v, p90 %v, max %v; frame %d bytes; %d taps showed no change within 3 s",
+		w, h, lat[n/2].Round(time.Millisecond), lat[n*9/10].Round(time.Millisecond), lat[n-1].Round(time.Millisecond), len(last.body), missed)
+
+	return last
+}
+
+// stream pulls frames as fast as they come for d, and counts them.
+func stream(t *testing.T, r *rig, secret string, d time.Duration) (frames, bytes int) {
+	t.Helper()
+	seq := "0"
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		a := r.do(t, "GET", PathPrefix+"s/frame?after="+seq, secret, "")
+		if a.status == http.StatusOK {
+			frames++
+			bytes += len(a.body)
+			seq = a.header.Get("X-Frame-Seq")
+		}
+	}
+	return frames, bytes
 }
