@@ -216,7 +216,7 @@ func (s *Server) session(next func(http.ResponseWriter, *http.Request, *view), n
 			notFound(w)
 			return
 		}
-		if !s.requests.allow(string(v.session[:]), s.now()) {
+		if d := digestOf(secret); !s.requests.allow(string(d[:]), s.now()) {
 			http.Error(w, "too many requests", http.StatusTooManyRequests)
 			return
 		}
