@@ -16,6 +16,8 @@
 //   - cdp.go, cdptarget.go: a Chrome DevTools Protocol client and the
 //     Target it makes of one page target attached through the browser's
 //     endpoint (the only page it can reach);
+//   - locate.go: how the bot asks a chat's own @playwright/mcp session
+//     which CDP target (and browser context) its current tab is;
 //   - assets.go, page/: the embedded page (HTML, JS, CSS; no other host).
 //
 // Nothing the user types is logged, stored or handed to anything but the
