@@ -408,3 +408,35 @@ func TestASilentScreencastIsStartedAgain(t *testing.T) {
 		t.Fatalf("after a silent tap: %d %q, the tab saw %q", next.status, next.body, calls)
 	}
 }
+
+// TestRelinkGivesANewLinkAndVoidsTheOldPage: a user who closed the view
+// gets a new link from the chat; the page the old one opened gets nothing,
+// and a Mini App's new page must prove its user again.
+func TestRelinkGivesANewLinkAndVoidsTheOldPage(t *testing.T) {
+	r := newRig(t)
+	l := r.begin(t, Handoff{Chat: 7, User: 7, MiniApp: true}, &fakeTab{})
+	_, old := r.open(t, l)
+	r.do(t, "POST", PathPrefix+"s/auth", old, signInitData(testBotToken, initFields(7, t0)))
+	if a := r.do(t, "GET", PathPrefix+"s/frame", old, ""); a.status != http.StatusOK {
+		t.Fatalf("the first page: %d", a.status)
+	}
+	oldURL := l.URL()
+	if u := l.Relink(); u == oldURL || u != l.URL() {
+		t.Fatalf("Relink = %q, URL %q, old %q", u, l.URL(), oldURL)
+	}
+	if a := r.do(t, "GET", PathPrefix+"s/frame", old, ""); a.status != http.StatusNotFound {
+		t.Fatalf("the old page after Relink: %d", a.status)
+	}
+	_, fresh := r.open(t, l)
+	if a := r.do(t, "GET", PathPrefix+"s/frame", fresh, ""); a.status != http.StatusNotFound {
+		t.Fatalf("the new page before its initData: %d", a.status)
+	}
+	r.do(t, "POST", PathPrefix+"s/auth", fresh, signInitData(testBotToken, initFields(7, t0)))
+	if a := r.do(t, "GET", PathPrefix+"s/frame", fresh, ""); a.status != http.StatusOK {
+		t.Fatalf("the new page: %d", a.status)
+	}
+	l.End(OutcomeDone)
+	if u := l.Relink(); u != "" {
+		t.Fatalf("Relink after the end = %q", u)
+	}
+}
