@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
+	"github.com/volcanicbot/volcanicbot/internal/document"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/pairing"
 	"github.com/volcanicbot/volcanicbot/internal/session"
@@ -61,6 +63,7 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		DiscoveryWait:   m.DiscoveryWait,
 		DiskBudget:      int64(m.cfg.ChatDiskBudgetMB) << 20,
 		VoiceDefault:    m.cfg.Speech.TTSDefault,
+		Documents:       m.documents(),
 	})
 	b, err := bot.New(bot.Options{
 		Telegram:     tg,
@@ -98,4 +101,20 @@ func (m *Main) login(ctx context.Context, name, redirect string) (*session.MCPLo
 		return nil, err
 	}
 	return session.NewMCPLogin(l.URL, l.State(), l.Finish), nil
+}
+
+// extractCommand is the hidden subcommand a document's extraction runs
+// as (document.Serve), in a child of the bot.
+const extractCommand = "extract-document"
+
+// documents reads the documents users send in a child process, the
+// binary itself; where the binary cannot be found they are only saved.
+func (m *Main) documents() session.DocumentReader {
+	exe, err := os.Executable()
+	if err != nil {
+		m.logger.Warn("documents will be saved but not read: the binary's path is unknown", "err", err)
+		return nil
+	}
+	return &document.Runner{Command: []string{exe, extractCommand},
+		Limits: document.Limits{TmpDir: os.TempDir()}}
 }

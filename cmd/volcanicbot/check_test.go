@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/volcanicbot/volcanicbot/internal/document"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,6 +25,9 @@ const asMainEnv = "VOLCANICBOT_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
 	fakemcp.MainIfRequested()
+	if len(os.Args) > 1 && os.Args[1] == extractCommand { // the bot's document reader (chatside.go)
+		os.Exit(document.Serve(os.Args[2:], os.Stdin, os.Stdout))
+	}
 	if os.Getenv(asMainEnv) != "" { // the test binary as volcanicbot itself (privileges_linux_test.go)
 		main()
 	}

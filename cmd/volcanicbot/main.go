@@ -12,12 +12,19 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/volcanicbot/volcanicbot/internal/document"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
+	// A document's extraction runs in a child of the bot (the binary
+	// itself): bounded in memory and time, without the bot's environment.
+	if len(os.Args) > 1 && os.Args[1] == extractCommand {
+		os.Exit(document.Serve(os.Args[2:], os.Stdin, os.Stdout))
+	}
 	// First, before any child or file: started as root, become the data
 	// directory's owner (a root `docker exec` must not leave files the bot
 	// cannot write); then no process of that user may read this one's

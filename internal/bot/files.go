@@ -14,6 +14,10 @@ import (
 // tooBigReply answers a file the bot cannot download.
 const tooBigReply = "That file is too big for me: Telegram lets bots receive files up to 20 MB."
 
+// tooBigNote tells the model of a file that did not come with the
+// user's words.
+const tooBigNote = "[The user also sent a file over 20 MB, which Telegram does not let bots download: it was not received.]"
+
 // attachments downloads the photo (its largest size) or document of m. A
 // file over the Bot API's limit is telegram.ErrTooBig, which the caller answers
 // with tooBigReply.

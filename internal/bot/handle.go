@@ -87,6 +87,9 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 		switch {
 		case errors.Is(err, telegram.ErrTooBig):
 			b.reply(ctx, place, tooBigReply)
+			if r.text != "" { // the words still go, with a note of what did not
+				return b.deliver(ctx, place, userID, withReplyContext(m, b.me, r.text)+"\n"+tooBigNote, nil, keys)
+			}
 		case err != nil:
 			b.log.Error("download a file", "chat", place, "err", errText(b.scrub, err))
 			b.reply(ctx, place, fileReply)

@@ -117,6 +117,10 @@ type Options struct {
 	// DiskBudget is the most bytes of generated files a chat keeps
 	// (DefaultDiskBudget when 0; see disk.go).
 	DiskBudget int64
+	// Documents reads the documents users send (PDF, Word, spreadsheets,
+	// web pages, e-books) into text the model sees (documents.go); nil:
+	// they are only saved.
+	Documents DocumentReader
 	// DiskCheckEvery is how often the chats with a live server are
 	// measured (DefaultDiskCheckEvery when 0; see diskwatch.go).
 	DiskCheckEvery time.Duration

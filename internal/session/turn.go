@@ -16,7 +16,7 @@ import (
 //
 // in is taken once the transcript holds the user's message.
 func (s *session) agent(ctx context.Context, in *input, activity Activity) error {
-	t, err := s.newTurn(in)
+	t, err := s.newTurn(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -61,8 +61,8 @@ type turn struct {
 
 // newTurn opens a turn on in: the user's message goes into the
 // conversation (and in is taken), and the chat's MCP session is at hand.
-func (s *session) newTurn(in *input) (*turn, error) {
-	user, err := s.userMessage(in.text, in.files)
+func (s *session) newTurn(ctx context.Context, in *input) (*turn, error) {
+	user, err := s.userMessage(ctx, in.text, in.files)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
+	"github.com/volcanicbot/volcanicbot/internal/document"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
@@ -39,7 +41,7 @@ const maxUploadName = 100
 // userMessage is the user's turn: the text, a note per received file
 // (saved under uploads/ in the workspace), the content of text files, and
 // the images themselves.
-func (s *session) userMessage(text string, files []Attachment) (llm.Message, error) {
+func (s *session) userMessage(ctx context.Context, text string, files []Attachment) (llm.Message, error) {
 	msg := llm.Message{Role: llm.RoleUser}
 	var notes []string
 	var images []llm.Part
@@ -54,12 +56,19 @@ func (s *session) userMessage(text string, files []Attachment) (llm.Message, err
 		}
 		notes = append(notes, fmt.Sprintf("[The user sent %s, saved in the workspace as %s (%s, %s).]",
 			what, rel, orUnknown(f.MIMEType), chat.ByteSize(len(f.Data))))
+		kind := document.Detect(f.Name, f.MIMEType, f.Data[:min(len(f.Data), 512)])
 		switch {
 		case isImage(f.MIMEType):
 			if len(f.Data) <= maxInlineImage {
 				images = append(images, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: f.MIMEType, Data: f.Data}})
 			}
-		case isText(f.MIMEType, f.Data):
+		case kind != document.KindNone && kind != document.KindText && s.m.o.Documents != nil:
+			note, err := s.readDocument(ctx, rel, kind, i)
+			if err != nil {
+				return msg, err
+			}
+			notes = append(notes, note)
+		case isText(f.MIMEType, f.Data), kind == document.KindText && isText("text/plain", f.Data):
 			notes = append(notes, inlineText(rel, f.Data))
 		}
 	}

@@ -72,8 +72,8 @@ func call[T any](ctx context.Context, r *retrier, chatID int64, method string, f
 
 // backoff says whether err is worth another try, and after how long.
 func (r *retrier) backoff(err error, try int) (time.Duration, bool) {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return 0, false
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTooBig) {
+		return 0, false // a file over the limit stays over it
 	}
 	var tooMany *tgbot.TooManyRequestsError
 	if errors.As(err, &tooMany) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -20,12 +21,17 @@ var ErrTooBig = fmt.Errorf("file over %d MB", MaxDownload>>20)
 
 // Download fetches a file by id: getFile for its path (one of chat's
 // calls), then the file from the Bot API's file endpoint, both retried
-// like every call. A file over MaxDownload is ErrTooBig.
+// like every call. A file over MaxDownload is ErrTooBig, whether Telegram
+// says so (getFile's "file is too big"), its size does, or its download
+// goes on past the limit (never held beyond it, never retried).
 func (c *Client) Download(ctx context.Context, chatID int64, fileID string) ([]byte, error) {
 	f, err := send(ctx, c.out, chatID, "getFile", Unpaced, func(ctx context.Context) (*models.File, error) {
 		return c.api.GetFile(ctx, &tgbot.GetFileParams{FileID: fileID})
 	})
 	if err != nil {
+		if strings.Contains(err.Error(), "file is too big") { // Telegram's own refusal
+			return nil, ErrTooBig
+		}
 		return nil, err
 	}
 	if f.FileSize > MaxDownload {

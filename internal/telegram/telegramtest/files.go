@@ -1,6 +1,7 @@
 package telegramtest
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,6 +18,9 @@ type storedFile struct {
 	path string
 	data []byte
 	size int // what getFile reports (may claim more than data, to test limits)
+	// stream, when set, is how many bytes the file endpoint sends
+	// instead of data: generated as they go, never held.
+	stream int64
 }
 
 // addFileLocked stores data under a new file id and returns the id.
@@ -88,6 +92,22 @@ func (f *Fake) Document(chatID, userID int64, name, mime string, data []byte, si
 	return f.send(m)
 }
 
+// DocumentStream queues a document that Telegram announces as size
+// bytes but whose download sends stream bytes (of the letter x), made as
+// they are sent: a file too big to hold, or one whose size was a lie.
+func (f *Fake) DocumentStream(chatID, userID int64, name, mime string, size int, stream int64, caption string) int {
+	m := f.NewMessage(chatID, userID, "")
+	m.Caption, m.CaptionEntities = caption, entitiesOf(caption)
+	f.mu.Lock()
+	id := f.addFileLocked(nil, "", size)
+	file := f.files[id]
+	file.stream = stream
+	f.files[id] = file
+	f.mu.Unlock()
+	m.Document = &models.Document{FileID: id, FileUniqueID: id, FileName: name, MimeType: mime, FileSize: int64(size)}
+	return f.send(m)
+}
+
 func (f *Fake) getFile(p map[string]string) (any, error) {
 	f.mu.Lock()
 	file, ok := f.files[p["file_id"]]
@@ -107,6 +127,7 @@ func (f *Fake) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 	token, path, _ := strings.Cut(rest, "/")
 	status := http.StatusOK
 	var data []byte
+	var stream int64
 	f.mu.Lock()
 	switch {
 	case token != f.token:
@@ -115,7 +136,7 @@ func (f *Fake) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 		status = http.StatusNotFound
 		for _, file := range f.files {
 			if file.path == path {
-				status, data = http.StatusOK, file.data
+				status, data, stream = http.StatusOK, file.data, file.stream
 			}
 		}
 	}
@@ -123,6 +144,16 @@ func (f *Fake) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 	f.record(Request{Method: "file", Params: map[string]string{"path": path}}, status)
 	if status != http.StatusOK {
 		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	if stream > 0 {
+		w.Header().Set("Content-Length", strconv.FormatInt(stream, 10))
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for sent := int64(0); sent < stream; sent += int64(len(chunk)) {
+			if _, err := w.Write(chunk[:min(int64(len(chunk)), stream-sent)]); err != nil {
+				return // the client stopped reading
+			}
+		}
 		return
 	}
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
