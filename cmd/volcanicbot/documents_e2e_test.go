@@ -154,16 +154,17 @@ func TestE2EBadDocuments(t *testing.T) {
 	d := startDaemon(t, func(req llmtest.Request) llmtest.Reply {
 		return llmtest.Text(fmt.Sprintf("answer %d", len(lastUserText(req))))
 	}, daemonOptions{})
-	for i, tc := range cases {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
+			asked := len(d.model.Requests())
 			tc.send(d)
 			d.waitText(alice, tc.reply)
 			// The user's words reached the model all the same.
-			if err := d.tg.WaitUntil(func() bool { return len(d.model.Requests()) == i+1 }, 60*time.Second); err != nil {
+			if err := d.tg.WaitUntil(func() bool { return len(d.model.Requests()) == asked+1 }, 60*time.Second); err != nil {
 				t.Fatalf("the caption never reached the model: %v", err)
 			}
-			if body := string(d.model.Requests()[i].Body); !strings.Contains(body, "summarise this") {
+			if body := string(d.model.Requests()[asked].Body); !strings.Contains(body, "summarise this") {
 				t.Errorf("the request lacks the caption:\n%.2000s", body)
 			}
 			if tc.file != "" {
@@ -171,15 +172,17 @@ func TestE2EBadDocuments(t *testing.T) {
 					t.Errorf("the document was not kept: %v", err)
 				}
 			}
-			t.Logf("answered in %v; the bot's peak memory so far: %s", time.Since(start).Round(time.Millisecond), peakMemory(t))
+			t.Logf("answered in %v; the test process's peak memory so far: %s", time.Since(start).Round(time.Millisecond), peakMemory(t))
 		})
 	}
-	if n := len(d.tg.RequestsFor("getFile")); n != len(cases)-1 { // the 1 GB announced never asked
-		t.Errorf("%d getFile calls, want %d", n, len(cases)-1)
+	// The announced gigabyte never reached getFile; the one streamed under
+	// a small size was downloaded once, and stopped at the limit.
+	if n := len(d.tg.RequestsFor("file")); n > len(cases)-1 {
+		t.Errorf("%d downloads for %d documents: some were retried", n, len(cases))
 	}
 }
 
-// peakMemory is this process's VmHWM (the bot runs in it).
+// peakMemory is this process's VmHWM (the bot and the fakes run in it).
 func peakMemory(t *testing.T) string {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {

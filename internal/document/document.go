@@ -107,7 +107,7 @@ const (
 	DefaultMaxInput = 64 << 20
 	// DefaultMaxUnzipped lets a zip bomb decompress this much before it
 	// is refused: about a second's work, streamed, never held.
-	DefaultMaxUnzipped = 256 << 20
+	DefaultMaxUnzipped = 128 << 20
 	// DefaultMaxText is about a million tokens of text: more than any
 	// model reads, enough for a long book.
 	DefaultMaxText = 4 << 20

@@ -37,7 +37,7 @@ type Runner struct {
 // DefaultMemoryLimit is what the child may map beyond its start: room for
 // a 64 MB document, a spreadsheet's unpacked parts and the text, far
 // below what a bomb asks.
-const DefaultMemoryLimit = 1 << 30
+const DefaultMemoryLimit = 512 << 20
 
 // request is what the child is asked, as its one argument.
 type request struct {

@@ -13,6 +13,11 @@ import (
 // maxZipMembers is the most members a container may list.
 const maxZipMembers = 20000
 
+// maxXMLPart is the most a document's main XML part (a Word body, a
+// chapter) may unpack to: the XML decoder holds a run of text whole, so
+// this also bounds its memory.
+const maxXMLPart = 64 << 20
+
 // container is a zip file whose members are read against one budget of
 // decompressed bytes: a zip bomb stops at the budget, with ErrTooLarge.
 type container struct {
@@ -42,13 +47,14 @@ func (c *container) find(name string) *zip.File {
 	return nil
 }
 
-// open reads member f, counted against the budget.
+// open reads member f, counted against the budget and at most maxXMLPart
+// bytes of it.
 func (c *container) open(f *zip.File) (io.ReadCloser, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %v: %w", f.Name, err, ErrDamaged)
 	}
-	return &budgetReader{rc: rc, c: c}, nil
+	return &budgetReader{rc: rc, c: c, left: maxXMLPart}, nil
 }
 
 // readAll reads member f whole, at most max bytes.
@@ -69,19 +75,19 @@ func (c *container) readAll(f *zip.File, max int64) ([]byte, error) {
 }
 
 type budgetReader struct {
-	rc io.ReadCloser
-	c  *container
+	rc   io.ReadCloser
+	c    *container
+	left int64 // of this member
 }
 
 func (b *budgetReader) Read(p []byte) (int, error) {
-	if b.c.budget <= 0 {
+	if b.c.budget <= 0 || b.left <= 0 {
 		return 0, fmt.Errorf("decompressed over the limit: %w", ErrTooLarge)
 	}
-	if int64(len(p)) > b.c.budget {
-		p = p[:b.c.budget]
-	}
+	p = p[:min(int64(len(p)), b.c.budget, b.left)]
 	n, err := b.rc.Read(p)
 	b.c.budget -= int64(n)
+	b.left -= int64(n)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, ErrTooLarge) {
 		err = fmt.Errorf("%v: %w", err, ErrDamaged)
 	}

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,14 +52,21 @@ func (c *Client) Download(ctx context.Context, chatID int64, fileID string) ([]b
 		if resp.StatusCode != http.StatusOK {
 			return nil, &statusError{code: resp.StatusCode}
 		}
-		data, err := io.ReadAll(io.LimitReader(resp.Body, MaxDownload+1))
-		if err != nil {
+		// Read at most the size getFile gave (a download longer than
+		// that is refused like one over the limit) into a buffer of that
+		// size: a 20 MB file costs 20 MB, not the 60 MB of doubling.
+		limit := int64(MaxDownload)
+		if f.FileSize > 0 {
+			limit = f.FileSize
+		}
+		buf := bytes.NewBuffer(make([]byte, 0, min(limit, MaxDownload)+1))
+		if _, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1)); err != nil {
 			return nil, err
 		}
-		if len(data) > MaxDownload {
+		if int64(buf.Len()) > limit {
 			return nil, ErrTooBig
 		}
-		return data, nil
+		return buf.Bytes(), nil
 	})
 }
 

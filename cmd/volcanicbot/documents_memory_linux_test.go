@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/document/documenttest"
+	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/testkit"
+)
+
+// maxBotPeak is the most resident memory the bot process may reach while
+// it refuses a 1 GB document and the bombs: its own start (about 40 MB)
+// and one 20 MB download; the bombs go off in the extraction child.
+const maxBotPeak = 160 << 20
+
+// The real binary, in a process of its own, against the fake Bot API and
+// model: a 1 GB document (announced, and streamed under a small size), a
+// PDF inflating to 4 GB, a PDF nested a million deep and zip bombs
+// unpacking to 1 GB leave the bot's peak resident memory (VmHWM) under
+// maxBotPeak, and the bot answers a plain message afterwards.
+//
+//	go test -run TestDocumentsPeakMemoryOfTheBinary -v ./cmd/volcanicbot/
+func TestDocumentsPeakMemoryOfTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	tg := newTelegram(t)
+	model := llmtest.NewOpenAI(t)
+	for range 20 {
+		model.Push(llmtest.Func(func(llmtest.Request) llmtest.Reply { return llmtest.Text("noted") }))
+	}
+	data, home := t.TempDir(), t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{asMainEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + t.TempDir(),
+		"TELEGRAM_BOT_TOKEN=" + tg.Token(), "TELEGRAM_API_URL=" + tg.URL(), fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d", alice),
+		"VOLCANIC_DATA_DIR=" + data, "VOLCANIC_AGENT_DIR=" + t.TempDir(), "LLM_PROVIDER=openai", "LLM_MODEL=test-model",
+		"OPENAI_API_KEY=sk-e2e-openai-0123456789", "OPENAI_BASE_URL=" + model.URL, "LOG_FORMAT=json"}
+	logs := &testkit.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("bot log:\n%s", logs.String())
+		}
+	})
+	if _, err := tg.WaitFor("getUpdates", 1, 30*time.Second); err != nil {
+		t.Fatalf("the bot never polled: %v", err)
+	}
+	const gb = 1 << 30
+	start := peak(t, cmd.Process.Pid)
+	steps := []struct {
+		name  string
+		send  func()
+		reply string
+	}{
+		{"1 GB announced", func() { tg.DocumentStream(alice, alice, "huge.pdf", "application/pdf", gb, gb, "") }, "too big for me"},
+		{"1 GB streamed under a small size", func() { tg.DocumentStream(alice, alice, "liar.pdf", "application/pdf", 1000, gb, "") }, "too big for me"},
+		{"PDF inflating to 4 GB", func() { tg.Document(alice, alice, "bomb.pdf", "", documenttest.PDFBomb(4<<30), 0, "") }, "I could not read bomb.pdf"},
+		{"PDF nested a million deep", func() { tg.Document(alice, alice, "deep.pdf", "", documenttest.NestedPDF(1<<20), 0, "") }, "I could not read deep.pdf"},
+		{"DOCX unpacking to 1 GB", func() {
+			tg.Document(alice, alice, "bomb.docx", "", documenttest.ZipBomb(t, "word/document.xml", "<w:document><w:body><w:p><w:r><w:t>", gb), 0, "")
+		}, "I could not read bomb.docx"},
+		{"XLSX unpacking to 1 GB", func() {
+			tg.Document(alice, alice, "bomb.xlsx", "", documenttest.ZipBomb(t, "xl/worksheets/sheet1.xml", "<worksheet><sheetData><row><c><is><t>", gb), 0, "")
+		}, "I could not read bomb.xlsx"},
+		{"EPUB unpacking to 1 GB", func() { tg.Document(alice, alice, "bomb.epub", "", documenttest.ZipBomb(t, "ch1.xhtml", "<html><body><p>", gb), 0, "") }, "I could not read bomb.epub"},
+	}
+	for _, s := range steps {
+		began, seen := time.Now(), len(tg.Texts(alice))
+		s.send()
+		if err := tg.WaitUntil(func() bool { return anyContains(tg.Texts(alice)[seen:], s.reply) }, 60*time.Second); err != nil {
+			t.Fatalf("%s: the chat never got %q: %q", s.name, s.reply, tg.Texts(alice))
+		}
+		t.Logf("%-34s answered in %6v; bot VmHWM %s", s.name, time.Since(began).Round(time.Millisecond), mib(peak(t, cmd.Process.Pid)))
+	}
+	asked := len(model.Requests())
+	tg.Message(alice, alice, "still there?")
+	if err := tg.WaitUntil(func() bool { return len(model.Requests()) > asked }, 60*time.Second); err != nil {
+		t.Fatalf("the bot stopped answering: %d model requests", len(model.Requests()))
+	}
+	end := peak(t, cmd.Process.Pid)
+	t.Logf("bot VmHWM: %s polling, %s at the end (limit %s)", mib(start), mib(end), mib(maxBotPeak))
+	if end > maxBotPeak {
+		t.Errorf("the bot's peak memory %s is over %s", mib(end), mib(maxBotPeak))
+	}
+}
+
+func anyContains(texts []string, s string) bool {
+	for _, t := range texts {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// peak is pid's VmHWM in bytes.
+func peak(t *testing.T, pid int) int64 {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(v)), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
