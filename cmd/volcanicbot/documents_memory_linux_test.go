@@ -82,7 +82,9 @@ func TestDocumentsPeakMemoryOfTheBinary(t *testing.T) {
 		{"XLSX unpacking to 1 GB", func() {
 			tg.Document(alice, alice, "bomb.xlsx", "", documenttest.ZipBomb(t, "xl/worksheets/sheet1.xml", "<worksheet><sheetData><row><c><is><t>", gb), 0, "")
 		}, "I could not read bomb.xlsx"},
-		{"EPUB unpacking to 1 GB", func() { tg.Document(alice, alice, "bomb.epub", "", documenttest.ZipBomb(t, "ch1.xhtml", "<html><body><p>", gb), 0, "") }, "I could not read bomb.epub"},
+		{"EPUB unpacking to 1 GB", func() {
+			tg.Document(alice, alice, "bomb.epub", "", documenttest.ZipBomb(t, "ch1.xhtml", "<html><body><p>", gb), 0, "")
+		}, "I could not read bomb.epub"},
 	}
 	for _, s := range steps {
 		began, seen := time.Now(), len(tg.Texts(alice))

@@ -225,6 +225,13 @@ func NestedPDF(depth int) []byte {
 	return pdfOf(nested, "<< /Length 0 >>", nil)
 }
 
+// PDFContent is a one-page PDF whose page's content stream is content
+// (uncompressed), with a Helvetica font called F1.
+func PDFContent(content []byte) []byte {
+	return pdfOf("<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>",
+		fmt.Sprintf("<< /Length %d >>", len(content)), content)
+}
+
 // pdfOf is a PDF of one page with resources, and a content stream of
 // dict and data, with a true cross-reference table.
 func pdfOf(resources, dict string, data []byte) []byte {
