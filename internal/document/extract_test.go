@@ -220,6 +220,18 @@ func TestRunner(t *testing.T) {
 			}
 		})
 	}
+	// A content stream ending inside a hex string makes the pdf library
+	// loop for ever (found by FuzzExtractPDFContent): the child's deadline
+	// ends it.
+	r.Timeout = 2 * time.Second
+	start := time.Now()
+	_, err = r.Extract(context.Background(), tempFile(t, documenttest.PDFContent([]byte("BT (a) Tj ET <e"))), KindPDF)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second {
+		t.Errorf("looping library: %v after %v", err, time.Since(start))
+	}
+	if got := UserText(KindPDF, err); got != "reading the PDF took too long" {
+		t.Errorf("user text %q", got)
+	}
 	// A child that overruns its time is killed.
 	r.Timeout = time.Nanosecond
 	if _, err := r.Extract(context.Background(), tempFile(t, documenttest.PDF(t, "x")), KindPDF); !errors.Is(err, context.DeadlineExceeded) {

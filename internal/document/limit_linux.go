@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime/debug"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,4 +38,17 @@ func limitMemory(extra int64) error {
 	}
 	limit := uint64(size + extra)
 	return unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: limit, Max: limit})
+}
+
+// peakOf is the finished child's peak resident memory, for the
+// operator's log.
+func peakOf(cmd *exec.Cmd) string {
+	if cmd.ProcessState == nil {
+		return "unknown"
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(ru.Maxrss)/1024) // KiB
 }

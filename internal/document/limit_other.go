@@ -2,7 +2,10 @@
 
 package document
 
-import "runtime/debug"
+import (
+	"os/exec"
+	"runtime/debug"
+)
 
 // limitMemory tells the garbage collector bytes; only Linux has a hard
 // limit (the child's timeout still ends a runaway).
@@ -10,3 +13,6 @@ func limitMemory(bytes int64) error {
 	debug.SetMemoryLimit(bytes / 2)
 	return nil
 }
+
+// peakOf is unknown here (only Linux's resource usage is read).
+func peakOf(*exec.Cmd) string { return "unknown" }

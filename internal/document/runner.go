@@ -104,14 +104,15 @@ func (r *Runner) Extract(ctx context.Context, f *os.File, k Kind) (Result, error
 	if jerr := json.Unmarshal(stdout.b.Bytes(), &a); jerr != nil {
 		// No answer: the child died (out of memory, a crash) or wrote
 		// more than the text can be.
-		why := fmt.Sprintf("exit %v, %d bytes out", err, stdout.b.Len())
+		why := fmt.Sprintf("%v, %d bytes out", err, stdout.b.Len())
 		if stdout.over {
 			why = "more output than the text cap"
 		}
-		return Result{Kind: k}, fmt.Errorf("document: %s extraction failed (%s): %s: %w", k, why, bytes.TrimSpace(stderr.b.Bytes()), ErrTooLarge)
+		first, _, _ := bytes.Cut(bytes.TrimSpace(stderr.b.Bytes()), []byte("\n"))
+		return Result{Kind: k}, fmt.Errorf("document: %s extraction failed (%s; peak %s): %s: %w", k, why, peakOf(cmd), first, ErrTooLarge)
 	}
 	if a.Error != "" {
-		return a.Result, &Error{User: a.User, Err: fmt.Errorf("document: %s: %w", a.Error, classError(a.Class))}
+		return a.Result, &Error{User: a.User, Err: fmt.Errorf("document: %s (peak %s): %w", a.Error, peakOf(cmd), classError(a.Class))}
 	}
 	a.Result.Kind = k
 	return a.Result, nil
