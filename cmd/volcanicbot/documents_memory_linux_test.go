@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,6 +99,10 @@ func TestDocumentsPeakMemoryOfTheBinary(t *testing.T) {
 	tg.Message(alice, alice, "still there?")
 	if err := tg.WaitUntil(func() bool { return len(model.Requests()) > asked }, 60*time.Second); err != nil {
 		t.Fatalf("the bot stopped answering: %d model requests", len(model.Requests()))
+	}
+	// The extraction children's peaks, from the bot's log.
+	for _, m := range regexp.MustCompile(`"file":"(uploads/[^"]+)".*?peak ([0-9.]+ MiB)`).FindAllStringSubmatch(logs.String(), -1) {
+		t.Logf("extraction child of %-18s peak %s", m[1], m[2])
 	}
 	end := peak(t, cmd.Process.Pid)
 	t.Logf("bot VmHWM: %s polling, %s at the end (limit %s)", mib(start), mib(end), mib(maxBotPeak))
