@@ -240,3 +240,27 @@ func TestRunner(t *testing.T) {
 		t.Errorf("timeout: %v", err)
 	}
 }
+
+// Children beyond Parallel wait for a slot: two endless extractions with
+// one slot take two deadlines, one after the other.
+func TestRunnerParallel(t *testing.T) {
+	r := runner(t)
+	r.Parallel, r.Timeout = 1, time.Second
+	loop := documenttest.PDFContent([]byte("BT (a) Tj ET <e"))
+	start := time.Now()
+	errs := make(chan error, 2)
+	for _, f := range []*os.File{tempFile(t, loop), tempFile(t, loop)} {
+		go func() {
+			_, err := r.Extract(context.Background(), f, KindPDF)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v", err)
+		}
+	}
+	if d := time.Since(start); d < 2*time.Second {
+		t.Errorf("two one-second extractions with one slot took %v", d)
+	}
+}

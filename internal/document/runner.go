@@ -2,6 +2,7 @@ package document
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
@@ -32,7 +34,17 @@ type Runner struct {
 	// MemoryLimit is the address space the child may map beyond what it
 	// has at start (DefaultMemoryLimit): on Linux a hard limit.
 	MemoryLimit int64
+	// Parallel is how many children may run at once (DefaultParallel);
+	// more extractions wait their turn (or their context).
+	Parallel int
+
+	once  sync.Once
+	slots chan struct{}
 }
+
+// DefaultParallel children at once: chats sending bombs together cost
+// at most this many times MemoryLimit.
+const DefaultParallel = 2
 
 // DefaultMemoryLimit is what the child may map beyond its start: room for
 // a 64 MB document, a spreadsheet's unpacked parts and the text, far
@@ -86,6 +98,13 @@ func (r *Runner) Extract(ctx context.Context, f *os.File, k Kind) (Result, error
 	req, err := json.Marshal(request{Kind: k, Limits: l, Timeout: timeout.String(), MemoryLimit: mem})
 	if err != nil {
 		return Result{Kind: k}, err
+	}
+	r.once.Do(func() { r.slots = make(chan struct{}, cmp.Or(r.Parallel, DefaultParallel)) })
+	select {
+	case r.slots <- struct{}{}:
+		defer func() { <-r.slots }()
+	case <-ctx.Done():
+		return Result{Kind: k}, fmt.Errorf("document: %s extraction: %w", k, ctx.Err())
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
