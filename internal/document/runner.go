@@ -131,11 +131,22 @@ func (r *Runner) Extract(ctx context.Context, f *os.File, k Kind) (Result, error
 		return Result{Kind: k}, fmt.Errorf("document: %s extraction failed (%s; peak %s): %s: %w", k, why, peakOf(cmd), first, ErrTooLarge)
 	}
 	if a.Error != "" {
-		return a.Result, &Error{User: a.User, Err: fmt.Errorf("document: %s (peak %s): %w", a.Error, peakOf(cmd), classError(a.Class))}
+		msg := fmt.Sprintf("document: %s (peak %s)", a.Error, peakOf(cmd))
+		return a.Result, &Error{User: a.User, Err: &childError{msg: msg, class: classError(a.Class)}}
 	}
 	a.Result.Kind = k
 	return a.Result, nil
 }
+
+// childError is the child's error text (its sentinel's text already in
+// it), matching the sentinel its class names.
+type childError struct {
+	msg   string
+	class error
+}
+
+func (e *childError) Error() string { return e.msg }
+func (e *childError) Unwrap() error { return e.class }
 
 // classError is the sentinel a class names.
 func classError(class string) error {
