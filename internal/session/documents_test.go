@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,10 +43,10 @@ func TestLongDocumentNote(t *testing.T) {
 	}
 	answer := func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: "ok"}, nil }
 	e := newEnv(t, answer, envOptions{documents: inProcess{}})
-	if err := e.manager.Deliver(3, Message{Text: "read this", Files: []Attachment{{Name: "long.docx", Data: documenttest.DOCX(t, paras...)}}}); err != nil {
+	if err := e.manager.Deliver(chat.In(3), Message{Text: "read this", Files: []Attachment{{Name: "long.docx", Data: documenttest.DOCX(t, paras...)}}}); err != nil {
 		t.Fatal(err)
 	}
-	e.chat.waitTexts(t, 3, 1)
+	e.chat.waitTexts(t, chat.In(3), 1)
 	msgs := e.model.Requests()[0].Messages
 	text := msgs[len(msgs)-1].Parts[0].Text
 	var shown, next int
@@ -59,7 +60,7 @@ func TestLongDocumentNote(t *testing.T) {
 	if n := utf8.RuneCountInString(body); n > maxInlineDocument || n < maxInlineDocument/2 {
 		t.Errorf("%d characters inlined, want up to %d", n, maxInlineDocument)
 	}
-	whole, err := os.ReadFile(filepath.Join(e.manager.Workspace(3), "uploads", "long.docx.txt"))
+	whole, err := os.ReadFile(filepath.Join(e.manager.Workspace(chat.In(3)), "uploads", "long.docx.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +92,10 @@ func TestDocumentsThatCannotBeRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			answer := func(context.Context, llm.Request) (llm.Response, error) { return llm.Response{Text: "answered"}, nil }
 			e := newEnv(t, answer, envOptions{documents: tc.reader})
-			if err := e.manager.Deliver(3, Message{Text: "my words", Files: []Attachment{tc.file}}); err != nil {
+			if err := e.manager.Deliver(chat.In(3), Message{Text: "my words", Files: []Attachment{tc.file}}); err != nil {
 				t.Fatal(err)
 			}
-			texts := e.chat.waitTexts(t, 3, 2)
+			texts := e.chat.waitTexts(t, chat.In(3), 2)
 			if !strings.Contains(texts[0], tc.chat) || texts[1] != "answered" {
 				t.Errorf("the chat got %q, want %q first", texts, tc.chat)
 			}
@@ -103,7 +104,7 @@ func TestDocumentsThatCannotBeRead(t *testing.T) {
 			if !strings.Contains(text, "my words") || !strings.Contains(text, tc.modelNote) {
 				t.Errorf("the model read:\n%s", text)
 			}
-			if _, err := os.Stat(filepath.Join(e.manager.Workspace(3), "uploads", tc.file.Name)); err != nil {
+			if _, err := os.Stat(filepath.Join(e.manager.Workspace(chat.In(3)), "uploads", tc.file.Name)); err != nil {
 				t.Errorf("the file was not kept: %v", err)
 			}
 		})
