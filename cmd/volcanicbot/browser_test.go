@@ -302,11 +302,7 @@ func TestBrowserSurvivorsOfSIGKILLAreReapedAtStart(t *testing.T) {
 
 func survivorsOfSIGKILL(t *testing.T, env []string) {
 	srv := site(t)
-	binary := filepath.Join(t.TempDir(), "volcanicbot")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	binary := buildBinary(t)
 	tg := telegramtest.New(t)
 	model := llmtest.NewOpenAI(t)
 	for range 20 {

@@ -237,10 +237,7 @@ func TestE2EMessagesWaitingAtSIGKILLAreAnsweredAfterRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	binary := filepath.Join(t.TempDir(), "volcanicbot")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	binary := buildBinary(t)
 	tg := telegramtest.New(t)
 	model := llmtest.NewOpenAI(t)
 	for range 50 {

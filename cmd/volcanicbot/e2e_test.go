@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -610,4 +611,16 @@ func TestE2ETwoChatsAtOnce(t *testing.T) {
 			t.Errorf("alice got bob's answer: %q", s)
 		}
 	}
+}
+
+// buildBinary builds the bot as its users run it — without the race
+// detector, whose shadow memory would count in measurements of the
+// process — into a test's temporary folder.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	binary := filepath.Join(t.TempDir(), "volcanicbot")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return binary
 }

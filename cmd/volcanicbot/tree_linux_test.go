@@ -109,10 +109,7 @@ func TestCheckLeavesNoEscaper(t *testing.T) {
 // The real binary killed with SIGKILL leaves its servers' escapers behind,
 // those without the mark too; the next start ends them.
 func TestEscapersOfAKilledBotAreReapedAtStart(t *testing.T) {
-	binary := filepath.Join(t.TempDir(), "volcanicbot")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	binary := buildBinary(t)
 	tg := telegramtest.New(t)
 	model := llmtest.NewOpenAI(t)
 	for range 20 {
