@@ -7,6 +7,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"encoding/binary"
 	"encoding/xml"
 	"fmt"
 	"hash/adler32"
@@ -209,12 +210,12 @@ func PDFBomb(n int64) []byte {
 	var z bytes.Buffer
 	z.Write([]byte{0x78, 0xda}) // zlib, best compression
 	z.Write(deflateRepeat(nil, []byte("0 "), n))
-	sum := adler32.New()
-	chunk := bytes.Repeat([]byte("0 "), block/2)
+	one := adler32.Checksum(bytes.Repeat([]byte("0 "), block/2))
+	sum := uint32(1) // the Adler-32 of nothing
 	for i := int64(0); i < n/block; i++ {
-		sum.Write(chunk)
+		sum = adler32Combine(sum, one, block)
 	}
-	z.Write(sum.Sum(nil))
+	z.Write(binary.BigEndian.AppendUint32(nil, sum))
 	return pdfOf("<< /Font << >> >>", fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>", z.Len()), z.Bytes())
 }
 
@@ -271,3 +272,16 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func xmlEscape(b *strings.Builder, s string) error { return xml.EscapeText(b, []byte(s)) }
+
+// adler32Combine is the Adler-32 of a followed by b, from their sums and
+// b's length (as zlib's adler32_combine): checksumming gigabytes in pure
+// Go takes minutes under the race detector.
+func adler32Combine(a, b uint32, lenB int64) uint32 {
+	const mod = 65521
+	rem := uint64(lenB % mod)
+	a1, b1 := uint64(a&0xffff), uint64(a>>16)
+	a2, b2 := uint64(b&0xffff), uint64(b>>16)
+	sumA := (a1 + a2 + mod - 1) % mod
+	sumB := (b1 + b2 + rem*a1 + mod - rem) % mod
+	return uint32(sumB<<16 | sumA)
+}
