@@ -1,12 +1,10 @@
 package bot
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"html"
-	"io"
 	"strconv"
 	"time"
 
@@ -28,7 +26,7 @@ import (
 // Transcriber turns a voice note into text (speech.Transcriber satisfies
 // it). Its errors carry what the user is told (chat.UserMessage).
 type Transcriber interface {
-	Transcribe(ctx context.Context, name string, audio io.Reader) (string, error)
+	Transcribe(ctx context.Context, name string, audio []byte) (string, error)
 }
 
 // VoiceOptions are Options.Voice.
@@ -123,7 +121,7 @@ func (b *Bot) onVoice(ctx context.Context, m *models.Message, r route, keys []in
 		return false
 	}
 	b.chat.typingOnce(ctx, place)
-	text, err := b.o.Voice.Transcriber.Transcribe(ctx, v.name, bytes.NewReader(data))
+	text, err := b.o.Voice.Transcriber.Transcribe(ctx, v.name, data)
 	if err != nil {
 		b.transcriptionFailed(ctx, place, err)
 		return false

@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,8 +23,7 @@ type fakeTranscriber struct {
 	heard  []string // name: bytes
 }
 
-func (f *fakeTranscriber) Transcribe(_ context.Context, name string, audio io.Reader) (string, error) {
-	data, _ := io.ReadAll(audio)
+func (f *fakeTranscriber) Transcribe(_ context.Context, name string, data []byte) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.heard = append(f.heard, name+": "+string(data))

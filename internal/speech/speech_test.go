@@ -14,7 +14,7 @@ import (
 func TestTranscribe(t *testing.T) {
 	fake := speechtest.New(t)
 	tr := NewTranscriber(Options{BaseURL: fake.URL, APIKey: "sk-test", Model: "whisper-1"})
-	got, err := tr.Transcribe(context.Background(), "voice.ogg", strings.NewReader(speechtest.Ogg))
+	got, err := tr.Transcribe(context.Background(), "voice.ogg", []byte(speechtest.Ogg))
 	if err != nil || got != "transcript of voice.ogg" {
 		t.Fatalf("Transcribe = %q, %v", got, err)
 	}
@@ -48,7 +48,7 @@ func TestTranscribeFailures(t *testing.T) {
 			fake := speechtest.New(t)
 			fake.Reply(tc.status, tc.body)
 			tr := NewTranscriber(Options{BaseURL: fake.URL, APIKey: "sk-secret-key", Model: "whisper-1", MaxBytes: tc.max})
-			_, err := tr.Transcribe(context.Background(), "voice.ogg", strings.NewReader(speechtest.Ogg))
+			_, err := tr.Transcribe(context.Background(), "voice.ogg", []byte(speechtest.Ogg))
 			var e *Error
 			if !errors.As(err, &e) || !strings.Contains(e.UserMessage(), tc.user) {
 				t.Fatalf("err = %v, want an *Error saying %q", err, tc.user)
@@ -71,7 +71,7 @@ func TestTranscribeUnreachable(t *testing.T) {
 	url := srv.URL
 	srv.Close()
 	tr := NewTranscriber(Options{BaseURL: url + "/v1", Model: "whisper-1"})
-	_, err := tr.Transcribe(context.Background(), "voice.ogg", strings.NewReader("x"))
+	_, err := tr.Transcribe(context.Background(), "voice.ogg", []byte("x"))
 	var e *Error
 	if !errors.As(err, &e) || !strings.Contains(e.UserMessage(), "unreachable") {
 		t.Errorf("err = %v", err)

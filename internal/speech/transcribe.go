@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
+	"mime/multipart"
+	"net/textproto"
 	"path/filepath"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 )
 
 // Transcriber turns audio into text (POST /audio/transcriptions).
@@ -31,20 +33,25 @@ func NewTranscriber(o Options) *Transcriber {
 // endpoint that fails, is unreachable or answers something else than a
 // transcript, and a transcript with no words (ErrNothingHeard), are
 // *Error.
-func (t *Transcriber) Transcribe(ctx context.Context, name string, audio io.Reader) (string, error) {
-	data, err := io.ReadAll(io.LimitReader(audio, t.o.MaxBytes+1))
+//
+// The request's body is made once, at its exact size, and sent again as
+// it is on a retry: the SDK's own form would hold the audio in a buffer
+// grown by doubling, and a 19 MB voice note took the bot's peak memory
+// up by 100 MiB.
+func (t *Transcriber) Transcribe(ctx context.Context, name string, audio []byte) (string, error) {
+	if int64(len(audio)) > t.o.MaxBytes {
+		return "", &Error{User: fmt.Sprintf("The voice note is too long for me to transcribe (over %d MB).", t.o.MaxBytes>>20), Err: ErrTooBig}
+	}
+	body, form, err := transcriptionForm(name, audio, t.o.Model)
 	if err != nil {
 		return "", &Error{User: "I could not read the voice note.", Err: err}
-	}
-	if int64(len(data)) > t.o.MaxBytes {
-		return "", &Error{User: fmt.Sprintf("The voice note is too long for me to transcribe (over %d MB).", t.o.MaxBytes>>20), Err: ErrTooBig}
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.o.Timeout)
 	defer cancel()
 	res, err := t.svc.New(ctx, openai.AudioTranscriptionNewParams{
-		File:  openai.File(bytes.NewReader(data), name, contentType(name)),
+		File:  openai.File(bytes.NewReader(nil), name, contentType(name)),
 		Model: t.o.Model,
-	})
+	}, option.WithRequestBody(form, bytes.NewReader(body)))
 	if err != nil {
 		return "", transcriptionFailed(ctx, err)
 	}
@@ -57,6 +64,32 @@ func (t *Transcriber) Transcribe(ctx context.Context, name string, audio io.Read
 		return "", &Error{User: "I could not make out any words in the voice note.", Err: ErrNothingHeard}
 	}
 	return text, nil
+}
+
+// transcriptionForm is the multipart form of a transcription request
+// (file and model, as the SDK's form has them) and its content type, in
+// one buffer of its final size.
+func transcriptionForm(name string, audio []byte, model string) ([]byte, string, error) {
+	var b bytes.Buffer
+	b.Grow(len(audio) + 1024)
+	w := multipart.NewWriter(&b)
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": "file", "filename": name}))
+	h.Set("Content-Type", contentType(name))
+	part, err := w.CreatePart(h)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := part.Write(audio); err != nil {
+		return nil, "", err
+	}
+	if err := w.WriteField("model", model); err != nil {
+		return nil, "", err
+	}
+	if err := w.Close(); err != nil {
+		return nil, "", err
+	}
+	return b.Bytes(), w.FormDataContentType(), nil
 }
 
 // transcriptionFailed is the *Error of a request that failed with err.

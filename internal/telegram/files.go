@@ -55,11 +55,13 @@ func (c *Client) Download(ctx context.Context, chatID int64, fileID string) ([]b
 		// Read at most the size getFile gave (a download longer than
 		// that is refused like one over the limit) into a buffer of that
 		// size: a 20 MB file costs 20 MB, not the 60 MB of doubling.
+		// ReadFrom grows a buffer with less than bytes.MinRead free before
+		// every read, the one that finds the end too: that much more room.
 		limit := int64(MaxDownload)
 		if f.FileSize > 0 {
 			limit = f.FileSize
 		}
-		buf := bytes.NewBuffer(make([]byte, 0, min(limit, MaxDownload)+1))
+		buf := bytes.NewBuffer(make([]byte, 0, min(limit, MaxDownload)+bytes.MinRead))
 		if _, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1)); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -14,29 +15,37 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/document/documenttest"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
+	"github.com/volcanicbot/volcanicbot/internal/speech/speechtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // maxBotPeak is the most resident memory the bot process (built as its
 // users run it, without the race detector) may reach while it refuses a
-// 1 GB document and the bombs: its own start (about 45 MiB), one 20 MB
-// download and the documents it holds (76 MiB measured); the bombs go off
-// in the extraction child.
-const maxBotPeak = 128 << 20
+// 1 GB document, the bombs and 19 MB voice notes the speech service
+// refuses: its own start (about 45 MiB), the documents it holds (75 MiB
+// measured), and a voice note's 19 MB twice, as downloaded and as the
+// transcription request's body (the garbage of the one before it still
+// counted): 114–130 MiB measured. The bombs go off in the extraction
+// child.
+const maxBotPeak = 160 << 20
 
-// The real binary, in a process of its own, against the fake Bot API and
-// model: a 1 GB document (announced, and streamed under a small size), a
-// PDF inflating to 4 GB, a PDF nested a million deep and zip bombs
-// unpacking to 1 GB leave the bot's peak resident memory (VmHWM) under
-// maxBotPeak, and the bot answers a plain message afterwards.
+// The real binary, in a process of its own, against the fake Bot API,
+// model and speech service: a 1 GB document (announced, and streamed
+// under a small size), a PDF inflating to 4 GB, a PDF nested a million
+// deep, zip bombs unpacking to 1 GB, a voice note announced as 1 GB and
+// 19 MB voice notes the speech service refuses (corrupt audio: 400), fails
+// (503) or answers with a web page each get their reply, leave the bot's
+// peak resident memory (VmHWM) under maxBotPeak, and the bot answers a
+// plain message afterwards.
 //
-//	go test -run TestDocumentsPeakMemoryOfTheBinary -v ./cmd/volcanicbot/
-func TestDocumentsPeakMemoryOfTheBinary(t *testing.T) {
+//	go test -run TestBadInputPeakMemoryOfTheBinary -v ./cmd/volcanicbot/
+func TestBadInputPeakMemoryOfTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}
 	tg := newTelegram(t)
 	model := llmtest.NewOpenAI(t)
+	stt := speechtest.New(t)
 	for range 20 {
 		model.Push(llmtest.Func(func(llmtest.Request) llmtest.Reply { return llmtest.Text("noted") }))
 	}
@@ -45,7 +54,8 @@ func TestDocumentsPeakMemoryOfTheBinary(t *testing.T) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + t.TempDir(),
 		"TELEGRAM_BOT_TOKEN=" + tg.Token(), "TELEGRAM_API_URL=" + tg.URL(), fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d", alice),
 		"VOLCANIC_DATA_DIR=" + data, "VOLCANIC_AGENT_DIR=" + t.TempDir(), "LLM_PROVIDER=openai", "LLM_MODEL=test-model",
-		"OPENAI_API_KEY=sk-e2e-openai-0123456789", "OPENAI_BASE_URL=" + model.URL, "LOG_FORMAT=json"}
+		"OPENAI_API_KEY=sk-e2e-openai-0123456789", "OPENAI_BASE_URL=" + model.URL, "LOG_FORMAT=json",
+		"STT_BASE_URL=" + stt.URL, "STT_API_KEY=stt-key-123"}
 	logs := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -88,6 +98,19 @@ func TestDocumentsPeakMemoryOfTheBinary(t *testing.T) {
 		{"EPUB unpacking to 1 GB", func() {
 			tg.Document(alice, alice, "bomb.epub", "", documenttest.ZipBomb(t, "ch1.xhtml", "<html><body><p>", gb), 0, "")
 		}, "I could not read bomb.epub"},
+		{"voice note announced as 1 GB", func() { tg.Voice(alice, alice, []byte(speechtest.Ogg), 60, gb, "") }, "too big for me"},
+		{"corrupt 19 MB voice note, refused", func() {
+			stt.Reply(http.StatusBadRequest, `{"error":{"message":"Invalid file format.","type":"invalid_request_error"}}`)
+			tg.Voice(alice, alice, noise(19<<20), 60, 0, "")
+		}, "refused the voice note (HTTP 400)"},
+		{"19 MB voice note, STT down", func() {
+			stt.Reply(http.StatusServiceUnavailable, "upstream connect error")
+			tg.Voice(alice, alice, noise(19<<20), 60, 0, "")
+		}, "refused the voice note (HTTP 503)"},
+		{"19 MB voice note, STT garbage", func() {
+			stt.Reply(http.StatusOK, "<html><body>It works!</body></html>")
+			tg.Voice(alice, alice, noise(19<<20), 60, 0, "")
+		}, "not a transcript"},
 	}
 	for _, s := range steps {
 		began, seen := time.Now(), len(tg.Texts(alice))
@@ -111,6 +134,15 @@ func TestDocumentsPeakMemoryOfTheBinary(t *testing.T) {
 	if end > maxBotPeak {
 		t.Errorf("the bot's peak memory %s is over %s", mib(end), mib(maxBotPeak))
 	}
+}
+
+// noise is n bytes no audio decoder can read.
+func noise(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i * 7919 >> 3)
+	}
+	return b
 }
 
 func anyContains(texts []string, s string) bool {
