@@ -1,11 +1,14 @@
 package speech
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/speech/speechtest"
@@ -117,5 +120,43 @@ func TestSpeakFailures(t *testing.T) {
 				t.Errorf("err = %v, want an *Error saying %q", err, tc.user)
 			}
 		})
+	}
+}
+
+// A request the service failed is sent again whole: the body made once is
+// read from its start on the retry.
+func TestTranscribeRetrySendsTheWholeAudio(t *testing.T) {
+	audio := bytes.Repeat([]byte("OggS voice "), 50_000)
+	var mu sync.Mutex
+	var got [][]byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, _, err := r.FormFile("file")
+		if err != nil {
+			t.Errorf("no file: %v", err)
+			return
+		}
+		data, _ := io.ReadAll(f)
+		mu.Lock()
+		got = append(got, data)
+		n := len(got)
+		mu.Unlock()
+		if n == 1 {
+			w.Header().Set("Retry-After-Ms", "1")
+			http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"text":"heard"}`)
+	}))
+	defer srv.Close()
+	tr := NewTranscriber(Options{BaseURL: srv.URL + "/v1", APIKey: "sk-test", Model: "whisper-1"})
+	text, err := tr.Transcribe(context.Background(), "voice.ogg", audio)
+	if err != nil || text != "heard" {
+		t.Fatalf("Transcribe = %q, %v", text, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || !bytes.Equal(got[0], audio) || !bytes.Equal(got[1], audio) {
+		t.Errorf("%d requests; audio whole in each: %v", len(got), len(got) == 2 && bytes.Equal(got[0], audio) && bytes.Equal(got[1], audio))
 	}
 }
