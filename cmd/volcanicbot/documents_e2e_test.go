@@ -157,9 +157,11 @@ func TestE2EBadDocuments(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			asked := len(d.model.Requests())
+			asked, seen := len(d.model.Requests()), len(d.tg.Sent(alice))
 			tc.send(d)
-			d.waitText(alice, tc.reply)
+			// A bomb's child ends by its limits or at its 30 s deadline
+			// (under -race on a loaded machine, it can take that long).
+			d.waitTextWithin(alice, seen, tc.reply, 90*time.Second)
 			// The user's words reached the model all the same.
 			if err := d.tg.WaitUntil(func() bool { return len(d.model.Requests()) == asked+1 }, 60*time.Second); err != nil {
 				t.Fatalf("the caption never reached the model: %v", err)
