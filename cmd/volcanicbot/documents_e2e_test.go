@@ -131,19 +131,19 @@ func TestE2EBadDocuments(t *testing.T) {
 		}, "too big for me", ""},
 		{"PDF bomb: a stream inflating to 4 GB", func(d *daemon) {
 			d.tg.Document(alice, alice, "bomb.pdf", "application/pdf", documenttest.PDFBomb(4<<30), 0, "summarise this")
-		}, "I could not read bomb.pdf: the PDF is too large or too complex", "bomb.pdf"},
+		}, "I could not read bomb.pdf: ", "bomb.pdf"},
 		{"PDF nested a million deep", func(d *daemon) {
 			d.tg.Document(alice, alice, "deep.pdf", "application/pdf", documenttest.NestedPDF(1<<20), 0, "summarise this")
 		}, "I could not read deep.pdf", "deep.pdf"},
 		{"DOCX zip bomb (1 GB)", func(d *daemon) {
 			d.tg.Document(alice, alice, "bomb.docx", "", documenttest.ZipBomb(t, "word/document.xml", "<w:document><w:body><w:p><w:r><w:t>", gb), 0, "summarise this")
-		}, "I could not read bomb.docx: the Word document is too large", "bomb.docx"},
+		}, "I could not read bomb.docx: ", "bomb.docx"},
 		{"XLSX zip bomb (1 GB)", func(d *daemon) {
 			d.tg.Document(alice, alice, "bomb.xlsx", "", documenttest.ZipBomb(t, "xl/worksheets/sheet1.xml", "<worksheet><sheetData><row><c><is><t>", gb), 0, "summarise this")
-		}, "I could not read bomb.xlsx: the spreadsheet is too large", "bomb.xlsx"},
+		}, "I could not read bomb.xlsx: ", "bomb.xlsx"},
 		{"EPUB zip bomb (1 GB)", func(d *daemon) {
 			d.tg.Document(alice, alice, "bomb.epub", "", documenttest.ZipBomb(t, "ch1.xhtml", "<html><body><p>", gb), 0, "summarise this")
-		}, "I could not read bomb.epub: the e-book is too large", "bomb.epub"},
+		}, "I could not read bomb.epub: ", "bomb.epub"},
 		{"scanned PDF", func(d *daemon) {
 			d.tg.Document(alice, alice, "scan.pdf", "application/pdf", documenttest.ScannedPDF(t, 2), 0, "summarise this")
 		}, "scan.pdf has 2 pages but no text layer", "scan.pdf"},
@@ -160,7 +160,9 @@ func TestE2EBadDocuments(t *testing.T) {
 			asked, seen := len(d.model.Requests()), len(d.tg.Sent(alice))
 			tc.send(d)
 			// A bomb's child ends by its limits or at its 30 s deadline
-			// (under -race on a loaded machine, it can take that long).
+			// (under -race on a loaded machine, it can take that long), so
+			// a bomb's reply is "too large" or "took too long" (which one,
+			// internal/document's TestExtractZipBombs and TestRunner hold).
 			d.waitTextWithin(alice, seen, tc.reply, 90*time.Second)
 			// The user's words reached the model all the same.
 			if err := d.tg.WaitUntil(func() bool { return len(d.model.Requests()) == asked+1 }, 60*time.Second); err != nil {
