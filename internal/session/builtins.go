@@ -25,6 +25,37 @@ func builtinTools(s *session) []chat.Tool {
 // builtins are s's own tools (builtinTools).
 func (s *session) builtins() []chat.Tool { return builtinTools(s) }
 
+// BuiltinGroup is what the model and the operator read as the group of the
+// built-ins that are deferred (chat.Deferrable) while tool search is on.
+const BuiltinGroup = "built-in"
+
+// BuiltinNames are the names of the chat's own tools, tool_search
+// included: an MCP tool may not take one of them.
+func BuiltinNames() []string {
+	names := []string{ToolSearchName}
+	for _, t := range builtinTools(nil) {
+		names = append(names, t.Spec().Name)
+	}
+	return names
+}
+
+// BuiltinCatalog is the catalogue's entries of the built-ins that ask to be
+// deferred (chat.Deferrable): with the MCP tools, tool search plans,
+// lists, ranks and loads them (PlanTools). The others are always offered
+// (builtinSpecs).
+func BuiltinCatalog() []chat.CatalogTool {
+	var out []chat.CatalogTool
+	for _, t := range builtinTools(nil) {
+		if !chat.Deferred(t) {
+			continue
+		}
+		s := t.Spec()
+		out = append(out, chat.CatalogTool{Set: BuiltinGroup, MCPName: s.Name, Name: s.Name,
+			Description: s.Description, InputSchema: s.Schema, Schema: s.Schema})
+	}
+	return out
+}
+
 // sendTool is send (send.go): its calls keep their order.
 type sendTool struct{ s *session }
 

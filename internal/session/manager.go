@@ -389,7 +389,8 @@ func (m *Manager) Close(ctx context.Context) error {
 }
 
 // toolset resolves the tools for a turn: the built-ins and every
-// discovered MCP tool, some of them deferred (ToolPlan). It waits at most
+// discovered MCP tool, some of them (and the deferrable built-ins)
+// deferred (ToolPlan). It waits at most
 // wait for the servers' first discoveries (see Catalogue.CatalogTools).
 // Refusals are logged once each.
 func (m *Manager) toolset(ctx context.Context, wait time.Duration) *toolset {
@@ -402,6 +403,7 @@ func (m *Manager) toolset(ctx context.Context, wait time.Duration) *toolset {
 		}
 	}
 	m.refusalsMu.Unlock()
+	tools = slices.Concat(tools, BuiltinCatalog())
 	cat := m.planFor(tools)
 	ts := newToolset(tools, cat.plan, cat.index)
 	ts.key = cat.key
@@ -516,7 +518,7 @@ func (m *Manager) MCPServer(ctx context.Context, place chat.Place, name string) 
 
 // offeredPlan is the plan of the tools offered now (see Offered).
 func (m *Manager) offeredPlan() ToolPlan {
-	return m.ToolPlan(m.o.MCP.OfferedTools())
+	return m.ToolPlan(slices.Concat(m.o.MCP.OfferedTools(), BuiltinCatalog()))
 }
 
 // toolCost is what a server's offered tools cost each request under

@@ -114,8 +114,8 @@ type ToolPlan struct {
 	MissingAlwaysLoad map[string][]string
 }
 
-// PlanTools decides which of tools (the catalogue, refusals left out) are
-// deferred. Off defers none; on defers every tool that is not always
+// PlanTools decides which of tools (the catalogue, refusals left out, and
+// BuiltinCatalog) are deferred. Off defers none; on defers every tool that is not always
 // loaded; auto does so when FullTokens is over Threshold. A server's
 // deferLoading overrides that for its tools (true: deferred unless mode is
 // off; false: never), and its alwaysLoad names are never deferred.
@@ -204,17 +204,21 @@ func mcpToolTokens(count func(string) int, tools []chat.CatalogTool) int {
 	return n
 }
 
-// builtinSpecs are the built-in tools' specs (builtins.go): send and
-// read, and tool_search when search is on.
+// builtinSpecs are the specs of the built-in tools (builtins.go) offered
+// in every request, and tool_search's when search is on. The deferrable
+// ones are in the catalogue instead (BuiltinCatalog).
 func builtinSpecs(search bool) []llm.Tool {
 	tools := builtinTools(nil)
 	if search {
 		tools = append(tools, searchTool{})
 	}
-	specs := make([]llm.Tool, len(tools))
-	for i, t := range tools {
+	specs := make([]llm.Tool, 0, len(tools))
+	for _, t := range tools {
+		if chat.Deferred(t) {
+			continue
+		}
 		s := t.Spec()
-		specs[i] = llm.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema}
+		specs = append(specs, llm.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	return specs
 }
