@@ -48,7 +48,7 @@ func newToolset(mcpTools []chat.CatalogTool, plan ToolPlan, index *toolIndex) *t
 		deferred: plan.Deferred,
 		active:   map[string]bool{},
 	}
-	ts.stable = builtinSpecs(plan.Search)
+	ts.stable = builtinSpecs(plan.builtins, plan.Search)
 	var deferred []chat.CatalogTool
 	for _, t := range mcpTools {
 		ts.mcp[t.Name] = t
