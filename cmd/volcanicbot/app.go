@@ -29,10 +29,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
-// builtinTools are the names of the bot's own tools; an MCP tool may not
-// take one of them.
-var builtinTools = []string{session.SendToolName, session.ReadToolName, session.MemoryToolName, session.AskUserToolName, session.ToolSearchName}
-
 // inboxDir is the bot's update journal, under the data dir.
 const inboxDir = "inbox"
 
@@ -163,7 +159,7 @@ func newMainFromConfig(cfg *Config, stderr io.Writer, environ []string) (*Main, 
 		Env:           env,
 		Redactor:      secrets,
 		Logger:        logger,
-		Builtins:      builtinTools,
+		Builtins:      session.BuiltinNames(),
 		ClientName:    "volcanicbot",
 		ClientVersion: version,
 		Owner:         owner,

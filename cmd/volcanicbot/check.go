@@ -202,7 +202,7 @@ func resolveCatalogs(cats []mcpclient.ServerCatalog, toolTokens func([]mcpclient
 		}
 	}
 	r := &catalogReport{cats: cats, offered: map[string][]mcpclient.Tool{}, refused: map[string]int{}, toolTokens: toolTokens}
-	r.tools, r.refusals = mcpclient.ResolveTools(discovered, builtinTools, nil)
+	r.tools, r.refusals = mcpclient.ResolveTools(discovered, session.BuiltinNames(), nil)
 	for _, t := range r.tools {
 		r.offered[t.Group()] = append(r.offered[t.Group()], t)
 	}
@@ -362,7 +362,7 @@ func loadedColumn(tools []mcpclient.Tool, p session.ToolPlan, toolTokens func([]
 // planTools is how the bot offers tools under its configuration.
 func (m *Main) planTools(tools []mcpclient.Tool) session.ToolPlan {
 	return session.PlanTools(session.PlanOptions{Mode: m.cfg.LLM.ToolSearch, ContextTokens: m.cfg.LLM.ContextTokens,
-		CountTokens: m.tokens.Count}, catalogTools(tools), m.mcp.Servers())
+		CountTokens: m.tokens.Count}, slices.Concat(catalogTools(tools), session.BuiltinCatalog()), m.mcp.Servers())
 }
 
 // catalogTools are tools as the planner takes them.

@@ -70,3 +70,19 @@ type Guard struct {
 	// that says it only reads run without asking).
 	Annotations Annotations
 }
+
+// Deferrable is a Tool the model needs only now and then (a scheduled
+// task, handing the browser over). While tool search is on, it is offered
+// as a deferred MCP tool is: listed by name in the system prompt and loaded
+// with its schema by a search or a call by name; else it is offered with
+// the others.
+type Deferrable interface {
+	Tool
+	Deferred() bool
+}
+
+// Deferred says whether t is a Deferrable that asks to be deferred.
+func Deferred(t Tool) bool {
+	d, ok := t.(Deferrable)
+	return ok && d.Deferred()
+}

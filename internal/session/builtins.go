@@ -15,15 +15,52 @@ import (
 // more type here (or in its own file) and one more entry in builtinTools:
 // the model is offered, and the registry calls, what that list holds.
 
-// builtinTools are the chat's own tools, bound to s (nil: for their specs
-// only); tool_search is the registry's (it exists only while tools are
-// deferred).
-func builtinTools(s *session) []chat.Tool {
+// builtinTools are the chat's own tools that m offers (m nil: every one,
+// for their names), bound to s (nil: for their specs only); tool_search is
+// the registry's (it exists only while tools are deferred). A built-in
+// that needs something the bot may lack (a live view, a scheduler) is
+// offered when m has it.
+func builtinTools(m *Manager, s *session) []chat.Tool {
 	return []chat.Tool{sendTool{s}, readTool{s}, memoryTool{s}, askUserTool{s}}
 }
 
 // builtins are s's own tools (builtinTools).
-func (s *session) builtins() []chat.Tool { return builtinTools(s) }
+func (s *session) builtins() []chat.Tool { return builtinTools(s.m, s) }
+
+// BuiltinGroup is what the model and the operator read as the group of the
+// built-ins that are deferred (chat.Deferrable) while tool search is on.
+const BuiltinGroup = "built-in"
+
+// BuiltinNames are the names of the chat's own tools, tool_search
+// included: an MCP tool may not take one of them.
+func BuiltinNames() []string {
+	names := []string{ToolSearchName}
+	for _, t := range builtinTools(nil, nil) {
+		names = append(names, t.Spec().Name)
+	}
+	return names
+}
+
+// BuiltinCatalog is the catalogue's entries of every built-in that asks to
+// be deferred (chat.Deferrable): with the MCP tools, tool search plans,
+// lists, ranks and loads them (PlanTools). The others are always offered
+// (builtinSpecs).
+func BuiltinCatalog() []chat.CatalogTool { return builtinCatalog(builtinTools(nil, nil)) }
+
+// builtinCatalog is the catalogue's entries of the tools that ask to be
+// deferred.
+func builtinCatalog(tools []chat.Tool) []chat.CatalogTool {
+	var out []chat.CatalogTool
+	for _, t := range tools {
+		if !chat.Deferred(t) {
+			continue
+		}
+		s := t.Spec()
+		out = append(out, chat.CatalogTool{Set: BuiltinGroup, MCPName: s.Name, Name: s.Name,
+			Description: s.Description, InputSchema: s.Schema, Schema: s.Schema})
+	}
+	return out
+}
 
 // sendTool is send (send.go): its calls keep their order.
 type sendTool struct{ s *session }

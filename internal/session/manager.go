@@ -393,7 +393,8 @@ func (m *Manager) Close(ctx context.Context) error {
 }
 
 // toolset resolves the tools for a turn: the built-ins and every
-// discovered MCP tool, some of them deferred (ToolPlan). It waits at most
+// discovered MCP tool, some of them (and the deferrable built-ins)
+// deferred (ToolPlan). It waits at most
 // wait for the servers' first discoveries (see Catalogue.CatalogTools).
 // Refusals are logged once each.
 func (m *Manager) toolset(ctx context.Context, wait time.Duration) *toolset {
@@ -406,6 +407,7 @@ func (m *Manager) toolset(ctx context.Context, wait time.Duration) *toolset {
 		}
 	}
 	m.refusalsMu.Unlock()
+	tools = slices.Concat(tools, builtinCatalog(builtinTools(m, nil)))
 	cat := m.planFor(tools)
 	ts := newToolset(tools, cat.plan, cat.index)
 	ts.key = cat.key
@@ -450,7 +452,7 @@ func (m *Manager) planFor(tools []chat.CatalogTool) *toolCatalog {
 		c.index = newToolIndex(deferred)
 	}
 	if old := m.catalog; old == nil || old.plan.Search != plan.Search {
-		m.logger.Info("tool list", "tool_search", plan.Search, "mode", string(plan.Mode), "tools", len(tools)+len(builtinSpecs(plan.Search)),
+		m.logger.Info("tool list", "tool_search", plan.Search, "mode", string(plan.Mode), "tools", len(tools)+len(builtinSpecs(plan.builtins, plan.Search)),
 			"deferred", len(plan.Deferred), "full_tokens", plan.FullTokens, "offered_tokens", plan.OfferedTokens, "threshold", plan.Threshold)
 	}
 	m.catalog = c
@@ -460,7 +462,8 @@ func (m *Manager) planFor(tools []chat.CatalogTool) *toolCatalog {
 // ToolPlan is how tools (a resolved catalogue) are offered to the model
 // under the manager's options.
 func (m *Manager) ToolPlan(tools []chat.CatalogTool) ToolPlan {
-	return PlanTools(PlanOptions{Mode: m.o.ToolSearch, ContextTokens: m.o.ContextTokens, CountTokens: m.o.CountTokens},
+	return PlanTools(PlanOptions{Mode: m.o.ToolSearch, ContextTokens: m.o.ContextTokens, CountTokens: m.o.CountTokens,
+		Builtins: builtinTools(m, nil)},
 		tools, m.o.MCP.Servers())
 }
 
@@ -520,7 +523,7 @@ func (m *Manager) MCPServer(ctx context.Context, place chat.Place, name string) 
 
 // offeredPlan is the plan of the tools offered now (see Offered).
 func (m *Manager) offeredPlan() ToolPlan {
-	return m.ToolPlan(m.o.MCP.OfferedTools())
+	return m.ToolPlan(slices.Concat(m.o.MCP.OfferedTools(), builtinCatalog(builtinTools(m, nil))))
 }
 
 // toolCost is what a server's offered tools cost each request under

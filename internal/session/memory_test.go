@@ -257,7 +257,7 @@ func TestMemoryToolOffered(t *testing.T) {
 	if _, ok := tool.(chat.Sequenced); !ok {
 		t.Error("memory is not Sequenced")
 	}
-	specs := builtinSpecs(false)
+	specs := builtinSpecs(builtinTools(nil, nil), false)
 	if !slices.ContainsFunc(specs, func(s llm.Tool) bool { return s.Name == MemoryToolName }) {
 		t.Errorf("built-ins %+v lack memory", specs)
 	}

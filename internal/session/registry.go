@@ -21,11 +21,13 @@ type registry struct {
 // tool_search while some tools are deferred.
 func newRegistry(ts *toolset, mcp MCPSession, builtins []chat.Tool) *registry {
 	r := &registry{tools: ts, byName: make(map[string]chat.Tool, len(ts.mcp)+len(builtins)+1)}
-	for name, t := range ts.mcp {
-		r.byName[name] = mcp.Bind(t)
-	}
 	for _, b := range builtins {
 		r.byName[b.Spec().Name] = b
+	}
+	for name, t := range ts.mcp {
+		if _, builtin := r.byName[name]; !builtin { // a deferrable built-in's entry
+			r.byName[name] = mcp.Bind(t)
+		}
 	}
 	if ts.index != nil {
 		r.byName[ToolSearchName] = searchTool{r}

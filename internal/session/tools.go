@@ -19,8 +19,9 @@ type toolset struct {
 	// the built-ins, then the MCP tools that are not deferred. Loaded
 	// tools come after it.
 	stable []llm.Tool
-	// mcp holds every MCP tool, deferred ones included, by exposed name:
-	// a call to any of them runs.
+	// mcp holds every tool of the catalogue, deferred ones included, by
+	// exposed name: the MCP tools and the deferrable built-ins
+	// (BuiltinCatalog). A call to any of them runs.
 	mcp      map[string]chat.CatalogTool
 	deferred map[string]bool
 	index    *toolIndex      // over the deferred tools; nil when none is
@@ -47,11 +48,13 @@ func newToolset(mcpTools []chat.CatalogTool, plan ToolPlan, index *toolIndex) *t
 		deferred: plan.Deferred,
 		active:   map[string]bool{},
 	}
-	ts.stable = builtinSpecs(plan.Search)
+	ts.stable = builtinSpecs(plan.builtins, plan.Search)
 	var deferred []chat.CatalogTool
 	for _, t := range mcpTools {
 		ts.mcp[t.Name] = t
-		ts.active[t.Server] = true
+		if t.Server != "" {
+			ts.active[t.Server] = true
+		}
 		if ts.deferred[t.Name] {
 			deferred = append(deferred, t)
 			continue

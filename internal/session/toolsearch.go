@@ -89,6 +89,9 @@ type PlanOptions struct {
 	// CountTokens counts as the model does; about four bytes a token when
 	// nil.
 	CountTokens func(string) int
+	// Builtins are the built-ins offered (nil: every one); the deferrable
+	// ones come in the catalogue (BuiltinCatalog).
+	Builtins []chat.Tool
 }
 
 // ToolPlan is how a catalogue's tools are offered to the model.
@@ -112,10 +115,12 @@ type ToolPlan struct {
 	// MissingAlwaysLoad maps a server to the alwaysLoad names it does
 	// not offer (a check warning).
 	MissingAlwaysLoad map[string][]string
+	// builtins are the built-ins the plan is for (PlanOptions.Builtins).
+	builtins []chat.Tool
 }
 
-// PlanTools decides which of tools (the catalogue, refusals left out) are
-// deferred. Off defers none; on defers every tool that is not always
+// PlanTools decides which of tools (the catalogue, refusals left out, and
+// BuiltinCatalog) are deferred. Off defers none; on defers every tool that is not always
 // loaded; auto does so when FullTokens is over Threshold. A server's
 // deferLoading overrides that for its tools (true: deferred unless mode is
 // off; false: never), and its alwaysLoad names are never deferred.
@@ -131,12 +136,16 @@ func PlanTools(o PlanOptions, tools []chat.CatalogTool, servers []mcpconfig.Serv
 	if ctx <= 0 {
 		ctx = DefaultContextTokens
 	}
-	p := ToolPlan{Mode: o.Mode, Deferred: map[string]bool{}, Threshold: min(autoSearchTokens, ctx*autoSearchPercent/100)}
+	if o.Builtins == nil {
+		o.Builtins = builtinTools(nil, nil)
+	}
+	p := ToolPlan{Mode: o.Mode, Deferred: map[string]bool{}, Threshold: min(autoSearchTokens, ctx*autoSearchPercent/100),
+		builtins: o.Builtins}
 	byName := map[string]mcpconfig.ServerConfig{}
 	for _, s := range servers {
 		byName[s.Name] = s
 	}
-	p.FullTokens = toolTokens(count, builtinSpecs(false)) + mcpToolTokens(count, tools)
+	p.FullTokens = toolTokens(count, builtinSpecs(p.builtins, false)) + mcpToolTokens(count, tools)
 	over := p.FullTokens > p.Threshold
 	offers := map[string]map[string]bool{} // server → names it offers (both spellings)
 	for _, t := range tools {
@@ -176,7 +185,7 @@ func PlanTools(o PlanOptions, tools []chat.CatalogTool, servers []mcpconfig.Serv
 			offered = append(offered, t)
 		}
 	}
-	p.OfferedTokens = toolTokens(count, builtinSpecs(p.Search)) + mcpToolTokens(count, offered)
+	p.OfferedTokens = toolTokens(count, builtinSpecs(p.builtins, p.Search)) + mcpToolTokens(count, offered)
 	if p.Search {
 		p.OfferedTokens += count(deferredSection(deferred))
 	}
@@ -204,17 +213,21 @@ func mcpToolTokens(count func(string) int, tools []chat.CatalogTool) int {
 	return n
 }
 
-// builtinSpecs are the built-in tools' specs (builtins.go): send and
-// read, and tool_search when search is on.
-func builtinSpecs(search bool) []llm.Tool {
-	tools := builtinTools(nil)
+// builtinSpecs are the specs of the built-in tools of builtins offered in
+// every request, and tool_search's when search is on. The deferrable ones
+// are in the catalogue instead (BuiltinCatalog).
+func builtinSpecs(builtins []chat.Tool, search bool) []llm.Tool {
+	tools := slices.Clip(builtins)
 	if search {
 		tools = append(tools, searchTool{})
 	}
-	specs := make([]llm.Tool, len(tools))
-	for i, t := range tools {
+	specs := make([]llm.Tool, 0, len(tools))
+	for _, t := range tools {
+		if chat.Deferred(t) {
+			continue
+		}
 		s := t.Spec()
-		specs[i] = llm.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema}
+		specs = append(specs, llm.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	return specs
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
@@ -354,5 +355,68 @@ func TestToolSearchLeavesOutWeakMatches(t *testing.T) {
 		if !slices.Contains(got, tt.want) || len(got) > tt.most {
 			t.Errorf("%q: %q, want %s in at most %d", tt.query, got, tt.want, tt.most)
 		}
+	}
+}
+
+// deferredBuiltin is a built-in that asks to be deferred.
+type deferredBuiltin struct{ fakeTool }
+
+func (d deferredBuiltin) Spec() chat.Spec {
+	return chat.Spec{Name: d.name, Description: "Run a task later, once or on a schedule, and list or cancel such tasks.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"task":{"type":"string"},"cron":{"type":"string"}},"required":["task"]}`)}
+}
+
+func (deferredBuiltin) Deferred() bool { return true }
+
+// A built-in that asks to be deferred is, while tool search is on, what a
+// deferred MCP tool is: out of the stable tool list and its cost, named in
+// the system prompt under its group, found by a search, loaded by a search
+// or a call by its name, and run as the built-in (never bound to an MCP
+// session). With search off it is offered like the others, once.
+func TestDeferredBuiltins(t *testing.T) {
+	var mu sync.Mutex
+	var called []string
+	later := deferredBuiltin{fakeTool{name: "run_later", calls: &called, mu: &mu}}
+	builtins := append(builtinTools(nil, nil), later)
+	catalog := slices.Concat(realCatalog(t), builtinCatalog(builtins))
+	servers := []mcpconfig.ServerConfig{{Name: "playwright"}, {Name: "everything"}}
+
+	on := PlanTools(PlanOptions{Mode: ToolSearchOn, Builtins: builtins}, catalog, servers)
+	if !on.Deferred["run_later"] {
+		t.Fatal("search on: the built-in is not deferred")
+	}
+	off := PlanTools(PlanOptions{Mode: ToolSearchOff, Builtins: builtins}, catalog, servers)
+	without := PlanTools(PlanOptions{Mode: ToolSearchOff}, realCatalog(t), servers)
+	if off.Deferred["run_later"] || off.FullTokens <= without.FullTokens {
+		t.Errorf("search off: deferred %v, full cost %d (without it %d)", off.Deferred["run_later"], off.FullTokens, without.FullTokens)
+	}
+	ts := newToolset(catalog, on, nil)
+	if slices.ContainsFunc(ts.stable, func(s llm.Tool) bool { return s.Name == "run_later" }) {
+		t.Error("search on: the built-in's schema is in every request")
+	}
+	if !strings.Contains(ts.section, "- "+BuiltinGroup+": run_later") {
+		t.Errorf("the system prompt does not name it:\n%s", ts.section)
+	}
+	for _, history := range [][]llm.Message{
+		{userText("remind me"), searchCall("1", "schedule a task for later"), resultMsg("1", 10, false)},
+		{userText("remind me"), directCall("1", "run_later"), resultMsg("1", 10, false)},
+	} {
+		if got := names(ts.loaded(history)); !slices.Contains(got, "run_later") {
+			t.Errorf("loaded %q after %s, want run_later", got, history[1].Parts[0].ToolCall.Name)
+		}
+	}
+	r := newRegistry(newToolset(builtinCatalog(builtins), on, nil), nil, builtins) // nil MCP: nothing may be bound
+	if _, err := r.lookup("run_later").Call(context.Background(), json.RawMessage(`{"task":"x"}`)); err != nil || !slices.Equal(called, []string{"run_later"}) {
+		t.Errorf("the call ran %q, %v", called, err)
+	}
+	ts = newToolset(catalog, off, nil)
+	n := 0
+	for _, s := range ts.stable {
+		if s.Name == "run_later" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("search off: offered %d times, want once", n)
 	}
 }
