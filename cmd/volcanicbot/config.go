@@ -43,6 +43,11 @@ type Config struct {
 	// MetricsAddr is the optional metrics listener (/metrics), apart from
 	// HTTPAddr, which a webhook's domain exposes.
 	MetricsAddr string
+	// PublicURL is the bot's public origin in front of HTTPAddr (the live
+	// view's links); "" falls back to the webhook's origin.
+	PublicURL string
+	// HandoffTimeout is how long browser_handoff waits for Done.
+	HandoffTimeout time.Duration
 
 	// MaxResultTokens caps what the model gets of one tool result.
 	MaxResultTokens int
@@ -154,6 +159,7 @@ const (
 	defaultContextTokens  = 100_000
 	defaultMaxSteps       = 40
 	defaultApprovalSecs   = 300
+	defaultHandoffSecs    = 600
 )
 
 // configKey binds a config-file key (viper's dotted, case-insensitive path)
@@ -209,6 +215,8 @@ type configKey struct {
 //	tts.voice                     TTS_VOICE                  alloy
 //	tts.default                   TTS_DEFAULT                false (a chat turns voice answers on with /voice on)
 //	http_addr                     HTTP_ADDR                  none (no health listener)
+//	public_url                    PUBLIC_URL                 TELEGRAM_WEBHOOK_URL's origin; none: no browser hand-off
+//	handoff.timeout_seconds       HANDOFF_TIMEOUT_SECONDS    600
 //	metrics_addr                  METRICS_ADDR               none (no metrics listener); 127.0.0.1:9464 in the image
 //	log.level                     LOG_LEVEL                  info
 //	log.format                    LOG_FORMAT                 text
@@ -279,6 +287,8 @@ var configKeys = []configKey{
 	{"tts.default", "TTS_DEFAULT"},
 	{"http_addr", "HTTP_ADDR"},
 	{"metrics_addr", "METRICS_ADDR"},
+	{"public_url", "PUBLIC_URL"},
+	{"handoff.timeout_seconds", "HANDOFF_TIMEOUT_SECONDS"},
 	{"log.level", "LOG_LEVEL"},
 	{"log.format", "LOG_FORMAT"},
 	{"mcp.playwright.enabled", "PLAYWRIGHT_ENABLED"},
@@ -333,6 +343,7 @@ func (c *Config) Validate(requireBot bool) error {
 			"a webhook's domain exposes HTTP_ADDR to the internet, and /metrics is not for it (e.g. METRICS_ADDR=127.0.0.1:9464)"))
 	}
 	errs = append(errs, c.validateBrowser()...)
+	errs = append(errs, c.validatePublicURL()...)
 	errs = append(errs, c.validateSpeech()...)
 	if _, err := parseLogLevel(c.Log.Level); err != nil {
 		errs = append(errs, err)

@@ -75,6 +75,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		Agent:    AgentConfig{MaxSteps: 40, ApprovalTimeout: 5 * time.Minute},
 		Log:      LogConfig{Level: "info", Format: "text"},
 
+		HandoffTimeout: 10 * time.Minute,
+
 		MaxResultTokens:  25_000,
 		ChatDiskBudgetMB: 256,
 		Speech:           SpeechConfig{STTMaxSeconds: 600},
@@ -134,6 +136,8 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		Agent:    AgentConfig{SystemPrompt: "be brief", MaxSteps: 12, ApprovalTimeout: 5 * time.Minute, NoStream: true},
 		HTTPAddr: ":8080",
 		Log:      LogConfig{Level: "debug", Format: "json"},
+
+		HandoffTimeout: 10 * time.Minute,
 		Playwright: preset.Playwright{Enabled: new(true), Headless: new(false), Browser: "firefox",
 			ExtraArgs: []string{"--no-sandbox", "--device", "iPhone 15"}, Command: "playwright-mcp", Package: "@playwright/mcp@0.0.83"},
 		MaxResultTokens:  12_000,

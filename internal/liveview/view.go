@@ -215,5 +215,13 @@ func (l *Live) Wait(ctx context.Context) Outcome {
 // End ends the hand-off with o (the chat's own Done button: OutcomeDone).
 func (l *Live) End(o Outcome) { l.s.end(l.v, o) }
 
+// Outcome is how the hand-off ended; 0 while it runs.
+func (l *Live) Outcome() Outcome {
+	if !l.v.ended() {
+		return 0
+	}
+	return l.v.outcome
+}
+
 // Done is closed when the hand-off ended.
 func (l *Live) Done() <-chan struct{} { return l.v.endCh }
