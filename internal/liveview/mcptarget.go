@@ -34,6 +34,7 @@ type MCPTarget struct {
 	loopWG sync.WaitGroup
 	acks   chan int
 	url    string // the tab's URL at the last screenshot
+	force  bool   // the next screenshot is sent even if unchanged
 }
 
 var _ Target = (*MCPTarget)(nil)
@@ -114,7 +115,7 @@ func (t *MCPTarget) frames(ctx context.Context, o ScreencastOptions, onFrame fun
 		switch sum := sha256.Sum256(f.JPEG); {
 		case err != nil:
 			wait = mcpErrorBackoff
-		case seq == 0 || sum != last:
+		case seq == 0 || sum != last || t.forced():
 			last, seq = sum, seq+1
 			f.Ack, f.Still = seq, false
 			onFrame(f)
@@ -126,6 +127,21 @@ func (t *MCPTarget) frames(ctx context.Context, o ScreencastOptions, onFrame fun
 			return
 		}
 	}
+}
+
+// Refresh has the next screenshot sent even if the tab looks unchanged.
+func (t *MCPTarget) Refresh() {
+	t.mu.Lock()
+	t.force = true
+	t.mu.Unlock()
+}
+
+func (t *MCPTarget) forced() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.force
+	t.force = false
+	return f
 }
 
 func (t *MCPTarget) waitAck(ctx context.Context, seq int) bool {
