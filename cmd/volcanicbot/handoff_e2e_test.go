@@ -46,7 +46,7 @@ func handOff(req llmtest.Request) llmtest.Reply {
 
 // handoffRun is one hand-off through the binary in a browser mode (env).
 // pageDone: Done is pressed in the live view; else the chat's Done button.
-func handoffRun(t *testing.T, env []string, pageDone bool) {
+func handoffRun(t *testing.T, env []string, pageDone bool, how string) {
 	site := liveviewtest.NewSite(t)
 	phoneWS := liveviewtest.StartChromium(t)
 	addr := freeAddr(t)
@@ -86,6 +86,7 @@ func handoffRun(t *testing.T, env []string, pageDone bool) {
 		t.Errorf("the model heard %q, want that the user finished", got)
 	}
 	d.waitText(alice, "Done: I take it from here")
+	d.waitLog(how)
 	d.stop()
 	typedNowhere(t, d)
 }
@@ -145,10 +146,19 @@ func typedNowhere(t *testing.T, d *daemon) {
 
 // The shared browser (the default): Done in the live view.
 func TestBrowserHandoffShared(t *testing.T) {
-	handoffRun(t, browserEnv(t), true)
+	handoffRun(t, browserEnv(t), true, "the tab through the chat's browser session")
 }
 
 // A browser per chat: Done from the chat's button.
 func TestBrowserHandoffPerChat(t *testing.T) {
-	handoffRun(t, perChatBrowserEnv(t), false)
+	handoffRun(t, perChatBrowserEnv(t), false, "the tab through the chat's browser session")
+}
+
+// A remote browser (PLAYWRIGHT_CDP_ENDPOINT): the live view attaches to
+// the chat's tab over the endpoint, after locating it through the chat's
+// session. Done in the live view.
+func TestBrowserHandoffRemote(t *testing.T) {
+	env := browserEnv(t)
+	handoffRun(t, append(env, "PLAYWRIGHT_CDP_ENDPOINT="+liveviewtest.StartChromium(t)), true,
+		"the tab over the remote browser's endpoint")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -76,10 +77,11 @@ type handoffs struct {
 	cdpEndpoint string
 	cdpHeader   http.Header
 	client      *http.Client
+	logger      *slog.Logger
 }
 
 func (m *Main) handoffs(live *liveview.Server) *handoffs {
-	h := &handoffs{live: live, cdpEndpoint: m.preset.CDPEndpoint, client: m.HTTPClient}
+	h := &handoffs{live: live, cdpEndpoint: m.preset.CDPEndpoint, client: m.HTTPClient, logger: m.logger.With("component", "liveview")}
 	if h.client == nil {
 		h.client = &http.Client{}
 	}
@@ -124,8 +126,10 @@ func runCode(ms *mcpclient.Session) liveview.RunCode {
 func (h *handoffs) connect(ctx context.Context, ms *mcpclient.Session) (liveview.Target, error) {
 	run := runCode(ms)
 	if h.cdpEndpoint == "" {
+		h.logger.Debug("live view: the tab through the chat's browser session")
 		return liveview.NewMCPTarget(run), nil
 	}
+	h.logger.Debug("live view: the tab over the remote browser's endpoint")
 	answer, err := run(ctx, liveview.LocateCode)
 	if err != nil {
 		return nil, fmt.Errorf("locate the chat's tab: %w", err)
