@@ -20,7 +20,7 @@ import (
 // deferred).
 func builtinTools(s *session) []chat.Tool {
 	tools := []chat.Tool{sendTool{s}, readTool{s}, memoryTool{s}, askUserTool{s}}
-	if s != nil && s.handoffOffered() {
+	if s != nil && s.m.handoffOffered() {
 		tools = append(tools, browserHandoffTool{s})
 	}
 	return tools

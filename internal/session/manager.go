@@ -410,6 +410,7 @@ func (m *Manager) toolset(ctx context.Context, wait time.Duration) *toolset {
 	m.refusalsMu.Unlock()
 	cat := m.planFor(tools)
 	ts := newToolset(tools, cat.plan, cat.index)
+	m.offerHandoff(ts, cat.plan.Search)
 	ts.key = cat.key
 	ts.discovering = m.o.MCP.Discovering()
 	return ts

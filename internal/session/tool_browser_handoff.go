@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
+	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
 // The built-in browser_handoff tool: the model hands the chat's browser
@@ -142,10 +144,23 @@ func (t browserHandoffTool) Call(ctx context.Context, args json.RawMessage) (cha
 	return callWith(args, browserHandoffArguments, func(a browserHandoffArgs) (string, error) { return t.s.handOff(ctx, a) }), nil
 }
 
-// handoffOffered reports whether browser_handoff is among s's tools.
-func (s *session) handoffOffered() bool {
-	_, ok := s.m.o.Chat.(HandoffChat)
-	return s.m.o.Handoffs != nil && ok
+// handoffOffered reports whether browser_handoff is among the chats'
+// tools: with a live view, in chats that can show it.
+func (m *Manager) handoffOffered() bool {
+	_, ok := m.o.Chat.(HandoffChat)
+	return m.o.Handoffs != nil && ok
+}
+
+// offerHandoff adds browser_handoff's spec to ts's stable tools, after the
+// other built-ins, when it is offered. (Deferred says it may be loaded
+// through tool_search instead, once built-ins can be deferred.)
+func (m *Manager) offerHandoff(ts *toolset, search bool) {
+	if !m.handoffOffered() {
+		return
+	}
+	spec := browserHandoffTool{}.Spec()
+	n := min(len(builtinSpecs(search)), len(ts.stable))
+	ts.stable = slices.Insert(ts.stable, n, llm.Tool{Name: spec.Name, Description: spec.Description, Schema: spec.Schema})
 }
 
 // handOff hands the tab over and says how it ended.
