@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,8 +88,24 @@ func handoffRun(t *testing.T, env []string, pageDone bool, how string) {
 	}
 	d.waitText(alice, "Done: I take it from here")
 	d.waitLog(how)
+	for _, u := range []string{link.URL, link.URL[:len(link.URL)-4] + "AAAA", "http://" + addr + "/live/s/frame"} {
+		if code := httpStatus(t, u); code != http.StatusNotFound {
+			t.Errorf("after Done %s answers %d, want 404", u, code)
+		}
+	}
 	d.stop()
 	typedNowhere(t, d)
+}
+
+// httpStatus is the status of a GET of u.
+func httpStatus(t *testing.T, u string) int {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // waitHandoffMessage waits for the hand-off's message in alice's chat and
