@@ -199,12 +199,12 @@ const DefaultHandoffTimeout = 10 * time.Minute
 
 // handoffResult is the tool's result for how the hand-off ended.
 func handoffResult(o HandoffOutcome, timeout time.Duration) (string, error) {
-	const look = " Take a snapshot of the page before you go on: it is as they left it."
+	const look = "take a snapshot before you go on: the page is as they left it"
 	switch o {
 	case HandoffDone:
-		return "The user finished in the browser and pressed Done." + look, nil
+		return "The user finished in the browser and pressed Done. Take a snapshot before you go on: the page is as they left it.", nil
 	case HandoffTimeout:
-		return "", fmt.Errorf("the user did not press Done within %s; the page may have changed.%s", DurationText(timeout), look)
+		return "", fmt.Errorf("the user did not press Done within %s; the page may have changed: %s", DurationText(timeout), look)
 	}
-	return "", errors.New("the hand-off was stopped (the user stopped the turn, or the bot is stopping)." + look)
+	return "", errors.New("the hand-off was stopped (the user stopped the turn, or the bot is stopping); " + look)
 }
