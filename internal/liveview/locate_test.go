@@ -70,7 +70,8 @@ func TestRemoteModeLocatesTheChatsTab(t *testing.T) {
 	ws := liveviewtest.StartChromium(t)
 	bin := testkit.NPMBin(t, "playwright-mcp")
 	site := liveviewtest.NewSite(t)
-	cmd := exec.Command(bin, "--cdp-endpoint", ws, "--isolated")
+	cmd := exec.Command(bin, "--cdp-endpoint", ws, "--isolated", "--output-dir", t.TempDir())
+	cmd.Dir = t.TempDir() // its snapshot files go there, not into the package
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
