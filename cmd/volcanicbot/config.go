@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/liveview"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
@@ -421,6 +422,8 @@ func (c *Config) validateWebhook() []error {
 		errs = append(errs, fmt.Errorf("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) must have a plain path (letters, digits, / _ - . ~), no query (got %q)", t.WebhookURL))
 	case u.Path == "/healthz":
 		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) cannot use the path /healthz, the health check's"))
+	case strings.HasPrefix(u.Path, liveview.PathPrefix):
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) cannot use a path under /live/, the browser hand-off's"))
 	}
 	if c.HTTPAddr == "" {
 		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) needs HTTP_ADDR (http_addr): the webhook is served on that listener"))

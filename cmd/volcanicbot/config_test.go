@@ -521,6 +521,7 @@ func TestValidate(t *testing.T) {
 		{"webhook with a query", webhookConfig("https://bot.example.test/t?x=1", "", ":8080"), true, "must have a plain path"},
 		{"webhook path pattern", webhookConfig("https://bot.example.test/{id}", "", ":8080"), true, "must have a plain path"},
 		{"webhook on /healthz", webhookConfig("https://bot.example.test/healthz", "", ":8080"), true, "cannot use the path /healthz"},
+		{"webhook under /live/", webhookConfig("https://bot.example.test/live/hook", "", ":8080"), true, "cannot use a path under /live/"},
 		{"webhook without listener", webhookConfig("https://bot.example.test/t", "", ""), true, "needs HTTP_ADDR"},
 		{"webhook secret", webhookConfig("https://bot.example.test/t", "no spaces allowed", ":8080"), true, "TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) must be"},
 		{"secret without webhook", webhookConfig("", "abc", ":8080"), true, "TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) is set but TELEGRAM_WEBHOOK_URL is not"},
