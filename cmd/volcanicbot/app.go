@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
+	"github.com/volcanicbot/volcanicbot/internal/liveview"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -59,6 +60,9 @@ type Main struct {
 	tracker *mcpclient.Tracker   // the MCP servers' process trees
 	memPlan mcpclient.MemoryPlan // how the memory budget was shared, for the start-up log
 	lock    *dataDirLock         // held while Run runs, released by Close
+	// live is the live view of the browser hand-offs (liveview.go); nil
+	// when they are off. Set by chatSide.
+	live *liveview.Server
 
 	// browserWhy says why the chats share one browser or have one each.
 	browserWhy string
@@ -409,6 +413,9 @@ func (m *Main) upkeep(ctx context.Context, g *errgroup.Group, ledger *spend.Ledg
 // closeChatSide ends the sessions (their turns, goroutines and MCP
 // processes), then the update journal.
 func (m *Main) closeChatSide(sessions *session.Manager, tg *telegram.Client) {
+	if m.live != nil {
+		m.live.Close() // the hand-offs end (stopped), and their turns with them
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := sessions.Close(sctx); err != nil {

@@ -38,6 +38,10 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 	m.metrics.sendStats.Store(&stats)
 	// The chat port first: the sessions talk to the chats through it, and
 	// the bot hands the sessions what the chats send.
+	var handoffs session.Handoffs
+	if m.live = m.liveView(); m.live != nil {
+		handoffs = m.handoffs(m.live)
+	}
 	chat := bot.NewChat(bot.ChatOptions{Telegram: tg, Admins: m.cfg.Telegram.Admins, Speaker: m.cfg.speaker(m), Logger: m.logger})
 	sessions := session.NewManager(session.Options{
 		DataDir:       m.cfg.DataDir,
@@ -59,6 +63,8 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		CountTokens:   m.tokens.Count,
 
 		ApprovalTimeout: m.cfg.Agent.ApprovalTimeout,
+		Handoffs:        handoffs,
+		HandoffTimeout:  m.cfg.HandoffTimeout,
 		Allowance:       ledger,
 		DiscoveryWait:   m.DiscoveryWait,
 		DiskBudget:      int64(m.cfg.ChatDiskBudgetMB) << 20,

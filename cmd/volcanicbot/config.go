@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/liveview"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
@@ -43,6 +44,11 @@ type Config struct {
 	// MetricsAddr is the optional metrics listener (/metrics), apart from
 	// HTTPAddr, which a webhook's domain exposes.
 	MetricsAddr string
+	// PublicURL is the bot's public origin in front of HTTPAddr (the live
+	// view's links); "" falls back to the webhook's origin.
+	PublicURL string
+	// HandoffTimeout is how long browser_handoff waits for Done.
+	HandoffTimeout time.Duration
 
 	// MaxResultTokens caps what the model gets of one tool result.
 	MaxResultTokens int
@@ -154,6 +160,7 @@ const (
 	defaultContextTokens  = 100_000
 	defaultMaxSteps       = 40
 	defaultApprovalSecs   = 300
+	defaultHandoffSecs    = 600
 )
 
 // configKey binds a config-file key (viper's dotted, case-insensitive path)
@@ -209,6 +216,8 @@ type configKey struct {
 //	tts.voice                     TTS_VOICE                  alloy
 //	tts.default                   TTS_DEFAULT                false (a chat turns voice answers on with /voice on)
 //	http_addr                     HTTP_ADDR                  none (no health listener)
+//	public_url                    PUBLIC_URL                 TELEGRAM_WEBHOOK_URL's origin; none: no browser hand-off
+//	handoff.timeout_seconds       HANDOFF_TIMEOUT_SECONDS    600
 //	metrics_addr                  METRICS_ADDR               none (no metrics listener); 127.0.0.1:9464 in the image
 //	log.level                     LOG_LEVEL                  info
 //	log.format                    LOG_FORMAT                 text
@@ -279,6 +288,8 @@ var configKeys = []configKey{
 	{"tts.default", "TTS_DEFAULT"},
 	{"http_addr", "HTTP_ADDR"},
 	{"metrics_addr", "METRICS_ADDR"},
+	{"public_url", "PUBLIC_URL"},
+	{"handoff.timeout_seconds", "HANDOFF_TIMEOUT_SECONDS"},
 	{"log.level", "LOG_LEVEL"},
 	{"log.format", "LOG_FORMAT"},
 	{"mcp.playwright.enabled", "PLAYWRIGHT_ENABLED"},
@@ -333,6 +344,7 @@ func (c *Config) Validate(requireBot bool) error {
 			"a webhook's domain exposes HTTP_ADDR to the internet, and /metrics is not for it (e.g. METRICS_ADDR=127.0.0.1:9464)"))
 	}
 	errs = append(errs, c.validateBrowser()...)
+	errs = append(errs, c.validatePublicURL()...)
 	errs = append(errs, c.validateSpeech()...)
 	if _, err := parseLogLevel(c.Log.Level); err != nil {
 		errs = append(errs, err)
@@ -410,6 +422,8 @@ func (c *Config) validateWebhook() []error {
 		errs = append(errs, fmt.Errorf("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) must have a plain path (letters, digits, / _ - . ~), no query (got %q)", t.WebhookURL))
 	case u.Path == "/healthz":
 		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) cannot use the path /healthz, the health check's"))
+	case strings.HasPrefix(u.Path, liveview.PathPrefix):
+		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) cannot use a path under /live/, the browser hand-off's"))
 	}
 	if c.HTTPAddr == "" {
 		errs = append(errs, errors.New("TELEGRAM_WEBHOOK_URL (telegram.webhook_url) needs HTTP_ADDR (http_addr): the webhook is served on that listener"))

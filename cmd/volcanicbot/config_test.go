@@ -75,6 +75,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		Agent:    AgentConfig{MaxSteps: 40, ApprovalTimeout: 5 * time.Minute},
 		Log:      LogConfig{Level: "info", Format: "text"},
 
+		HandoffTimeout: 10 * time.Minute,
+
 		MaxResultTokens:  25_000,
 		ChatDiskBudgetMB: 256,
 		Speech:           SpeechConfig{STTMaxSeconds: 600},
@@ -134,6 +136,8 @@ func TestLoadConfigEnvironment(t *testing.T) {
 		Agent:    AgentConfig{SystemPrompt: "be brief", MaxSteps: 12, ApprovalTimeout: 5 * time.Minute, NoStream: true},
 		HTTPAddr: ":8080",
 		Log:      LogConfig{Level: "debug", Format: "json"},
+
+		HandoffTimeout: 10 * time.Minute,
 		Playwright: preset.Playwright{Enabled: new(true), Headless: new(false), Browser: "firefox",
 			ExtraArgs: []string{"--no-sandbox", "--device", "iPhone 15"}, Command: "playwright-mcp", Package: "@playwright/mcp@0.0.83"},
 		MaxResultTokens:  12_000,
@@ -517,6 +521,7 @@ func TestValidate(t *testing.T) {
 		{"webhook with a query", webhookConfig("https://bot.example.test/t?x=1", "", ":8080"), true, "must have a plain path"},
 		{"webhook path pattern", webhookConfig("https://bot.example.test/{id}", "", ":8080"), true, "must have a plain path"},
 		{"webhook on /healthz", webhookConfig("https://bot.example.test/healthz", "", ":8080"), true, "cannot use the path /healthz"},
+		{"webhook under /live/", webhookConfig("https://bot.example.test/live/hook", "", ":8080"), true, "cannot use a path under /live/"},
 		{"webhook without listener", webhookConfig("https://bot.example.test/t", "", ""), true, "needs HTTP_ADDR"},
 		{"webhook secret", webhookConfig("https://bot.example.test/t", "no spaces allowed", ":8080"), true, "TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) must be"},
 		{"secret without webhook", webhookConfig("", "abc", ":8080"), true, "TELEGRAM_WEBHOOK_SECRET (telegram.webhook_secret) is set but TELEGRAM_WEBHOOK_URL is not"},

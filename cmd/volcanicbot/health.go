@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/bot"
+	"github.com/volcanicbot/volcanicbot/internal/liveview"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
@@ -38,6 +39,9 @@ func (m *Main) healthHandler(tg *telegram.Client, b *bot.Bot) http.Handler {
 	}
 	if p := b.LoginCallbackPath(); p != "" {
 		mux.Handle("GET "+p, b.LoginCallbackHandler())
+	}
+	if m.live != nil {
+		mux.Handle(liveview.PathPrefix, m.live.Handler())
 	}
 	return mux
 }

@@ -101,6 +101,8 @@ func (l *configLoader) config(lookup func(string) (string, bool)) *Config {
 	}
 	c.HTTPAddr = l.str("http_addr")
 	c.MetricsAddr = l.str("metrics_addr")
+	c.PublicURL = l.str("public_url")
+	c.HandoffTimeout = time.Duration(l.positiveInt("handoff.timeout_seconds", defaultHandoffSecs)) * time.Second
 	c.Log = LogConfig{
 		Level:  strings.ToLower(cmp.Or(l.str("log.level"), defaultLogLevel)),
 		Format: strings.ToLower(cmp.Or(l.str("log.format"), defaultLogFormat)),

@@ -58,6 +58,10 @@ const ChoiceEnded = "ended\x00" // no button's: a NUL is never in callback data
 type Button struct {
 	Label  string
 	Choice string
+	// URL makes it a link, not a choice: it opens URL (as a Telegram Mini
+	// App when WebApp, which Telegram allows in private chats only).
+	URL    string
+	WebApp bool
 }
 
 // Answer is the press that answered a Question.
@@ -323,7 +327,14 @@ func (p *openQuestion) keyboard(rows [][]Button) *models.InlineKeyboardMarkup {
 	for _, row := range rows {
 		var out []models.InlineKeyboardButton
 		for _, b := range row {
-			out = append(out, models.InlineKeyboardButton{Text: b.Label, CallbackData: "q:" + p.id + ":" + strconv.Itoa(n)})
+			switch {
+			case b.URL != "" && b.WebApp:
+				out = append(out, models.InlineKeyboardButton{Text: b.Label, WebApp: &models.WebAppInfo{URL: b.URL}})
+			case b.URL != "":
+				out = append(out, models.InlineKeyboardButton{Text: b.Label, URL: b.URL})
+			default:
+				out = append(out, models.InlineKeyboardButton{Text: b.Label, CallbackData: "q:" + p.id + ":" + strconv.Itoa(n)})
+			}
 			n++
 		}
 		kb.InlineKeyboard = append(kb.InlineKeyboard, out)

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/volcanicbot/volcanicbot/internal/liveview/cdp"
 )
 
 // CDPOptions name the one tab a CDPTarget drives.
@@ -36,7 +38,7 @@ var ErrWrongTarget = errors.New("the target is not the chat's tab")
 // target, attached (flattened) through the browser's endpoint. Every call
 // goes to that target's session; nothing it offers names another.
 type CDPTarget struct {
-	conn     *cdpConn
+	conn     *cdp.Conn
 	targetID string
 	session  string
 
@@ -50,7 +52,7 @@ var _ Target = (*CDPTarget)(nil)
 // after checking it is a page of o.ContextID.
 func AttachCDP(ctx context.Context, o CDPOptions) (*CDPTarget, error) {
 	t := &CDPTarget{targetID: o.TargetID}
-	conn, err := dialCDP(ctx, o.Endpoint, o.Header, t.event)
+	conn, err := cdp.Dial(ctx, o.Endpoint, o.Header, t.event)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +75,7 @@ func (t *CDPTarget) info(ctx context.Context) (targetInfo, error) {
 	var r struct {
 		TargetInfo targetInfo `json:"targetInfo"`
 	}
-	err := t.conn.call(ctx, "", "Target.getTargetInfo", map[string]string{"targetId": t.targetID}, &r)
+	err := t.conn.Call(ctx, "", "Target.getTargetInfo", map[string]string{"targetId": t.targetID}, &r)
 	return r.TargetInfo, err
 }
 
@@ -91,7 +93,7 @@ func (t *CDPTarget) attach(ctx context.Context, o CDPOptions) error {
 	var r struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := t.conn.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": o.TargetID, "flatten": true}, &r); err != nil {
+	if err := t.conn.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": o.TargetID, "flatten": true}, &r); err != nil {
 		return err
 	}
 	t.session = r.SessionID
@@ -127,7 +129,7 @@ func (t *CDPTarget) event(method, session string, params json.RawMessage) {
 }
 
 func (t *CDPTarget) call(ctx context.Context, method string, params any, result any) error {
-	return t.conn.call(ctx, t.session, method, params, result)
+	return t.conn.Call(ctx, t.session, method, params, result)
 }
 
 func (t *CDPTarget) StartScreencast(ctx context.Context, o ScreencastOptions, onFrame func(Frame)) error {
@@ -139,7 +141,7 @@ func (t *CDPTarget) StartScreencast(ctx context.Context, o ScreencastOptions, on
 }
 
 func (t *CDPTarget) AckFrame(ctx context.Context, ack int) error {
-	return t.conn.notify(ctx, t.session, "Page.screencastFrameAck", map[string]int{"sessionId": ack})
+	return t.conn.Notify(ctx, t.session, "Page.screencastFrameAck", map[string]int{"sessionId": ack})
 }
 
 func (t *CDPTarget) StopScreencast(ctx context.Context) error {
@@ -257,7 +259,7 @@ func (t *CDPTarget) CurrentURL(ctx context.Context) (string, error) {
 func (t *CDPTarget) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	t.conn.call(ctx, "", "Target.detachFromTarget", map[string]string{"sessionId": t.session}, nil)
+	t.conn.Call(ctx, "", "Target.detachFromTarget", map[string]string{"sessionId": t.session}, nil)
 	return t.conn.Close()
 }
 

@@ -4,126 +4,26 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/liveview/cdp"
+	"github.com/volcanicbot/volcanicbot/internal/liveview/liveviewtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
-// startChromium runs a headless Chromium with its DevTools on a loopback
-// port of its choosing, and gives its browser websocket. Skipped unless
-// VOLCANIC_TEST_CHROMIUM names the browser (CI sets it).
-func startChromium(t *testing.T) string {
-	t.Helper()
-	if os.Getenv("VOLCANIC_TEST_CHROMIUM") == "" {
-		t.Skip("VOLCANIC_TEST_CHROMIUM is unset: no real browser")
-	}
-	bin := testkit.Chromium(t)
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+dir,
-		"--window-size=400,700", "about:blank")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	var lines []string
-	testkit.WaitFor(t, "DevToolsActivePort", 30*time.Second, func() bool {
-		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		lines = strings.Fields(string(b))
-		return err == nil && len(lines) == 2
-	})
-	return "ws://127.0.0.1:" + lines[0] + lines[1]
-}
-
-// pageSite is the local site the chat's tab shows: a button at the top
-// left (200×100 CSS pixels) that reports a tap and turns the page red,
-// and a field at y 200..240 whose Enter reports what was typed.
-type pageSite struct {
-	*httptest.Server
-	hits chan string
-}
-
-func newPageSite(t *testing.T) *pageSite {
-	s := &pageSite{hits: make(chan string, 64)}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/":
-			w.Header().Set("Content-Type", "text/html")
-			w.Write([]byte(`<!doctype html><html><body style="margin:0;background:#fff">
-<button id="b" style="position:absolute;left:0;top:0;width:200px;height:100px"
- onclick="fetch('/tap');document.body.style.background='red';this.textContent='tapped'">tap me</button>
-<form style="position:absolute;left:0;top:200px;margin:0" onsubmit="event.preventDefault();fetch('/typed?v='+encodeURIComponent(document.getElementById('f').value))">
-<input id="f" style="width:300px;height:40px;font-size:20px"></form>
-<a href="/second" style="position:absolute;left:0;top:300px;display:block;width:200px;height:50px">next</a>
-</body></html>`))
-		case "/second":
-			w.Write([]byte(`<!doctype html><p>second page</p>`))
-		}
-		s.hits <- r.URL.Path + "?" + r.URL.Query().Get("v")
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-// waitHit waits for the site to see a request for path, and gives its v.
-func (s *pageSite) waitHit(t *testing.T, path string) string {
-	t.Helper()
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case h := <-s.hits:
-			if p, v, _ := strings.Cut(h, "?"); p == path {
-				return v
-			}
-		case <-timeout:
-			t.Fatalf("the site never saw %s", path)
-		}
-	}
-}
-
-// newChatTab opens url in a browser context of its own (a chat's, as the
-// shared browser gives each chat) and gives the target and context ids.
-func newChatTab(t *testing.T, conn *cdpConn, url string) (target, browserContext string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	var c struct {
-		ID string `json:"browserContextId"`
-	}
-	if err := conn.call(ctx, "", "Target.createBrowserContext", struct{}{}, &c); err != nil {
-		t.Fatal(err)
-	}
-	var tg struct {
-		ID string `json:"targetId"`
-	}
-	if err := conn.call(ctx, "", "Target.createTarget", map[string]any{"url": url, "browserContextId": c.ID}, &tg); err != nil {
-		t.Fatal(err)
-	}
-	return tg.ID, c.ID
-}
-
 func TestAttachRefusesAnotherContextsTab(t *testing.T) {
-	ws := startChromium(t)
-	site := newPageSite(t)
-	conn, err := dialCDP(context.Background(), ws, nil, nil)
+	ws := liveviewtest.StartChromium(t)
+	site := liveviewtest.NewSite(t)
+	conn, err := cdp.Dial(context.Background(), ws, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	_, ctxA := newChatTab(t, conn, site.URL)
-	tabB, _ := newChatTab(t, conn, site.URL)
+	_, ctxA := liveviewtest.NewChatTab(t, conn, site.URL)
+	tabB, _ := liveviewtest.NewChatTab(t, conn, site.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if _, err := AttachCDP(ctx, CDPOptions{Endpoint: ws, TargetID: tabB, ContextID: ctxA}); !errors.Is(err, ErrWrongTarget) {
@@ -140,22 +40,22 @@ func TestAttachRefusesAnotherContextsTab(t *testing.T) {
 // submit its field, Back goes back; the site saw each; what was typed is
 // in no log line.
 func TestLiveViewDrivesARealTab(t *testing.T) {
-	ws := startChromium(t)
-	site := newPageSite(t)
-	conn, err := dialCDP(context.Background(), ws, nil, nil)
+	ws := liveviewtest.StartChromium(t)
+	site := liveviewtest.NewSite(t)
+	conn, err := cdp.Dial(context.Background(), ws, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	tab, bctx := newChatTab(t, conn, site.URL)
-	site.waitHit(t, "/")
+	tab, bctx := liveviewtest.NewChatTab(t, conn, site.URL)
+	site.WaitHit(t, "/")
 	r := newRig(t)
 	r.clock.Set(time.Now()) // initData is signed now
 	l := r.begin(t, Handoff{Chat: 42, User: 7, MiniApp: true, Connect: func(ctx context.Context) (Target, error) {
 		return AttachCDP(ctx, CDPOptions{Endpoint: ws, TargetID: tab, ContextID: bctx})
 	}}, nil)
 	_, secret := r.open(t, l)
-	if a := r.do(t, "POST", PathPrefix+"s/auth", secret, signInitData(testBotToken, initFields(7, time.Now()))); a.status != http.StatusNoContent {
+	if a := r.do(t, "POST", PathPrefix+"s/auth", secret, liveviewtest.SignInitData(testBotToken, liveviewtest.InitFields(7, time.Now()))); a.status != http.StatusNoContent {
 		t.Fatalf("auth: %d", a.status)
 	}
 	first := r.do(t, "GET", PathPrefix+"s/frame?after=0", secret, "")
@@ -172,18 +72,18 @@ func TestLiveViewDrivesARealTab(t *testing.T) {
 	r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"tap","x":`+at(100, 50)+`}`)
 	changed := waitFrame(t, r, secret, first, func(a answer) bool { return a.body != first.body })
 	t.Logf("tap → changed frame: %v (%dx%d CSS px, %d → %d bytes)", time.Since(start), w, h, len(first.body), len(changed.body))
-	site.waitHit(t, "/tap")
+	site.WaitHit(t, "/tap")
 
 	const typed = "hunter2 🔑 sekrit"
 	r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"tap","x":`+at(150, 220)+`}`)
 	r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"text","text":"`+typed+`"}`)
 	r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"key","key":"Enter"}`)
-	if v := site.waitHit(t, "/typed"); v != typed {
+	if v := site.WaitHit(t, "/typed"); v != typed {
 		t.Fatalf("the site saw %q typed, want %q", v, typed)
 	}
 
 	r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"tap","x":`+at(100, 325)+`}`)
-	site.waitHit(t, "/second")
+	site.WaitHit(t, "/second")
 	waitFrame(t, r, secret, changed, func(a answer) bool { return a.header.Get("X-Page-Url") == urlHeader(site.URL+"/second") })
 	if a := r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"back"}`); a.status != http.StatusNoContent {
 		t.Fatalf("back: %d %s\n%s", a.status, a.body, r.log.String())
@@ -206,7 +106,7 @@ func TestLiveViewDrivesARealTab(t *testing.T) {
 	var info struct {
 		TargetInfo targetInfo `json:"targetInfo"`
 	}
-	if err := conn.call(ctx, "", "Target.getTargetInfo", map[string]string{"targetId": tab}, &info); err != nil || info.TargetInfo.Type != "page" {
+	if err := conn.Call(ctx, "", "Target.getTargetInfo", map[string]string{"targetId": tab}, &info); err != nil || info.TargetInfo.Type != "page" {
 		t.Fatalf("the tab after Done: %+v, %v", info, err)
 	}
 }

@@ -72,7 +72,11 @@ func (s *Server) serveInput(w http.ResponseWriter, r *http.Request, v *view) {
 			http.Error(w, "bad input", http.StatusBadRequest)
 			return
 		}
-		v.log.Warn("live view input failed", "kind", in.Kind, "err", err)
+		if r.Context().Err() != nil || v.ended() { // the page left, the hand-off ended, the bot stops
+			v.log.Debug("live view input cut short", "kind", in.Kind, "err", err)
+		} else {
+			v.log.Warn("live view input failed", "kind", in.Kind, "err", err)
+		}
 		http.Error(w, "the browser tab did not take it", http.StatusBadGateway)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/liveview/liveviewtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
@@ -66,10 +67,11 @@ func (c *stdioMCP) tool(t *testing.T, name string, args any) string {
 // PLAYWRIGHT_CDP_ENDPOINT makes it), the bot asks the chat's session which
 // target its tab is (LocateCode), and AttachCDP reaches exactly that tab.
 func TestRemoteModeLocatesTheChatsTab(t *testing.T) {
-	ws := startChromium(t)
+	ws := liveviewtest.StartChromium(t)
 	bin := testkit.NPMBin(t, "playwright-mcp")
-	site := newPageSite(t)
-	cmd := exec.Command(bin, "--cdp-endpoint", ws, "--isolated")
+	site := liveviewtest.NewSite(t)
+	cmd := exec.Command(bin, "--cdp-endpoint", ws, "--isolated", "--output-dir", t.TempDir())
+	cmd.Dir = t.TempDir() // its snapshot files go there, not into the package
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -84,7 +86,7 @@ func TestRemoteModeLocatesTheChatsTab(t *testing.T) {
 		"clientInfo": map[string]string{"name": "liveview-test", "version": "0"}})
 	stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
 	c.tool(t, "browser_navigate", map[string]string{"url": site.URL})
-	site.waitHit(t, "/")
+	site.WaitHit(t, "/")
 
 	answer := c.tool(t, LocateTool, map[string]string{"code": LocateCode})
 	target, bctx, err := ParseLocate(answer)
@@ -104,7 +106,7 @@ func TestRemoteModeLocatesTheChatsTab(t *testing.T) {
 	if err := tab.Tap(ctx, 100, 50); err != nil {
 		t.Fatal(err)
 	}
-	site.waitHit(t, "/tap")
+	site.WaitHit(t, "/tap")
 	if _, err := AttachCDP(ctx, CDPOptions{Endpoint: ws, TargetID: target, ContextID: "another-chat"}); !errors.Is(err, ErrWrongTarget) {
 		t.Fatalf("the tab under another chat's context: %v", err)
 	}

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/volcanicbot/volcanicbot/internal/liveview/cdp"
+	"github.com/volcanicbot/volcanicbot/internal/liveview/liveviewtest"
 )
 
 // TestMeasureLiveView measures what docs/performance.md and the report
@@ -21,7 +24,7 @@ func TestMeasureLiveView(t *testing.T) {
 	if os.Getenv("VOLCANIC_LIVEVIEW_MEASURE") == "" {
 		t.Skip("set VOLCANIC_LIVEVIEW_MEASURE=1 to measure")
 	}
-	ws := startChromium(t)
+	ws := liveviewtest.StartChromium(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		if r.URL.Path == "/anim" {
@@ -33,7 +36,7 @@ func TestMeasureLiveView(t *testing.T) {
 <button style="position:absolute;left:0;top:0;width:200px;height:100px" onclick="document.title=(+document.title||0)+1;document.body.style.background=document.body.style.background=='red'?'blue':'red'">toggle</button>`))
 	}))
 	defer site.Close()
-	conn, err := dialCDP(context.Background(), ws, nil, nil)
+	conn, err := cdp.Dial(context.Background(), ws, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,7 @@ func TestMeasureLiveView(t *testing.T) {
 	r := newRig(t)
 	r.clock.Set(time.Now())
 	view := func(url string) string {
-		tab, bctx := newChatTab(t, conn, url)
+		tab, bctx := liveviewtest.NewChatTab(t, conn, url)
 		l := r.begin(t, Handoff{Chat: 1, User: 7, Connect: func(ctx context.Context) (Target, error) {
 			return AttachCDP(ctx, CDPOptions{Endpoint: ws, TargetID: tab, ContextID: bctx})
 		}}, nil)

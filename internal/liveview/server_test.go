@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/liveview/liveviewtest"
 	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
@@ -156,7 +157,7 @@ func TestWhatGetsNothing(t *testing.T) {
 			l := r.begin(t, Handoff{Chat: 1, User: 7, MiniApp: true}, &fakeTab{})
 			r.begin(t, Handoff{Chat: 2, User: 8, MiniApp: true}, &fakeTab{})
 			_, secret := r.open(t, l)
-			r.do(t, "POST", PathPrefix+"s/auth", secret, signInitData(testBotToken, initFields(8, t0)))
+			r.do(t, "POST", PathPrefix+"s/auth", secret, liveviewtest.SignInitData(testBotToken, liveviewtest.InitFields(8, t0)))
 			return r.do(t, "GET", PathPrefix+"s/frame", secret, "")
 		}},
 		{"no session header", func(t *testing.T) answer { return r.do(t, "GET", PathPrefix+"s/frame", "", "") }},
@@ -174,7 +175,9 @@ func TestWhatGetsNothing(t *testing.T) {
 
 func TestMiniAppNeedsTheUsersInitData(t *testing.T) {
 	r := newRig(t)
-	fresh := func(user int64) string { return signInitData(testBotToken, initFields(user, t0.Add(-time.Minute))) }
+	fresh := func(user int64) string {
+		return liveviewtest.SignInitData(testBotToken, liveviewtest.InitFields(user, t0.Add(-time.Minute)))
+	}
 	cases := []struct {
 		name     string
 		h        Handoff
@@ -183,8 +186,8 @@ func TestMiniAppNeedsTheUsersInitData(t *testing.T) {
 	}{
 		{"the user", Handoff{Chat: 7, User: 7, MiniApp: true}, fresh(7), http.StatusOK},
 		{"another user", Handoff{Chat: 7, User: 7, MiniApp: true}, fresh(8), http.StatusNotFound},
-		{"bad hash", Handoff{Chat: 7, User: 7, MiniApp: true}, signInitData("1:forged", initFields(7, t0)), http.StatusNotFound},
-		{"stale", Handoff{Chat: 7, User: 7, MiniApp: true}, signInitData(testBotToken, initFields(7, t0.Add(-2*time.Hour))), http.StatusNotFound},
+		{"bad hash", Handoff{Chat: 7, User: 7, MiniApp: true}, liveviewtest.SignInitData("1:forged", liveviewtest.InitFields(7, t0)), http.StatusNotFound},
+		{"stale", Handoff{Chat: 7, User: 7, MiniApp: true}, liveviewtest.SignInitData(testBotToken, liveviewtest.InitFields(7, t0.Add(-2*time.Hour))), http.StatusNotFound},
 		{"none", Handoff{Chat: 7, User: 7, MiniApp: true}, "", http.StatusNotFound},
 		{"an admin in a group", Handoff{Chat: -5, User: 7, Group: true, MiniApp: true}, fresh(99), http.StatusOK},
 		{"an admin in a private chat", Handoff{Chat: 7, User: 7, MiniApp: true}, fresh(99), http.StatusNotFound},
@@ -416,7 +419,7 @@ func TestRelinkGivesANewLinkAndVoidsTheOldPage(t *testing.T) {
 	r := newRig(t)
 	l := r.begin(t, Handoff{Chat: 7, User: 7, MiniApp: true}, &fakeTab{})
 	_, old := r.open(t, l)
-	r.do(t, "POST", PathPrefix+"s/auth", old, signInitData(testBotToken, initFields(7, t0)))
+	r.do(t, "POST", PathPrefix+"s/auth", old, liveviewtest.SignInitData(testBotToken, liveviewtest.InitFields(7, t0)))
 	if a := r.do(t, "GET", PathPrefix+"s/frame", old, ""); a.status != http.StatusOK {
 		t.Fatalf("the first page: %d", a.status)
 	}
@@ -431,7 +434,7 @@ func TestRelinkGivesANewLinkAndVoidsTheOldPage(t *testing.T) {
 	if a := r.do(t, "GET", PathPrefix+"s/frame", fresh, ""); a.status != http.StatusNotFound {
 		t.Fatalf("the new page before its initData: %d", a.status)
 	}
-	r.do(t, "POST", PathPrefix+"s/auth", fresh, signInitData(testBotToken, initFields(7, t0)))
+	r.do(t, "POST", PathPrefix+"s/auth", fresh, liveviewtest.SignInitData(testBotToken, liveviewtest.InitFields(7, t0)))
 	if a := r.do(t, "GET", PathPrefix+"s/frame", fresh, ""); a.status != http.StatusOK {
 		t.Fatalf("the new page: %d", a.status)
 	}

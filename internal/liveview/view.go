@@ -93,6 +93,11 @@ func (v *view) tab(ctx context.Context) (Target, error) {
 
 var errEnded = errors.New("the hand-off ended")
 
+// refresher is a Target whose frames come slowly (MCPTarget: each is a
+// tool call): settle asks it for the tab as it is now, instead of
+// restarting a screencast whose next frame is already on its way.
+type refresher interface{ Refresh() }
+
 // onFrame is what t's screencast delivers frames to: the view's frames,
 // acking a frame nobody took when a newer one replaces it.
 func (v *view) onFrame(t Target) func(Frame) {
@@ -125,6 +130,10 @@ func (v *view) settle(ctx context.Context, t Target, since uint64, d time.Durati
 	came := v.frames.newer(wctx, since)
 	cancel()
 	if came || ctx.Err() != nil || v.ended() {
+		return
+	}
+	if r, ok := t.(refresher); ok { // frames are slow to come: ask for one, stop nothing
+		r.Refresh()
 		return
 	}
 	if err := t.StopScreencast(ctx); err != nil {
@@ -214,6 +223,14 @@ func (l *Live) Wait(ctx context.Context) Outcome {
 
 // End ends the hand-off with o (the chat's own Done button: OutcomeDone).
 func (l *Live) End(o Outcome) { l.s.end(l.v, o) }
+
+// Outcome is how the hand-off ended; 0 while it runs.
+func (l *Live) Outcome() Outcome {
+	if !l.v.ended() {
+		return 0
+	}
+	return l.v.outcome
+}
 
 // Done is closed when the hand-off ended.
 func (l *Live) Done() <-chan struct{} { return l.v.endCh }

@@ -84,6 +84,9 @@ func (c *connection) resultOf(ctx context.Context, srv *liveServer, tool Tool, r
 			"and this call ran in a new one: the chat's other tabs are gone, and its cookies and storage were restored only after " +
 			"this call. If the page needed a login, repeat the step."})
 	}
+	if tool.own {
+		return res
+	}
 	// Inlined files count against the cap: as many bytes as the cap
 	// has tokens times four, then the cap itself.
 	inlineLinkedFiles(&res, srv.dir, c.workspace, c.deps.maxResultTokens*4-len(res.Text()))

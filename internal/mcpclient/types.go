@@ -62,6 +62,9 @@ type Tool struct {
 	// kind is how the tool is called when it is not the server's own
 	// (nil): the resource tools, the login tool (see chattool.go).
 	kind toolKind
+	// own marks the bot's own call (CallOwn): its result is neither
+	// inlined nor bounded for a model.
+	own bool
 }
 
 // Group names who offers the tool, as the model and the operator read it:

@@ -21,7 +21,11 @@ import (
 // that needs something the bot may lack (a live view, a scheduler) is
 // offered when m has it.
 func builtinTools(m *Manager, s *session) []chat.Tool {
-	return []chat.Tool{sendTool{s}, readTool{s}, memoryTool{s}, askUserTool{s}}
+	tools := []chat.Tool{sendTool{s}, readTool{s}, memoryTool{s}, askUserTool{s}}
+	if m == nil || m.handoffOffered() {
+		tools = append(tools, browserHandoffTool{s})
+	}
+	return tools
 }
 
 // builtins are s's own tools (builtinTools).

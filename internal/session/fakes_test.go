@@ -289,6 +289,10 @@ type envOptions struct {
 	voice, voiceDefault bool
 	// documents is Options.Documents.
 	documents DocumentReader
+	// handoffs is Options.Handoffs; showHandoff, when set, makes the chat a
+	// HandoffChat that shows hand-offs so.
+	handoffs    Handoffs
+	showHandoff func(ctx context.Context, p HandoffPrompt) (HandoffOutcome, error)
 }
 
 // voicingChat reads answers aloud into the fake chat's texts.
@@ -341,6 +345,9 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	if o.askUser != nil {
 		port = askingChat{port, o.askUser}
 	}
+	if o.showHandoff != nil {
+		port = handingChat{port, o.showHandoff}
+	}
 	model := &scriptModel{answer: answer}
 	if o.discoveryWait == 0 {
 		o.discoveryWait = time.Minute
@@ -348,7 +355,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, NewMCPSession: mcpSessions(client), Chat: port, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, AnswerGrace: o.answerGrace, ContextTokens: o.contextTokens, ModelTimeout: o.modelTimeout, ToolSearch: o.toolSearch,
 		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream,
-		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery, Models: o.models, VoiceDefault: o.voiceDefault, Documents: o.documents})
+		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery, Models: o.models, VoiceDefault: o.voiceDefault, Documents: o.documents, Handoffs: o.handoffs})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

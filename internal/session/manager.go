@@ -94,6 +94,12 @@ type Options struct {
 	// ApprovalTimeout is how long a tool call waits for a user's
 	// approval before it is denied (DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
+	// Handoffs starts live views of a chat's browser tab: with it (and a
+	// Chat that is a HandoffChat) browser_handoff is offered. Nil: not.
+	Handoffs Handoffs
+	// HandoffTimeout is how long a hand-off waits for Done
+	// (DefaultHandoffTimeout).
+	HandoffTimeout time.Duration
 	// Allowance reserves what every model request (the chat's turns and
 	// its servers' sampling) may cost before it is made, and is told what
 	// each cost; nil allows all.

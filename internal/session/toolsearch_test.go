@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -394,7 +395,7 @@ func TestDeferredBuiltins(t *testing.T) {
 	if slices.ContainsFunc(ts.stable, func(s llm.Tool) bool { return s.Name == "run_later" }) {
 		t.Error("search on: the built-in's schema is in every request")
 	}
-	if !strings.Contains(ts.section, "- "+BuiltinGroup+": run_later") {
+	if !regexp.MustCompile(`(?m)^- ` + BuiltinGroup + `: .*\brun_later\b`).MatchString(ts.section) {
 		t.Errorf("the system prompt does not name it:\n%s", ts.section)
 	}
 	for _, history := range [][]llm.Message{

@@ -14,6 +14,9 @@ import (
 type Button struct {
 	Text string
 	Data string // callback_data
+	URL  string // url, or web_app's url when WebApp
+	// WebApp: the button opens URL as a Mini App (web_app).
+	WebApp bool
 }
 
 // CallbackAnswer is the bot's answerCallbackQuery to a press.
@@ -45,12 +48,16 @@ func parseKeyboard(raw string) ([][]Button, error) {
 			switch {
 			case b.Text == "":
 				return nil, badRequest("text buttons are unallowed in the inline keyboard")
-			case b.CallbackData == "" && b.URL == "":
+			case b.CallbackData == "" && b.URL == "" && (b.WebApp == nil || b.WebApp.URL == ""):
 				return nil, badRequest("BUTTON_TYPE_INVALID")
 			case len(b.CallbackData) > maxCallbackData:
 				return nil, badRequest("BUTTON_DATA_INVALID")
 			}
-			out = append(out, Button{Text: b.Text, Data: b.CallbackData})
+			nb := Button{Text: b.Text, Data: b.CallbackData, URL: b.URL}
+			if b.WebApp != nil {
+				nb.URL, nb.WebApp = b.WebApp.URL, true
+			}
+			out = append(out, nb)
 		}
 		rows = append(rows, out)
 	}

@@ -1,4 +1,8 @@
-package liveview
+// Package cdp is a minimal Chrome DevTools Protocol client over one
+// websocket: calls with flattened session ids, events to one callback,
+// bounded messages. The live view drives a remote browser's tab with it;
+// tests drive their browsers with it too.
+package cdp
 
 import (
 	"context"
@@ -11,34 +15,34 @@ import (
 	"github.com/coder/websocket"
 )
 
-// maxCDPMessage bounds one message from the browser: a screencast frame
+// maxMessage bounds one message from the browser: a screencast frame
 // of at most 1280×1280 at quality 60 is well under 1 MiB of base64.
-const maxCDPMessage = 8 << 20
+const maxMessage = 8 << 20
 
-// cdpMessage is one Chrome DevTools Protocol message either way.
-type cdpMessage struct {
+// message is one Chrome DevTools Protocol message either way.
+type message struct {
 	ID        int64           `json:"id,omitempty"`
 	Method    string          `json:"method,omitempty"`
 	SessionID string          `json:"sessionId,omitempty"`
 	Params    json.RawMessage `json:"params,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
-	Error     *cdpError       `json:"error,omitempty"`
+	Error     *rpcError       `json:"error,omitempty"`
 }
 
-type cdpError struct {
+type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 }
 
-// ErrCDPClosed is a call's error once the connection to the browser is
+// ErrClosed is a call's error once the connection to the browser is
 // gone: the tab must be reached again.
-var ErrCDPClosed = errors.New("the browser connection is closed")
+var ErrClosed = errors.New("the browser connection is closed")
 
-// cdpConn is one websocket to a browser's DevTools endpoint: calls wait
+// Conn is one websocket to a browser's DevTools endpoint: calls wait
 // for their answers, events go to onEvent (on the reader goroutine, which
 // Close waits for; onEvent must not block). Errors name the method, never
 // its parameters (text the user types is one).
-type cdpConn struct {
+type Conn struct {
 	ws      *websocket.Conn
 	onEvent func(method, session string, params json.RawMessage)
 	cancel  context.CancelFunc
@@ -46,26 +50,26 @@ type cdpConn struct {
 
 	mu      sync.Mutex
 	nextID  int64
-	pending map[int64]chan cdpMessage
+	pending map[int64]chan message
 	closed  bool
 }
 
-// dialCDP connects to a DevTools websocket endpoint.
-func dialCDP(ctx context.Context, endpoint string, header http.Header,
-	onEvent func(method, session string, params json.RawMessage)) (*cdpConn, error) {
+// Dial connects to a DevTools websocket endpoint.
+func Dial(ctx context.Context, endpoint string, header http.Header,
+	onEvent func(method, session string, params json.RawMessage)) (*Conn, error) {
 	ws, _, err := websocket.Dial(ctx, endpoint, &websocket.DialOptions{HTTPHeader: header,
 		CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return nil, fmt.Errorf("connect to the browser: %w", err)
 	}
-	ws.SetReadLimit(maxCDPMessage)
+	ws.SetReadLimit(maxMessage)
 	rctx, cancel := context.WithCancel(context.Background())
-	c := &cdpConn{ws: ws, onEvent: onEvent, cancel: cancel, done: make(chan struct{}), pending: map[int64]chan cdpMessage{}}
+	c := &Conn{ws: ws, onEvent: onEvent, cancel: cancel, done: make(chan struct{}), pending: map[int64]chan message{}}
 	go c.read(rctx)
 	return c, nil
 }
 
-func (c *cdpConn) read(ctx context.Context) {
+func (c *Conn) read(ctx context.Context) {
 	defer close(c.done)
 	defer c.fail()
 	for {
@@ -73,7 +77,7 @@ func (c *cdpConn) read(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		var m cdpMessage
+		var m message
 		if json.Unmarshal(b, &m) != nil {
 			continue
 		}
@@ -94,7 +98,7 @@ func (c *cdpConn) read(ctx context.Context) {
 }
 
 // fail ends every waiting call.
-func (c *cdpConn) fail() {
+func (c *Conn) fail() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
@@ -106,22 +110,22 @@ func (c *cdpConn) fail() {
 
 // call sends method (to session, "" for the browser) and decodes its
 // result into result (nil: dropped).
-func (c *cdpConn) call(ctx context.Context, session, method string, params, result any) error {
+func (c *Conn) Call(ctx context.Context, session, method string, params, result any) error {
 	p, err := json.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
-	ch := make(chan cdpMessage, 1)
+	ch := make(chan message, 1)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return fmt.Errorf("%s: %w", method, ErrCDPClosed)
+		return fmt.Errorf("%s: %w", method, ErrClosed)
 	}
 	c.nextID++
 	id := c.nextID
 	c.pending[id] = ch
 	c.mu.Unlock()
-	b, err := json.Marshal(cdpMessage{ID: id, Method: method, SessionID: session, Params: p})
+	b, err := json.Marshal(message{ID: id, Method: method, SessionID: session, Params: p})
 	if err == nil {
 		err = c.ws.Write(ctx, websocket.MessageText, b)
 	}
@@ -133,7 +137,7 @@ func (c *cdpConn) call(ctx context.Context, session, method string, params, resu
 	case m, ok := <-ch:
 		switch {
 		case !ok:
-			return fmt.Errorf("%s: %w", method, ErrCDPClosed)
+			return fmt.Errorf("%s: %w", method, ErrClosed)
 		case m.Error != nil:
 			return fmt.Errorf("%s: %s (%d)", method, m.Error.Message, m.Error.Code)
 		case result != nil:
@@ -150,7 +154,7 @@ func (c *cdpConn) call(ctx context.Context, session, method string, params, resu
 
 // notify sends method without waiting for its answer (which the reader
 // drops): for calls made from an event handler, on the reader itself.
-func (c *cdpConn) notify(ctx context.Context, session, method string, params any) error {
+func (c *Conn) Notify(ctx context.Context, session, method string, params any) error {
 	p, err := json.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
@@ -158,12 +162,12 @@ func (c *cdpConn) notify(ctx context.Context, session, method string, params any
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return fmt.Errorf("%s: %w", method, ErrCDPClosed)
+		return fmt.Errorf("%s: %w", method, ErrClosed)
 	}
 	c.nextID++
 	id := c.nextID
 	c.mu.Unlock()
-	b, err := json.Marshal(cdpMessage{ID: id, Method: method, SessionID: session, Params: p})
+	b, err := json.Marshal(message{ID: id, Method: method, SessionID: session, Params: p})
 	if err == nil {
 		err = c.ws.Write(ctx, websocket.MessageText, b)
 	}
@@ -173,14 +177,14 @@ func (c *cdpConn) notify(ctx context.Context, session, method string, params any
 	return nil
 }
 
-func (c *cdpConn) forget(id int64) {
+func (c *Conn) forget(id int64) {
 	c.mu.Lock()
 	delete(c.pending, id)
 	c.mu.Unlock()
 }
 
 // Close closes the connection and waits for its reader.
-func (c *cdpConn) Close() error {
+func (c *Conn) Close() error {
 	err := c.ws.CloseNow()
 	c.cancel()
 	<-c.done
