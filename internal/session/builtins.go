@@ -19,7 +19,11 @@ import (
 // only); tool_search is the registry's (it exists only while tools are
 // deferred).
 func builtinTools(s *session) []chat.Tool {
-	return []chat.Tool{sendTool{s}, readTool{s}, memoryTool{s}, askUserTool{s}}
+	tools := []chat.Tool{sendTool{s}, readTool{s}, memoryTool{s}, askUserTool{s}}
+	if s != nil && s.m.sched != nil {
+		tools = append(tools, scheduleTool{s: s})
+	}
+	return tools
 }
 
 // builtins are s's own tools (builtinTools).
