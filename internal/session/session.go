@@ -31,10 +31,10 @@ const (
 type input struct {
 	kind  inputKind
 	text  string
-	files []Attachment // inputMessage: files sent with the text
-	taken func()       // inputMessage: Message.Taken, or nil
-	from  int64        // inputMessage: who sent it
-	done  chan error   // inputReset, inputOpen: the outcome
+	files []Attachment  // inputMessage: files sent with the text
+	taken func()        // inputMessage: Message.Taken, or nil
+	from  int64         // inputMessage: who sent it
+	done  chan error    // inputReset, inputOpen: the outcome
 	run   *scheduledRun // inputRun
 }
 
