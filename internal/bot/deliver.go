@@ -66,6 +66,6 @@ type retryAfterError struct {
 	wait time.Duration
 }
 
-func (e retryAfterError) Error() string              { return e.err.Error() }
-func (e retryAfterError) Unwrap() error              { return e.err }
+func (e retryAfterError) Error() string             { return e.err.Error() }
+func (e retryAfterError) Unwrap() error             { return e.err }
 func (e retryAfterError) RetryAfter() time.Duration { return e.wait }
