@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
@@ -22,8 +23,11 @@ import (
 // counted.
 type scheduler struct {
 	mu     sync.Mutex
-	runs   int
+	runs   int // the scheduled runs' model requests
 	answer string
+	// loop makes a scheduled run call a tool at every step, each request
+	// reported as 2,000 input tokens.
+	loop bool
 }
 
 func (s *scheduler) reply(req llmtest.Request) llmtest.Reply {
@@ -31,6 +35,11 @@ func (s *scheduler) reply(req llmtest.Request) llmtest.Reply {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.runs++
+		if s.loop {
+			r := call(session.MemoryToolName, `{"action":"list"}`)
+			r.Usage = llm.Usage{InputTokens: 2000, OutputTokens: 10}
+			return r
+		}
 		return llmtest.Text(s.answer)
 	}
 	if res, ok := toolResultText(req); ok {
@@ -194,5 +203,41 @@ func TestE2EWatcherSendsChanges(t *testing.T) {
 	}
 	if !strings.HasPrefix(changed, "What changed") {
 		t.Errorf("the change: %q, want what changed first", changed)
+	}
+}
+
+// A run that loops is stopped by SCHEDULE_MAX_TOKENS_PER_RUN, and the
+// user is told why.
+func TestE2EScheduledRunCap(t *testing.T) {
+	model := &scheduler{loop: true}
+	d := startDaemon(t, model.reply, daemonOptions{extra: append(scheduleEnv, "SCHEDULE_MAX_TOKENS_PER_RUN=7000")})
+	d.tg.Message(alice, alice, `schedule {"task":"loop forever","in":"1s"}`)
+	d.waitText(alice, "tool: scheduled j1")
+	d.waitText(alice, "The scheduled task j1 (“loop forever”) failed: it stopped at ")
+	d.waitText(alice, "SCHEDULE_MAX_TOKENS_PER_RUN")
+	if n := model.runCount(); n < 1 || n > 4 {
+		t.Errorf("the run made %d model requests, want at most 4 under a 7000-token cap", n)
+	}
+}
+
+// A task due while the bot is down runs once when it starts again.
+func TestE2EScheduledJobDueDuringRestart(t *testing.T) {
+	dataDir, tg := t.TempDir(), newTelegram(t)
+	model := &scheduler{answer: "Ran after the restart"}
+	d := startDaemon(t, model.reply, daemonOptions{dataDir: dataDir, tg: tg, extra: scheduleEnv})
+	tg.Message(alice, alice, `schedule {"task":"run while down","in":"5s"}`)
+	d.waitText(alice, "tool: scheduled j1")
+	due := time.Now().Add(5 * time.Second)
+	d.stop()
+	if model.runCount() != 0 {
+		t.Fatal("the task ran before the stop")
+	}
+	testkit.WaitFor(t, "the task's time to pass while the bot is down", 20*time.Second, func() bool { return time.Now().After(due) })
+	d2 := startDaemon(t, model.reply, daemonOptions{dataDir: dataDir, tg: tg, extra: scheduleEnv})
+	d2.waitText(alice, "Ran after the restart")
+	d2.waitLog(`"msg":"run finished"`)
+	d2.stop()
+	if n := count(tg.Sent(alice), 0, "Ran after the restart"); n != 1 || model.runCount() != 1 {
+		t.Errorf("%d deliveries after %d runs, want one of each", n, model.runCount())
 	}
 }
