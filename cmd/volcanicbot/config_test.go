@@ -381,8 +381,6 @@ func TestLoadConfigRefusals(t *testing.T) {
 			[]string{`MCP_MAX_RESULT_TOKENS: must be positive (got 0)`}},
 		{"no browsers", testEnv{"HOME": "/h", "PLAYWRIGHT_MAX_BROWSERS": "0"}, nil,
 			[]string{`PLAYWRIGHT_MAX_BROWSERS: must be positive (got 0)`}},
-		{"an unknown time zone", testEnv{"HOME": "/h", "TZ": "Mars/Olympus"}, nil,
-			[]string{`TZ: unknown time zone "Mars/Olympus"`}},
 		{"no disk budget", testEnv{"HOME": "/h", "CHAT_DISK_BUDGET_MB": "0"}, nil,
 			[]string{`CHAT_DISK_BUDGET_MB: must be positive (got 0)`}},
 		{"a disk budget in gigabytes", testEnv{"HOME": "/h", "CHAT_DISK_BUDGET_MB": "1G"}, nil,
@@ -433,6 +431,22 @@ func TestLoadConfigRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			loadErr(t, tt.env, tt.environ, tt.want...)
 		})
+	}
+}
+
+// The schedule's settings refuse a zone no host knows and numbers that
+// are not positive.
+func TestLoadScheduleConfigRefusals(t *testing.T) {
+	for env, want := range map[string]string{
+		"TZ":                            `TZ: unknown time zone "Mars/Olympus"`,
+		"SCHEDULE_MAX_JOBS_PER_CHAT":    `SCHEDULE_MAX_JOBS_PER_CHAT: must be a whole number`,
+		"SCHEDULE_MIN_INTERVAL_SECONDS": `SCHEDULE_MIN_INTERVAL_SECONDS: must be a whole number`,
+	} {
+		value := "x"
+		if env == "TZ" {
+			value = "Mars/Olympus"
+		}
+		loadErr(t, testEnv{"HOME": "/h", env: value}, nil, want)
 	}
 }
 
