@@ -83,8 +83,9 @@ func (s *session) runScheduled(in *input) {
 	m := s.m
 	ctx, cancel := context.WithCancelCause(m.ctx)
 	stop := context.AfterFunc(r.ctx, func() { cancel(context.Cause(r.ctx)) })
+	// /stop ends it; no asker is set: a server's question (elicitation)
+	// has nobody to ask, and is cancelled.
 	s.setTurn(func() { cancel(errTurnStopped) })
-	s.setTurnAsker(ctx, r.job.User)
 	defer func() {
 		stop()
 		s.setTurn(nil)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
+	"github.com/volcanicbot/volcanicbot/internal/fakemcp"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
@@ -210,5 +211,31 @@ func TestScheduleTool(t *testing.T) {
 	res, err := runJob(t, e, scheduledJob(place, "schedule more", ""))
 	if err != nil || !strings.Contains(res.Answer, "a scheduled run cannot schedule more tasks") {
 		t.Errorf("a run's create: %q, %v", res.Answer, err)
+	}
+}
+
+// A server's question in a scheduled run has nobody to ask: it is
+// cancelled, and the chat is not asked.
+func TestScheduledRunElicitationCancelled(t *testing.T) {
+	model := newElicitModel()
+	var mu sync.Mutex
+	asked := 0
+	e := newEnv(t, model.answer, envOptions{modes: []string{fakemcp.ModeAsk},
+		elicit: func(context.Context, ElicitRequest) (chat.ElicitResult, error) {
+			mu.Lock()
+			asked++
+			mu.Unlock()
+			return chat.ElicitResult{Action: chat.ElicitAccept, Content: map[string]any{"name": "Ada"}}, nil
+		}})
+	if _, err := runJob(t, e, scheduledJob(chat.In(44), "sign me up", "")); err != nil {
+		t.Fatal(err)
+	}
+	if res := model.wait(t); !strings.HasPrefix(res, "cancel") {
+		t.Errorf("the server got %q, want a cancel", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 0 {
+		t.Errorf("the chat was asked %d times", asked)
 	}
 }
