@@ -83,7 +83,8 @@ var scheduleEnv = []string{"SCHEDULE_MIN_INTERVAL_SECONDS=1", "TZ=Europe/Berlin"
 // `volcanicbot jobs` lists it with its delivery.
 func TestE2EScheduledJob(t *testing.T) {
 	model := &scheduler{answer: "Hello from the scheduled run"}
-	d := startDaemon(t, model.reply, daemonOptions{extra: scheduleEnv})
+	addr := freeAddr(t)
+	d := startDaemon(t, model.reply, daemonOptions{extra: append([]string{"METRICS_ADDR=" + addr}, scheduleEnv...)})
 	d.tg.TopicMessage(alice, alice, 5, `schedule {"task":"say hello","in":"3s"}`)
 	d.waitText(alice, "tool: scheduled j1 (in 3s, notify always); next run ")
 	if !strings.Contains(strings.Join(d.texts(alice), "\n"), "CET") {
@@ -97,6 +98,13 @@ func TestE2EScheduledJob(t *testing.T) {
 	})
 	if n := count(d.tg.Sent(alice), 5, "Hello from the scheduled run"); n != 1 || model.runCount() != 1 {
 		t.Errorf("the answer arrived %d times in topic 5 after %d runs, want once after one", n, model.runCount())
+	}
+	metrics := scrape(t, addr)
+	for _, want := range []string{`volcanicbot_schedule_runs_total{outcome="started"} 1`, `volcanicbot_schedule_runs_total{outcome="failed"} 0`,
+		`volcanicbot_schedule_deliveries_total{outcome="delivered"} 1`, `volcanicbot_schedule_jobs{state="pending"} 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 	out := jobsOutput(t, d)
 	for _, want := range []string{"scheduled tasks: 1", fmt.Sprintf("%d/5", alice), "j1", "in 3s", "done", " ok", "delivered (", "say hello"} {
