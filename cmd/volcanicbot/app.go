@@ -24,6 +24,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
 	"github.com/volcanicbot/volcanicbot/internal/redact"
+	"github.com/volcanicbot/volcanicbot/internal/schedule"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/spend"
 	"github.com/volcanicbot/volcanicbot/internal/store"
@@ -40,6 +41,10 @@ const accessDir = "access"
 // usageDir holds the record of model usage (package usage), under the
 // data directory.
 const usageDir = "usage"
+
+// scheduleDir holds the scheduled tasks and the ledger of their runs and
+// deliveries (internal/schedule), under the data directory.
+const scheduleDir = "schedule"
 
 // shutdownTimeout bounds the graceful shutdown: turns cancelled, MCP
 // processes stopped, transcripts closed.
@@ -328,7 +333,13 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	defer ledger.Close()
 
-	tg, sessions, b, err := m.chatSide(model, ledger)
+	jobs, err := schedule.OpenLedger(filepath.Join(m.cfg.DataDir, scheduleDir))
+	if err != nil {
+		return fmt.Errorf("scheduled tasks: %w", err)
+	}
+	defer jobs.Close() // after the scheduler's Close (closeChatSide)
+
+	tg, sessions, b, sched, err := m.chatSide(model, ledger, jobs)
 	if err != nil {
 		return err
 	}
@@ -336,7 +347,7 @@ func (m *Main) Run(ctx context.Context) error {
 	// the start with nothing left running.
 	listeners, err := m.httpListeners(tg, b)
 	if err != nil {
-		m.closeChatSide(sessions, tg)
+		m.closeChatSide(sched, sessions, tg)
 		return err
 	}
 	// Before the bot hands in again what the last run left in its inbox:
@@ -345,6 +356,13 @@ func (m *Main) Run(ctx context.Context) error {
 		m.logger.Warn("telling the chats whose turn a restart cut off", "err", err)
 	} else if n > 0 {
 		m.logger.Info("telling the chats whose turn a restart cut off", "chats", n)
+	}
+
+	// Jobs due while the bot was down run now, once; answers a stop left
+	// undelivered are sent.
+	if err := sched.Start(ctx); err != nil {
+		m.closeChatSide(sched, sessions, tg)
+		return err
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -356,7 +374,7 @@ func (m *Main) Run(ctx context.Context) error {
 	runErr := g.Wait()
 
 	m.logger.Info("shutting down")
-	m.closeChatSide(sessions, tg)
+	m.closeChatSide(sched, sessions, tg)
 	if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
@@ -410,11 +428,16 @@ func (m *Main) upkeep(ctx context.Context, g *errgroup.Group, ledger *spend.Ledg
 	})
 }
 
-// closeChatSide ends the sessions (their turns, goroutines and MCP
-// processes), then the update journal.
-func (m *Main) closeChatSide(sessions *session.Manager, tg *telegram.Client) {
+// closeChatSide ends the hand-offs (stopped, and their turns with them),
+// the scheduler (its runs and deliveries, which use the sessions and the
+// chat), the sessions (their turns, goroutines and MCP processes), then the
+// update journal.
+func (m *Main) closeChatSide(sched *schedule.Scheduler, sessions *session.Manager, tg *telegram.Client) {
 	if m.live != nil {
-		m.live.Close() // the hand-offs end (stopped), and their turns with them
+		m.live.Close()
+	}
+	if err := sched.Close(); err != nil {
+		m.logger.Warn("shutdown: the scheduler", "err", err)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/document"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 	"github.com/volcanicbot/volcanicbot/internal/pairing"
+	"github.com/volcanicbot/volcanicbot/internal/schedule"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/spend"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
@@ -16,9 +17,10 @@ import (
 
 // chatSide builds what talks to the chats, each before what needs it:
 // the Telegram client, the chat port on it, the sessions that answer
-// through the chat port, and the bot that hands them what the chats
-// send. It does no network I/O.
-func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client, *session.Manager, *bot.Bot, error) {
+// through the chat port, the scheduler that runs the chats' tasks as
+// their turns and delivers through the chat port, and the bot that hands
+// the sessions what the chats send. It does no network I/O.
+func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger, jobs *schedule.Ledger) (*telegram.Client, *session.Manager, *bot.Bot, *schedule.Scheduler, error) {
 	tg, err := telegram.New(telegram.Options{
 		Token:      m.cfg.Telegram.Token,
 		APIURL:     m.cfg.Telegram.APIURL,
@@ -32,7 +34,7 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		Limits:        m.TelegramLimits,
 	})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	stats := tg.Stats
 	m.metrics.sendStats.Store(&stats)
@@ -70,7 +72,10 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		DiskBudget:      int64(m.cfg.ChatDiskBudgetMB) << 20,
 		VoiceDefault:    m.cfg.Speech.TTSDefault,
 		Documents:       m.documents(),
+		DefaultZone:     m.cfg.Schedule.Zone,
+		MaxTokensPerRun: m.cfg.Schedule.MaxTokensPerRun,
 	})
+	sched := m.scheduler(jobs, sessions, chat)
 	b, err := bot.New(bot.Options{
 		Telegram:     tg,
 		Chat:         chat,
@@ -83,12 +88,30 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger) (*telegram.Client
 		Pairing:       pairing.New(filepath.Join(m.cfg.DataDir, accessDir), nil, nil),
 		Usage:         ledger,
 		Voice:         m.cfg.voiceOptions(m),
+		Jobs:          sched,
 	})
 	if err != nil {
-		m.closeChatSide(sessions, tg)
-		return nil, nil, nil, err
+		m.closeChatSide(sched, sessions, tg)
+		return nil, nil, nil, nil, err
 	}
-	return tg, sessions, b, nil
+	return tg, sessions, b, sched, nil
+}
+
+// scheduler runs the chats' scheduled tasks from jobs as turns of
+// sessions, delivered through chat; runs of different chats go in
+// parallel as far as every chat may have its browser (the memory plan),
+// else four. It does no I/O.
+func (m *Main) scheduler(jobs *schedule.Ledger, sessions *session.Manager, chat *bot.Chat) *schedule.Scheduler {
+	sched := schedule.New(jobs, sessions, chat, nil, schedule.Options{
+		MaxJobsPerChat: m.cfg.Schedule.MaxJobsPerChat,
+		MinInterval:    m.cfg.Schedule.MinInterval,
+		MaxParallel:    m.memPlan.Chats,
+		Logger:         m.logger,
+	})
+	sessions.SetScheduler(sched)
+	stats := scheduleStats(sched.Stats)
+	m.metrics.schedule.Store(&stats)
+	return sched
 }
 
 // newMCPSession is a chat's MCP session (session.Options.NewMCPSession).

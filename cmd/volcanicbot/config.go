@@ -61,6 +61,9 @@ type Config struct {
 	// servers generate, in MiB (session.DefaultDiskBudget when unset).
 	ChatDiskBudgetMB int
 
+	// Schedule is the scheduled tasks' limits (schedule.*).
+	Schedule ScheduleConfig
+
 	// MCPServers is the config-file source (mcp.servers.<name> and the
 	// MCP__SERVERS__<NAME>__<FIELD> variables), sorted with
 	// mcpconfig.SortServers. The preset and settings.json are merged later.
@@ -83,6 +86,19 @@ type TelegramConfig struct {
 	// WebhookSecret is the token Telegram sends with each post; random
 	// per start when empty.
 	WebhookSecret string
+}
+
+// ScheduleConfig limits the chats' scheduled tasks.
+type ScheduleConfig struct {
+	// MaxJobsPerChat is how many tasks that still run a chat may have.
+	MaxJobsPerChat int
+	// MinInterval is the shortest `every` and gap between cron runs.
+	MinInterval time.Duration
+	// MaxTokensPerRun caps what one run may spend.
+	MaxTokensPerRun int
+	// Zone is the time zone of a chat that set none with /tz (TZ); "":
+	// UTC.
+	Zone string
 }
 
 // LLMConfig selects the model and its endpoint.
@@ -237,6 +253,10 @@ type configKey struct {
 //	mcp.max_result_tokens         MCP_MAX_RESULT_TOKENS      25000
 //	memory_limit_mib              VOLCANIC_MEMORY_LIMIT_MIB  the cgroup's memory limit, else the RAM
 //	chat_disk_budget_mb           CHAT_DISK_BUDGET_MB        256
+//	schedule.max_jobs_per_chat    SCHEDULE_MAX_JOBS_PER_CHAT 20
+//	schedule.min_interval_seconds SCHEDULE_MIN_INTERVAL_SECONDS 60
+//	schedule.max_tokens_per_run   SCHEDULE_MAX_TOKENS_PER_RUN 20000
+//	schedule.time_zone            TZ                         UTC (a chat sets its own with /tz)
 //	mcp.servers.<name>.<field>    MCP__SERVERS__<NAME>__<FIELD>
 //
 // The config file itself is VOLCANIC_CONFIG. Server entries take the
@@ -308,6 +328,10 @@ var configKeys = []configKey{
 	{"mcp.max_result_tokens", "MCP_MAX_RESULT_TOKENS"},
 	{"memory_limit_mib", "VOLCANIC_MEMORY_LIMIT_MIB"},
 	{"chat_disk_budget_mb", "CHAT_DISK_BUDGET_MB"},
+	{"schedule.max_jobs_per_chat", "SCHEDULE_MAX_JOBS_PER_CHAT"},
+	{"schedule.min_interval_seconds", "SCHEDULE_MIN_INTERVAL_SECONDS"},
+	{"schedule.max_tokens_per_run", "SCHEDULE_MAX_TOKENS_PER_RUN"},
+	{"schedule.time_zone", "TZ"},
 }
 
 // fileWins reports whether the config file beats the environment for key:

@@ -79,6 +79,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 
 		MaxResultTokens:  25_000,
 		ChatDiskBudgetMB: 256,
+		Schedule:         ScheduleConfig{MaxJobsPerChat: 20, MinInterval: time.Minute, MaxTokensPerRun: 20_000},
 		Speech:           SpeechConfig{STTMaxSeconds: 600},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -91,39 +92,43 @@ func TestLoadConfigDefaults(t *testing.T) {
 
 func TestLoadConfigEnvironment(t *testing.T) {
 	c := loadOK(t, testEnv{
-		"HOME":                    "/home/u",
-		"TELEGRAM_BOT_TOKEN":      "123:abc",
-		"TELEGRAM_ALLOWED_USERS":  " 1, 22 ,333,,22",
-		"TELEGRAM_API_URL":        "http://localhost:8081/",
-		"VOLCANIC_DATA_DIR":       "/data",
-		"VOLCANIC_AGENT_DIR":      "~/agent",
-		"LLM_PROVIDER":            "Anthropic",
-		"LLM_MODEL":               "claude",
-		"OPENAI_API_KEY":          "sk-o",
-		"OPENAI_BASE_URL":         "http://ollama:11434/v1",
-		"ANTHROPIC_API_KEY":       "sk-a",
-		"ANTHROPIC_BASE_URL":      "https://api.anthropic.com",
-		"LOG_LEVEL":               "DEBUG",
-		"LOG_FORMAT":              "JSON",
-		"PLAYWRIGHT_ENABLED":      "true",
-		"PLAYWRIGHT_HEADLESS":     "0",
-		"PLAYWRIGHT_BROWSER":      "firefox",
-		"PLAYWRIGHT_EXTRA_ARGS":   `--no-sandbox --device "iPhone 15"`,
-		"PLAYWRIGHT_COMMAND":      "playwright-mcp",
-		"PLAYWRIGHT_PACKAGE":      "@playwright/mcp@0.0.83",
-		"ANTHROPIC_AUTH_HEADER":   "Bearer",
-		"ANTHROPIC_VERSION":       "2023-06-01",
-		"LLM_MAX_TOKENS":          "4096",
-		"LLM_CONTEXT_TOKENS":      "32000",
-		"LLM_TOOL_SEARCH":         "ON",
-		"SYSTEM_PROMPT":           "be brief",
-		"AGENT_MAX_STEPS":         "12",
-		"STREAM_REPLIES":          "false",
-		"HTTP_ADDR":               ":8080",
-		"TELEGRAM_WEBHOOK_URL":    "https://bot.example.test/telegram",
-		"TELEGRAM_WEBHOOK_SECRET": "hook-secret_123",
-		"MCP_MAX_RESULT_TOKENS":   "12000",
-		"CHAT_DISK_BUDGET_MB":     "1024",
+		"HOME":                          "/home/u",
+		"TELEGRAM_BOT_TOKEN":            "123:abc",
+		"TELEGRAM_ALLOWED_USERS":        " 1, 22 ,333,,22",
+		"TELEGRAM_API_URL":              "http://localhost:8081/",
+		"VOLCANIC_DATA_DIR":             "/data",
+		"VOLCANIC_AGENT_DIR":            "~/agent",
+		"LLM_PROVIDER":                  "Anthropic",
+		"LLM_MODEL":                     "claude",
+		"OPENAI_API_KEY":                "sk-o",
+		"OPENAI_BASE_URL":               "http://ollama:11434/v1",
+		"ANTHROPIC_API_KEY":             "sk-a",
+		"ANTHROPIC_BASE_URL":            "https://api.anthropic.com",
+		"LOG_LEVEL":                     "DEBUG",
+		"LOG_FORMAT":                    "JSON",
+		"PLAYWRIGHT_ENABLED":            "true",
+		"PLAYWRIGHT_HEADLESS":           "0",
+		"PLAYWRIGHT_BROWSER":            "firefox",
+		"PLAYWRIGHT_EXTRA_ARGS":         `--no-sandbox --device "iPhone 15"`,
+		"PLAYWRIGHT_COMMAND":            "playwright-mcp",
+		"PLAYWRIGHT_PACKAGE":            "@playwright/mcp@0.0.83",
+		"ANTHROPIC_AUTH_HEADER":         "Bearer",
+		"ANTHROPIC_VERSION":             "2023-06-01",
+		"LLM_MAX_TOKENS":                "4096",
+		"LLM_CONTEXT_TOKENS":            "32000",
+		"LLM_TOOL_SEARCH":               "ON",
+		"SYSTEM_PROMPT":                 "be brief",
+		"AGENT_MAX_STEPS":               "12",
+		"STREAM_REPLIES":                "false",
+		"HTTP_ADDR":                     ":8080",
+		"TELEGRAM_WEBHOOK_URL":          "https://bot.example.test/telegram",
+		"TELEGRAM_WEBHOOK_SECRET":       "hook-secret_123",
+		"MCP_MAX_RESULT_TOKENS":         "12000",
+		"CHAT_DISK_BUDGET_MB":           "1024",
+		"SCHEDULE_MAX_JOBS_PER_CHAT":    "5",
+		"SCHEDULE_MIN_INTERVAL_SECONDS": "1",
+		"SCHEDULE_MAX_TOKENS_PER_RUN":   "9000",
+		"TZ":                            "Europe/Berlin",
 	})
 	want := &Config{
 		Telegram: TelegramConfig{Token: "123:abc", AllowedUsers: []int64{1, 22, 333}, APIURL: "http://localhost:8081",
@@ -142,6 +147,7 @@ func TestLoadConfigEnvironment(t *testing.T) {
 			ExtraArgs: []string{"--no-sandbox", "--device", "iPhone 15"}, Command: "playwright-mcp", Package: "@playwright/mcp@0.0.83"},
 		MaxResultTokens:  12_000,
 		ChatDiskBudgetMB: 1024,
+		Schedule:         ScheduleConfig{MaxJobsPerChat: 5, MinInterval: time.Second, MaxTokensPerRun: 9000, Zone: "Europe/Berlin"},
 		Speech:           SpeechConfig{STTMaxSeconds: 600},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -429,6 +435,22 @@ func TestLoadConfigRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			loadErr(t, tt.env, tt.environ, tt.want...)
 		})
+	}
+}
+
+// The schedule's settings refuse a zone no host knows and numbers that
+// are not positive.
+func TestLoadScheduleConfigRefusals(t *testing.T) {
+	for env, want := range map[string]string{
+		"TZ":                            `TZ: unknown time zone "Mars/Olympus"`,
+		"SCHEDULE_MAX_JOBS_PER_CHAT":    `SCHEDULE_MAX_JOBS_PER_CHAT: must be a whole number`,
+		"SCHEDULE_MIN_INTERVAL_SECONDS": `SCHEDULE_MIN_INTERVAL_SECONDS: must be a whole number`,
+	} {
+		value := "x"
+		if env == "TZ" {
+			value = "Mars/Olympus"
+		}
+		loadErr(t, testEnv{"HOME": "/h", env: value}, nil, want)
 	}
 }
 

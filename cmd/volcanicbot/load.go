@@ -21,6 +21,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
 	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/preset"
+	"github.com/volcanicbot/volcanicbot/internal/schedule"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 )
 
@@ -112,8 +113,33 @@ func (l *configLoader) config(lookup func(string) (string, bool)) *Config {
 	c.MaxResultTokens = l.positiveInt("mcp.max_result_tokens", mcpclient.DefaultMaxResultTokens)
 	c.MemoryLimitMiB = l.positiveInt("memory_limit_mib", 0)
 	c.ChatDiskBudgetMB = l.positiveInt("chat_disk_budget_mb", session.DefaultDiskBudget>>20)
+	c.Schedule = l.schedule()
 	return c
 }
+
+// schedule reads the schedule.* settings; a time zone no host knows is
+// an error.
+func (l *configLoader) schedule() ScheduleConfig {
+	c := ScheduleConfig{
+		MaxJobsPerChat:  l.positiveInt("schedule.max_jobs_per_chat", defaultMaxJobsPerChat),
+		MinInterval:     time.Duration(l.positiveInt("schedule.min_interval_seconds", defaultMinIntervalSecs)) * time.Second,
+		MaxTokensPerRun: l.positiveInt("schedule.max_tokens_per_run", session.DefaultMaxTokensPerRun),
+		Zone:            l.str("schedule.time_zone"),
+	}
+	if c.Zone != "" {
+		if _, err := (&schedule.Zones{}).Load(c.Zone); err != nil {
+			l.errorf("schedule.time_zone", "unknown time zone %q (an IANA name such as Europe/Berlin)", c.Zone)
+			c.Zone = ""
+		}
+	}
+	return c
+}
+
+// The schedule's defaults.
+const (
+	defaultMaxJobsPerChat  = 20
+	defaultMinIntervalSecs = 60
+)
 
 // llm reads the llm.* settings.
 func (l *configLoader) llm() LLMConfig {

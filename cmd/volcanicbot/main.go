@@ -44,7 +44,7 @@ func main() {
 // errUsage marks a command-line mistake: exit code 2.
 var errUsage = errors.New("usage")
 
-const usage = `usage: volcanicbot [run|check|login <server>|health|allow <code>|revoke <user id>|users|version]
+const usage = `usage: volcanicbot [run|check|login <server>|health|allow <code>|revoke <user id>|users|jobs|version]
 
   run      run the bot (the default)
   check    validate the configuration, discover every MCP server's tools and
@@ -55,6 +55,7 @@ const usage = `usage: volcanicbot [run|check|login <server>|health|allow <code>|
   allow    add the user who was refused with this code (works beside a running bot)
   revoke   remove a user added with a code
   users    list who may use the bot
+  jobs     list every chat's scheduled tasks and their last runs (beside a running bot too)
   version  print the version
 
 Configuration comes from environment variables and an optional config file
@@ -97,6 +98,8 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		err = runRevoke(stdout, environ, args[1])
 	case "users":
 		err = runUsers(stdout, environ)
+	case "jobs":
+		err = runJobs(stdout, environ)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "volcanicbot", version)
 	case "help", "--help", "-h":

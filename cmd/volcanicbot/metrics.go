@@ -29,6 +29,8 @@ type metrics struct {
 	sendStats atomic.Pointer[func() telegram.SendStats]
 	// spend reads the usage ledger, once it exists.
 	spend atomic.Pointer[spendSource]
+	// schedule reads the scheduler, once it exists.
+	schedule atomic.Pointer[scheduleStats]
 
 	starts, failures, evictions *prometheus.CounterVec
 	waits, calls                *prometheus.HistogramVec
@@ -63,7 +65,7 @@ func newMetrics(load func() []mcpclient.ServerLoad) *metrics {
 		Help: "Model tokens: input (cached included), cached (read from the prompt cache), output; estimated: of input and output, " +
 			"those the bot counted itself for requests that ended early (stopped, timed out, broken off)."}, []string{"kind"})
 	m.reg.MustRegister(m.starts, m.failures, m.evictions, m.waits, m.calls, m.modelRequests, m.modelSeconds, m.tokens,
-		loadCollector{load}, sendCollector{m}, spendCollector{m},
+		loadCollector{load}, sendCollector{m}, spendCollector{m}, scheduleCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -449,7 +449,7 @@ func displayName(u models.User) string {
 // A press of a list's button (/approvals, /model, /memory) is settled
 // by onListPress.
 func (b *Bot) onCallback(ctx context.Context, cq *models.CallbackQuery) {
-	for prefix, settle := range map[string]listPress{revokePrefix: b.revokePressed, modelPrefix: b.modelPressed, memoryPrefix: b.memoryPressed} {
+	for prefix, settle := range map[string]listPress{revokePrefix: b.revokePressed, modelPrefix: b.modelPressed, memoryPrefix: b.memoryPressed, jobPrefix: b.jobsPressed} {
 		if strings.HasPrefix(cq.Data, prefix) {
 			b.onListPress(cq, settle)
 			return

@@ -51,6 +51,8 @@ type Options struct {
 	Speaker  Speaker
 	// Voice is how voice notes are heard (voice.go).
 	Voice VoiceOptions
+	// Jobs answers /jobs and its buttons; nil: scheduled tasks are off.
+	Jobs Jobs
 }
 
 // Bot is the Telegram bot: Run polls, and Chat is the session's chat port.

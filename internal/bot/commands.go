@@ -41,6 +41,10 @@ func (b *Bot) command(ctx context.Context, place chat.Place, from int64, group b
 		b.cmdMemory(ctx, place, from, cmd.Args)
 	case "voice":
 		b.cmdVoice(ctx, place, cmd.Args)
+	case "jobs":
+		b.cmdJobs(ctx, place, from, cmd.Args)
+	case "tz":
+		b.cmdTz(ctx, place, cmd.Args)
 	case "allow_more":
 		b.cmdAllowMore(ctx, place, from, cmd.Args)
 	default:

@@ -72,7 +72,7 @@ func TestHelp(t *testing.T) {
 	h.fake.Message(alice, alice, "/start")
 	h.fake.Message(group, alice, "/help@"+h.fake.Me().Username)
 	private := h.texts(t, alice, 1)[0]
-	for _, want := range []string{"playwright, fetch", "/new", "/stop", "/usage", "/model <name>", "/approvals", "/memory", "/memory clear", "/voice on|off", "/mcp restart <name>", "/help"} {
+	for _, want := range []string{"playwright, fetch", "/new", "/stop", "/usage", "/model <name>", "/approvals", "/memory", "/memory clear", "/voice on|off", "/jobs", "/jobs cancel <id>", "/tz <Area/City>", "/mcp restart <name>", "/help"} {
 		if !strings.Contains(private, want) {
 			t.Errorf("help lacks %q:\n%s", want, private)
 		}
@@ -83,7 +83,7 @@ func TestHelp(t *testing.T) {
 	if g := h.texts(t, group, 1)[0]; !strings.Contains(g, "mention me (@volcanic_test_bot)") {
 		t.Errorf("group help:\n%s", g)
 	}
-	if cmds := h.fake.Commands(); len(cmds) != 10 || !slices.ContainsFunc(cmds, func(c models.BotCommand) bool { return c.Command == "model" }) ||
+	if cmds := h.fake.Commands(); len(cmds) != 12 || !slices.ContainsFunc(cmds, func(c models.BotCommand) bool { return c.Command == "model" }) ||
 		!slices.ContainsFunc(cmds, func(c models.BotCommand) bool { return c.Command == "memory" }) {
 		t.Errorf("setMyCommands %+v", cmds)
 	}

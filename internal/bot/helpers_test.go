@@ -15,6 +15,7 @@ import (
 
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/mcpclient"
+	"github.com/volcanicbot/volcanicbot/internal/schedule"
 	"github.com/volcanicbot/volcanicbot/internal/session"
 	"github.com/volcanicbot/volcanicbot/internal/telegram"
 	"github.com/volcanicbot/volcanicbot/internal/telegram/telegramtest"
@@ -63,6 +64,8 @@ type fakeSessions struct {
 	memoryErr error
 	// voice are the chats' /voice choices.
 	voice map[chat.Place]bool
+	// zones are the chats' /tz.
+	zones map[int64]string
 }
 
 func newFakeSessions() *fakeSessions {
@@ -450,6 +453,35 @@ func (s *fakeSessions) SetVoice(chatID chat.Place, on bool) error {
 	s.voice[chatID] = on
 	return nil
 }
+
+func (s *fakeSessions) Zone(place chat.Place) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if z := s.zones[place.Chat]; z != "" {
+		return z, nil
+	}
+	return "UTC", nil
+}
+
+func (s *fakeSessions) SetZone(place chat.Place, name string) error {
+	s.record(context.Background(), fmt.Sprintf("tz %v %s", place, name))
+	if _, err := (&schedule.Zones{}).Load(name); err != nil {
+		return testZoneError(name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.zones == nil {
+		s.zones = map[int64]string{}
+	}
+	s.zones[place.Chat] = name
+	return nil
+}
+
+// testZoneError is SetZone's refusal, with its user message.
+type testZoneError string
+
+func (e testZoneError) Error() string       { return "unknown zone " + string(e) }
+func (e testZoneError) UserMessage() string { return "There is no time zone " + string(e) + "." }
 
 // inChat is chat.In for the tests whose chat id is a variable named chat.
 func inChat(id int64) chat.Place { return chat.In(id) }

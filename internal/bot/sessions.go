@@ -61,4 +61,9 @@ type Sessions interface {
 	// SetVoice turns it on or off, kept across restarts and /new.
 	Voice(place chat.Place) (bool, error)
 	SetVoice(place chat.Place, on bool) error
+	// Zone is chat's time zone (/tz): its own, TZ's, or UTC; SetZone
+	// sets it, kept across restarts (an error with a user message when
+	// no zone has that name).
+	Zone(place chat.Place) (string, error)
+	SetZone(place chat.Place, name string) error
 }

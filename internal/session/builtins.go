@@ -25,6 +25,9 @@ func builtinTools(m *Manager, s *session) []chat.Tool {
 	if m == nil || m.handoffOffered() {
 		tools = append(tools, browserHandoffTool{s})
 	}
+	if m == nil || m.sched != nil {
+		tools = append(tools, scheduleTool{s: s})
+	}
 	return tools
 }
 

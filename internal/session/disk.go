@@ -99,6 +99,9 @@ func (s *session) pinImages() {
 	for _, msg := range s.history {
 		walk(msg.Parts)
 	}
+	for _, msg := range s.parked { // the conversation, while a scheduled run has the history
+		walk(msg.Parts)
+	}
 	s.disk.Pin(paths)
 	s.diskReady.Store(true)
 }

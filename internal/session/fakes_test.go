@@ -293,6 +293,8 @@ type envOptions struct {
 	// HandoffChat that shows hand-offs so.
 	handoffs    Handoffs
 	showHandoff func(ctx context.Context, p HandoffPrompt) (HandoffOutcome, error)
+	// maxTokensPerRun is Options.MaxTokensPerRun.
+	maxTokensPerRun int
 }
 
 // voicingChat reads answers aloud into the fake chat's texts.
@@ -355,7 +357,8 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 	m := NewManager(Options{DiscoveryWait: o.discoveryWait, DataDir: o.dataDir, Model: model, ModelName: "script-model", MCP: client, NewMCPSession: mcpSessions(client), Chat: port, Redactor: secrets,
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, AnswerGrace: o.answerGrace, ContextTokens: o.contextTokens, ModelTimeout: o.modelTimeout, ToolSearch: o.toolSearch,
 		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream,
-		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery, Models: o.models, VoiceDefault: o.voiceDefault, Documents: o.documents, Handoffs: o.handoffs})
+		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery, Models: o.models, VoiceDefault: o.voiceDefault, Documents: o.documents, Handoffs: o.handoffs,
+		MaxTokensPerRun: o.maxTokensPerRun})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

@@ -15,6 +15,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/chatdir"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/schedule"
 )
 
 // Defaults for Options.
@@ -28,6 +29,8 @@ const (
 	// DefaultDiscoveryWait is the longest a turn waits for the MCP
 	// servers' first discoveries (Options.DiscoveryWait).
 	DefaultDiscoveryWait = 3 * time.Second
+	// DefaultMaxTokensPerRun is SCHEDULE_MAX_TOKENS_PER_RUN unset.
+	DefaultMaxTokensPerRun = 20_000
 	// DefaultAnswerGrace is how long a ready answer may still take to go
 	// out once the bot shuts down (Options.AnswerGrace): less than the
 	// bot gives its sessions to end (8 s), within the 30 s compose.yaml
@@ -130,6 +133,13 @@ type Options struct {
 	// DiskCheckEvery is how often the chats with a live server are
 	// measured (DefaultDiskCheckEvery when 0; see diskwatch.go).
 	DiskCheckEvery time.Duration
+	// DefaultZone is the time zone of a chat that set none with /tz (TZ);
+	// "": UTC.
+	DefaultZone string
+	// MaxTokensPerRun caps what one scheduled run may spend, its model
+	// requests' input and output tokens (SCHEDULE_MAX_TOKENS_PER_RUN;
+	// DefaultMaxTokensPerRun when 0).
+	MaxTokensPerRun int
 }
 
 // Manager maps places (chats, forum topics) to sessions. Each session has
@@ -163,6 +173,12 @@ type Manager struct {
 	catalogMu sync.Mutex
 	catalog   *toolCatalog
 	seed      maphash.Seed
+
+	// sched makes and lists the chats' scheduled tasks (SetScheduler,
+	// before the first message); nil: no schedule tool. ownZones is the
+	// zone cache without one.
+	sched    Scheduler
+	ownZones schedule.Zones
 
 	// wrapTranscript, when set (by a test, before the first message),
 	// wraps every transcript file the sessions write: a full disk.
@@ -213,6 +229,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.DiskBudget <= 0 {
 		o.DiskBudget = DefaultDiskBudget
+	}
+	if o.MaxTokensPerRun <= 0 {
+		o.MaxTokensPerRun = DefaultMaxTokensPerRun
 	}
 	if o.DiskCheckEvery <= 0 {
 		o.DiskCheckEvery = DefaultDiskCheckEvery

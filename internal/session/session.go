@@ -15,6 +15,7 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/disk"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
+	"github.com/volcanicbot/volcanicbot/internal/schedule"
 )
 
 type inputKind int
@@ -24,15 +25,17 @@ const (
 	inputReset
 	inputResume // tell the chat its turn was cut off by a restart
 	inputOpen   // read the conversation (openFirst); it goes first in the queue
+	inputRun    // a scheduled run (scheduled.go)
 )
 
 type input struct {
 	kind  inputKind
 	text  string
-	files []Attachment // inputMessage: files sent with the text
-	taken func()       // inputMessage: Message.Taken, or nil
-	from  int64        // inputMessage: who sent it
-	done  chan error   // inputReset, inputOpen: the outcome
+	files []Attachment  // inputMessage: files sent with the text
+	taken func()        // inputMessage: Message.Taken, or nil
+	from  int64         // inputMessage: who sent it
+	done  chan error    // inputReset, inputOpen: the outcome
+	run   *scheduledRun // inputRun
 }
 
 // take calls in.taken at most once.
@@ -80,6 +83,9 @@ type session struct {
 	history []llm.Message
 	summary agent.Summary // the head of the requests: summary.go
 	tr      *transcript
+	// parked is the conversation while a scheduled run has history
+	// (scheduled.go): its images stay pinned.
+	parked []llm.Message
 
 	tools *toolset          // the last one offered, to tell what vanished
 	gone  map[string]string // tools offered before that vanished: see toolset.gone
@@ -313,6 +319,9 @@ func (s *session) drain(err error) {
 		if in.done != nil {
 			in.done <- err
 		}
+		if in.run != nil {
+			in.run.end(schedule.Result{}, err)
+		}
 	}
 }
 
@@ -359,6 +368,11 @@ func (s *session) handleSafely(in input) {
 		if in.done != nil {
 			in.done <- errors.New("the session failed (a panic, logged)")
 		}
+		if in.run != nil {
+			s.parked = nil
+			in.run.end(schedule.Result{}, errors.New("the run failed (a panic, logged)"))
+			return // nobody waits in the chat: the scheduler tells it
+		}
 		if s.m.ctx.Err() == nil {
 			s.reply(s.m.ctx, panicReply)
 		}
@@ -394,6 +408,8 @@ func (s *session) handle(in *input) {
 		s.resume()
 	case inputOpen:
 		in.done <- s.open()
+	case inputRun:
+		s.runScheduled(in)
 	}
 }
 

@@ -185,6 +185,9 @@ func (t *transcript) append(m *llm.Message) error {
 			return err
 		}
 	}
+	if t.j == nil { // a scheduled run's: kept in memory only
+		return nil
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("transcript: %w", err)

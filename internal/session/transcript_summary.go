@@ -24,6 +24,10 @@ type transcriptLine struct {
 
 // appendSummary stores sum as a summary record, synced.
 func (t *transcript) appendSummary(sum agent.Summary) error {
+	if t.j == nil { // a scheduled run's: kept in memory only
+		t.summary = sum
+		return nil
+	}
 	b, err := json.Marshal(struct {
 		Summary agent.Summary `json:"summary"`
 	}{sum})

@@ -30,6 +30,9 @@ func (s *session) agent(ctx context.Context, in *input, activity Activity) error
 			return err
 		}
 	}
+	if t.sched != nil {
+		return &runStoppedError{why: fmt.Sprintf("it stopped after %d steps without finishing", s.m.o.MaxSteps)}
+	}
 	s.reply(s.m.ctx, fmt.Sprintf("I stopped after %d steps without finishing. Say \"continue\" to let me go on, or /new to start over.", s.m.o.MaxSteps))
 	return nil
 }
@@ -57,6 +60,9 @@ type turn struct {
 	streamer StreamingActivity
 	// unsummarised: a summary failed in this turn (summary.go)
 	unsummarised bool
+	// sched is the scheduled run the turn is (scheduled.go); nil: a
+	// user's message.
+	sched *scheduledRun
 }
 
 // newTurn opens a turn on in: the user's message goes into the
@@ -70,7 +76,7 @@ func (s *session) newTurn(ctx context.Context, in *input) (*turn, error) {
 		return nil, err
 	}
 	in.take()
-	t := &turn{s: s, in: in, current: len(s.history) - 1}
+	t := &turn{s: s, in: in, current: len(s.history) - 1, sched: in.run}
 	if t.mcp, err = s.mcpSession(); err != nil {
 		return nil, err
 	}
@@ -97,10 +103,13 @@ func (t *turn) start(ctx context.Context, activity Activity) {
 	t.model = s.model()
 	t.runner = &toolRunner{tools: t.registry(), redact: m.o.Redactor.Redact, activity: activity,
 		approve: func(ctx context.Context, g chat.Guarded, name string, args json.RawMessage) (bool, string) {
+			if t.sched != nil {
+				return s.approveUnattended(g.Guard(), name)
+			}
 			return s.approve(ctx, g.Guard(), name, args, t.in.from)
 		}}
 	t.streamer, _ = activity.(StreamingActivity)
-	if m.o.NoStream {
+	if m.o.NoStream || t.sched != nil {
 		t.streamer = nil
 	}
 }
@@ -109,11 +118,18 @@ func (t *turn) start(ctx context.Context, activity Activity) {
 // memory as it is now.
 func (t *turn) prompt() string {
 	m := t.s.m
-	return buildSystemPrompt(m.o.SystemPrompt, m.sections, t.tools.active, t.tools.section, t.s.memoryPrompt(), m.o.Now())
+	system := buildSystemPrompt(m.o.SystemPrompt, m.sections, t.tools.active, t.tools.section, t.s.memoryPrompt(), m.o.Now())
+	if t.sched != nil {
+		system += "\n\n" + t.sched.note(m.zones())
+	}
+	return system
 }
 
 // registry binds the tools offered now to the chat's MCP session.
 func (t *turn) registry() *registry {
+	if t.sched != nil {
+		return newRegistry(t.tools, t.mcp, t.s.unattendedBuiltins())
+	}
 	return newRegistry(t.tools, t.mcp, t.s.builtins())
 }
 
@@ -136,6 +152,10 @@ func (t *turn) step(ctx context.Context, step int) (done bool, err error) {
 		return true, err
 	}
 	if len(resp.ToolCalls) == 0 {
+		if t.sched != nil { // the scheduler delivers it
+			t.sched.answer = text
+			return true, nil
+		}
 		if text == "" {
 			text = emptyAnswer
 		}
@@ -187,6 +207,9 @@ func (t *turn) request(ctx context.Context, step int) (req llm.Request, spent fu
 	}
 	req = llm.Request{Model: t.model, System: t.system, Messages: agent.MergeAdjacent(agent.RepairToolCalls(msgs)),
 		Tools: specs, StableTools: len(t.tools.stable)}
+	if t.sched != nil {
+		return t.sched.reserve(ctx, t, req)
+	}
 	spent, notice, err := m.reserve(ctx, s.id, t.in.from, req)
 	if err != nil {
 		return llm.Request{}, nil, err
