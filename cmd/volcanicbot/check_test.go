@@ -277,7 +277,7 @@ func TestCheckShowsToolSearch(t *testing.T) {
 		regexp.MustCompile(`LOADED`),
 		regexp.MustCompile(`(?m)^fake +ok +16 +\d+ +1 \(~\d+\), 15 deferred `),
 		regexp.MustCompile(`(?m)^many +ok +60 +\d+ +all `),
-		regexp.MustCompile(`tool search \(LLM_TOOL_SEARCH=on\): on; 15 tools deferred`),
+		regexp.MustCompile(`tool search \(LLM_TOOL_SEARCH=on\): on; 17 tools deferred`),
 		regexp.MustCompile(`warning: server "fake": alwaysLoad names nope, which the server does not offer`),
 	} {
 		if !want.MatchString(out.String()) {
