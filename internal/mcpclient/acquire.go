@@ -22,7 +22,19 @@ func (e *errEnded) Error() string { return e.msg }
 // caller in flight. A process that ended on its own since the last call is
 // reported once (errEnded) before a new one starts.
 func (c *connection) acquire(ctx context.Context) (srv *liveServer, err error) {
-	return c.acquireFor(ctx, false)
+	srv, _, err = c.acquireFor(ctx, false)
+	return srv, err
+}
+
+// acquireAt is acquire for a caller that read the clock at start. ready is
+// when the server was handed over: start itself when it was running (the
+// fast path reads no clock), the time after a start or a wait otherwise.
+func (c *connection) acquireAt(ctx context.Context, start time.Time) (srv *liveServer, ready time.Time, err error) {
+	srv, running, err := c.acquireFor(ctx, false)
+	if running {
+		return srv, start, err
+	}
+	return srv, time.Now(), err
 }
 
 // errNoPrewarm is a prewarm that did not start the process: no slot was
@@ -41,7 +53,7 @@ func (c *connection) prewarm() {
 		return
 	}
 	c.goLocked(func() {
-		if srv, err := c.acquireFor(context.Background(), true); err == nil {
+		if srv, _, err := c.acquireFor(context.Background(), true); err == nil {
 			c.releaseAs(srv, false)
 		}
 	})
@@ -61,8 +73,9 @@ func (c *connection) warm(ctx context.Context, srv *liveServer) {
 	c.deps.sp.logger.Debug("MCP server prewarmed", attrs...)
 }
 
-// acquireFor is acquire, or with prewarm the start of prewarm.
-func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveServer, err error) {
+// acquireFor is acquire, or with prewarm the start of prewarm. running
+// says that the server was running and taken at once (acquireRunning).
+func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveServer, running bool, err error) {
 	c.use.enter()
 	defer func() {
 		if err != nil {
@@ -70,9 +83,16 @@ func (c *connection) acquireFor(ctx context.Context, prewarm bool) (srv *liveSer
 		}
 	}()
 	if srv, err = c.acquireRunning(); srv != nil || err != nil {
-		return srv, err
+		return srv, srv != nil, err
 	}
+	srv, err = c.acquireGated(ctx, prewarm)
+	return srv, false, err
+}
 
+// acquireGated is acquireFor's way when the server was not running: under
+// the gate, the one someone else started meanwhile, the end of the last one
+// reported, or a new one started.
+func (c *connection) acquireGated(ctx context.Context, prewarm bool) (*liveServer, error) {
 	select {
 	case c.gate <- struct{}{}:
 	case <-ctx.Done():

@@ -12,8 +12,13 @@ import (
 
 // call runs one tool call. Failures of the server become error results; only
 // the caller's own cancellation (and ErrClosed) is returned as an error.
+//
+// A call reads the clock twice: at its start (the call timeout counts from
+// there when the server was running, from its start or the wait for it
+// otherwise) and in release (the end, for the idle timer and the observer).
 func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) (res Result, err error) {
 	start := time.Now()
+	var end time.Time // release's
 	defer func() {
 		// Every call is counted: one the caller gave up on (/stop, the
 		// turn's end, the bot's shutdown) as cancelled.
@@ -24,20 +29,23 @@ func (c *connection) call(ctx context.Context, tool Tool, args json.RawMessage) 
 		case res.IsError:
 			outcome = CallError
 		}
-		c.deps.observer.CallDone(c.cfg.Name, time.Since(start), outcome)
+		if end.IsZero() { // no server: release did not run
+			end = time.Now()
+		}
+		c.deps.observer.CallDone(c.cfg.Name, end.Sub(start), outcome)
 	}()
-	srv, err := c.acquire(ctx)
+	srv, ready, err := c.acquireAt(ctx, start)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 			return Result{}, err
 		}
 		return ErrorResult(c.cfg.Name, tool.Name, err.Error()), nil
 	}
-	defer c.release(srv)
+	defer func() { end = c.release(srv) }()
 
 	var deadline time.Time
 	if c.cfg.CallTimeout > 0 {
-		deadline = time.Now().Add(c.cfg.CallTimeout)
+		deadline = ready.Add(c.cfg.CallTimeout)
 	}
 	var contexts int32
 	if c.cfg.State != nil {

@@ -6,12 +6,13 @@ import (
 )
 
 // release ends a call: the idle timer starts when nothing is in flight, and
-// the ceiling's first waiter may take this process's slot.
-func (c *connection) release(srv *liveServer) { c.releaseAs(srv, true) }
+// the ceiling's first waiter may take this process's slot. It returns when
+// the call ended (the clock read for the idle timer).
+func (c *connection) release(srv *liveServer) (now time.Time) { return c.releaseAs(srv, true) }
 
 // releaseAs is release; called says a call ran (a prewarm's did not).
-func (c *connection) releaseAs(srv *liveServer, called bool) {
-	now := time.Now()
+func (c *connection) releaseAs(srv *liveServer, called bool) (now time.Time) {
+	now = time.Now()
 	c.usedInTurn(now)
 	if c.use.leave(now) {
 		if lim := c.deps.limiters[c.cfg.Name]; lim != nil {
@@ -30,6 +31,7 @@ func (c *connection) releaseAs(srv *liveServer, called bool) {
 	if c.inflight == 0 && c.srv == srv && c.cfg.IdleTimeout > 0 {
 		c.idle.arm(now, c.cfg.IdleTimeout, c.idleStop)
 	}
+	return now
 }
 
 // idleStop stops the process if no call has come for IdleTimeout (the

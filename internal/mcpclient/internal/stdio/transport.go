@@ -39,6 +39,9 @@ import (
 // The hot path allocates only the copy of the result: requests are encoded
 // into a buffer the transport keeps, waiters are reused, and the call
 // timeout is the read deadline of stdout rather than a context of its own.
+// On Linux stdin and stdout are written and read with raw system calls
+// (rawio_linux.go): os.File's tell the runtime of every read and write,
+// and that woke the runtime's monitor thread about every other call.
 //
 // The MCP client uses RoundTrip and Notify directly; the transport.Interface methods
 // adapt the same machinery for mcp-go's client.
@@ -46,6 +49,7 @@ type Transport struct {
 	stdin  *os.File
 	stdout *os.File
 	r      *bufio.Reader
+	in     io.Writer // stdin, written with raw system calls on Linux (rawio_linux.go)
 	logger *slog.Logger
 	redact func(string) string
 	max    int // the largest message read, in bytes
@@ -152,7 +156,8 @@ func newTransport(stdin, stdout *os.File, logger *slog.Logger, redact func(strin
 		cancelHandlers: cancel,
 		stdin:          stdin,
 		stdout:         stdout,
-		r:              bufio.NewReaderSize(stdout, 64<<10),
+		r:              bufio.NewReaderSize(newRawPipe(stdout), 64<<10),
+		in:             newRawPipe(stdin),
 		logger:         logger,
 		redact:         redact,
 		max:            max,

@@ -62,7 +62,7 @@ func (t *Transport) writeLocked(ctx context.Context, b []byte, w *waiter, deadli
 	var err error
 	for ctx.Err() == nil { // a cancellation before the phase was set woke nobody
 		var n int
-		n, err = t.stdin.Write(b[written:])
+		n, err = t.in.Write(b[written:])
 		written += n
 		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() != nil ||
 			(!deadline.IsZero() && !time.Now().Before(deadline)) {
