@@ -112,6 +112,16 @@ func TestE2EScheduledJob(t *testing.T) {
 			t.Errorf("volcanicbot jobs lacks %q:\n%s", want, out)
 		}
 	}
+	// The user answers the task's message: the model sees what was sent.
+	asked := len(d.model.Requests())
+	d.tg.TopicMessage(alice, alice, 5, "what did you just tell me?")
+	if err := d.tg.WaitUntil(func() bool { return len(d.model.Requests()) > asked }, 20*time.Second); err != nil {
+		t.Fatal("the follow-up never reached the model")
+	}
+	if system := wireSystem(d.model.Requests()[asked]); !strings.Contains(system, "## Sent by scheduled tasks") ||
+		!strings.Contains(system, "task j1 (say hello):\nHello from the scheduled run") {
+		t.Errorf("the follow-up's system prompt lacks the answer sent:\n%s", system)
+	}
 }
 
 // jobsOutput is what `volcanicbot jobs` prints beside the running daemon.

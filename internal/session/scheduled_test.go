@@ -264,3 +264,65 @@ func TestScheduledRunAsksNobody(t *testing.T) {
 		})
 	}
 }
+
+// fakeScheduler lists views; it makes and cancels nothing.
+type fakeScheduler struct {
+	views []schedule.JobView
+	zones schedule.Zones
+}
+
+func (f *fakeScheduler) Create(schedule.Place, int64, schedule.Request) (schedule.Job, error) {
+	return schedule.Job{}, errors.New("not here")
+}
+func (f *fakeScheduler) Cancel(schedule.Place, string) (schedule.Job, error) {
+	return schedule.Job{}, errors.New("not here")
+}
+func (f *fakeScheduler) List(schedule.Place) []schedule.JobView { return f.views }
+func (f *fakeScheduler) Zones() *schedule.Zones                 { return &f.zones }
+
+// The answers a chat's tasks sent within a day are in its own turns'
+// system prompt, the latest first, at most three, redacted and cut; one
+// not delivered, or sent long ago, is not; a scheduled run has its own
+// note instead.
+func TestSentByTasksInThePrompt(t *testing.T) {
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	view := func(id, task, answer string, state schedule.DeliveryState, ago time.Duration) schedule.JobView {
+		return schedule.JobView{Job: schedule.Job{ID: id, Task: task, LastAnswer: answer},
+			Delivery: &schedule.Delivery{State: state, Created: now.Add(-ago - time.Second), Updated: now.Add(-ago)}}
+	}
+	sched := &fakeScheduler{views: []schedule.JobView{
+		view("j1", "top 5 of Hacker News", "1. Go 1.27 released\n2. sk-sentsecret-0123456789abcdef", schedule.Delivered, time.Hour),
+		view("j2", "weather", "Sunny, 21°C", schedule.Delivered, 10*time.Minute),
+		view("j3", "stock of the red bike", "back in stock", schedule.Pending, time.Minute),
+		view("j4", "old digest", "from yesterday", schedule.Delivered, 25*time.Hour),
+		view("j5", "long", strings.Repeat("é", 2000), schedule.Delivered, 2*time.Hour),
+		view("j6", "oldest of four", "fourth", schedule.Delivered, 3*time.Hour),
+	}}
+	e := newEnv(t, func(_ context.Context, req llm.Request) (llm.Response, error) {
+		return llm.Response{Text: "ok"}, nil
+	}, envOptions{now: func() time.Time { return now }, secrets: []string{"sk-sentsecret-0123456789abcdef"}})
+	e.manager.SetScheduler(sched)
+	place := chat.In(7)
+	e.deliver(place, "tell me more about the first")
+	e.chat.waitTexts(t, place, 1)
+	system := e.model.Requests()[0].System
+	i2, i1, i5 := strings.Index(system, "task j2 (weather)"), strings.Index(system, "task j1 (top 5"), strings.Index(system, "task j5 (long), its start")
+	if !strings.Contains(system, "## Sent by scheduled tasks") || i2 < 0 || i1 < i2 || i5 < i1 {
+		t.Errorf("want j2, j1, j5 in that order:\n%s", system)
+	}
+	for _, not := range []string{"j3", "j4", "j6", "sk-sentsecret"} {
+		if strings.Contains(system, not) {
+			t.Errorf("the prompt has %q:\n%s", not, system)
+		}
+	}
+	if !strings.Contains(system, "1. Go 1.27 released") || strings.Count(system, "é") > sentAnswer/2 {
+		t.Errorf("answers not shown or not cut:\n%.3000s", system)
+	}
+	if _, err := runJob(t, e, scheduledJob(place, "weather", "")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := e.model.Requests()
+	if run := reqs[len(reqs)-1].System; strings.Contains(run, "## Sent by scheduled tasks") {
+		t.Errorf("a scheduled run got the section:\n%s", run)
+	}
+}

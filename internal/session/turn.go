@@ -121,6 +121,8 @@ func (t *turn) prompt() string {
 	system := buildSystemPrompt(m.o.SystemPrompt, m.sections, t.tools.active, t.tools.section, t.s.memoryPrompt(), m.o.Now())
 	if t.sched != nil {
 		system += "\n\n" + t.sched.note(m.zones())
+	} else if sent := m.sentByTasks(t.s.id, m.o.Now()); sent != "" {
+		system += "\n\n" + sent
 	}
 	return system
 }
