@@ -239,8 +239,8 @@ func deferredSection(deferred []chat.CatalogTool) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("## More tools\nThese tools are available but not in your tool list yet. Call " + ToolSearchName +
-		" with what you need (or with their names) to load them with their parameters, or call one by its name.\n")
+	b.WriteString("## More tools\nNot in your tool list yet: call " + ToolSearchName +
+		" with what you need (or their names) to load them with their parameters, or call one by its name.\n")
 	server := ""
 	for _, t := range deferred {
 		if t.Group() != server {
