@@ -36,8 +36,10 @@ func NewTranscriber(o Options) *Transcriber {
 //
 // The request's body is made once, at its exact size, and sent again as
 // it is on a retry: the SDK's own form would hold the audio in a buffer
-// grown by doubling, and a 19 MB voice note took the bot's peak memory
-// up by 100 MiB.
+// grown by doubling, and a 19 MB voice note took the bot's peak memory up
+// by 100 MiB. It is given as bytes, so that the SDK gives each try a
+// reader of its own (a *bytes.Reader it rewinds, while the HTTP transport
+// of the failed try may still hold it: a retry went out empty).
 func (t *Transcriber) Transcribe(ctx context.Context, name string, audio []byte) (string, error) {
 	if int64(len(audio)) > t.o.MaxBytes {
 		return "", &Error{User: fmt.Sprintf("The voice note is too long for me to transcribe (over %d MB).", t.o.MaxBytes>>20), Err: ErrTooBig}
@@ -51,7 +53,7 @@ func (t *Transcriber) Transcribe(ctx context.Context, name string, audio []byte)
 	res, err := t.svc.New(ctx, openai.AudioTranscriptionNewParams{
 		File:  openai.File(bytes.NewReader(nil), name, contentType(name)),
 		Model: t.o.Model,
-	}, option.WithRequestBody(form, bytes.NewReader(body)))
+	}, option.WithRequestBody(form, body)) // a []byte: every try reads it afresh
 	if err != nil {
 		return "", transcriptionFailed(ctx, err)
 	}
