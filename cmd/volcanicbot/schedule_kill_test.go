@@ -24,10 +24,7 @@ func TestE2EScheduledSIGKILLBetweenRunAndDelivery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	binary := filepath.Join(t.TempDir(), "volcanicbot")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	binary := buildBinary(t)
 	tg := newTelegram(t)
 	model := llmtest.NewOpenAI(t)
 	sched := &scheduler{answer: "Answer from before the kill"}
