@@ -17,6 +17,26 @@ const (
 	stoppedResult   = "cancelled: the user stopped this turn"
 )
 
+// mayRun is the approval rule of the call (by the model's name for the
+// tool, name) of a tool guarded by g, and whether the call may run without
+// asking: its server (gone from the settings: nothing to apply) lets it run
+// freely, or it was approved "always in this chat" before.
+func (s *session) mayRun(g chat.Guard, name string) (mcpconfig.Rule, bool) {
+	m := s.m
+	cfg, ok := m.o.MCP.Server(g.Server)
+	if !ok {
+		return mcpconfig.RunFreely, true
+	}
+	rule := cfg.ApprovalFor(g.Tool, name, g.Annotations.ReadOnly())
+	switch {
+	case rule == mcpconfig.RunFreely:
+		return rule, true
+	case rule == mcpconfig.AskFirst && m.grants.has(m.grantsPath(s.id), g.Server, g.Tool, m.logger):
+		return rule, true
+	}
+	return rule, false
+}
+
 // approve decides whether the call (by the model's name for the tool,
 // name) of a tool guarded by g, with args, may run under g's server's
 // approval rule: at once, after an "always in this chat" given before, or
@@ -24,15 +44,8 @@ const (
 // is the call's result for the model.
 func (s *session) approve(ctx context.Context, g chat.Guard, name string, args json.RawMessage, user int64) (bool, string) {
 	m := s.m
-	cfg, ok := m.o.MCP.Server(g.Server)
-	if !ok {
-		return true, ""
-	}
-	rule := cfg.ApprovalFor(g.Tool, name, g.Annotations.ReadOnly())
-	switch {
-	case rule == mcpconfig.RunFreely:
-		return true, ""
-	case rule == mcpconfig.AskFirst && m.grants.has(m.grantsPath(s.id), g.Server, g.Tool, m.logger):
+	rule, free := s.mayRun(g, name)
+	if free {
 		return true, ""
 	}
 	ap, ok := m.o.Chat.(Approver)

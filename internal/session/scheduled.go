@@ -10,7 +10,6 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/agent"
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/llm"
-	"github.com/volcanicbot/volcanicbot/internal/mcpconfig"
 	"github.com/volcanicbot/volcanicbot/internal/schedule"
 )
 
@@ -219,19 +218,10 @@ const unattendedApproval = "This call needs a user's approval, which a scheduled
 // its server's rule lets it run freely, or it was approved always in
 // this chat.
 func (s *session) approveUnattended(g chat.Guard, name string) (bool, string) {
-	m := s.m
-	cfg, ok := m.o.MCP.Server(g.Server)
-	if !ok {
+	if _, free := s.mayRun(g, name); free {
 		return true, ""
 	}
-	rule := cfg.ApprovalFor(g.Tool, name, g.Annotations.ReadOnly())
-	switch {
-	case rule == mcpconfig.RunFreely:
-		return true, ""
-	case rule == mcpconfig.AskFirst && m.grants.has(m.grantsPath(s.id), g.Server, g.Tool, m.logger):
-		return true, ""
-	}
-	m.logger.Info("a scheduled run's tool call needs approval: not run", "chat", s.id, "server", g.Server, "tool", g.Tool)
+	s.m.logger.Info("a scheduled run's tool call needs approval: not run", "chat", s.id, "server", g.Server, "tool", g.Tool)
 	return false, unattendedApproval
 }
 
