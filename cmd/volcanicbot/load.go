@@ -476,25 +476,34 @@ func (l *configLoader) systemPrompt(key, fileKey string) string {
 	return string(b)
 }
 
-// userIDs reads a list of positive Telegram user ids: a list in the file,
-// or a comma-separated string.
-func (l *configLoader) userIDs(key string) []int64 {
-	var items []string
+// list reads the items of a list: a list in the file, or a
+// comma-separated string (a number too, when number: one item). Anything
+// else is the error must (what it must be) and no items.
+func (l *configLoader) list(key, must string, number bool) []string {
 	switch v := l.v.Get(key).(type) {
 	case nil:
 		return nil
 	case string:
-		items = strings.Split(v, ",")
+		return strings.Split(v, ",")
 	case []any:
+		items := make([]string, 0, len(v))
 		for _, e := range v {
 			items = append(items, fmt.Sprint(e))
 		}
+		return items
 	case int, int64, uint64:
-		items = []string{fmt.Sprint(v)}
-	default:
-		l.errorf(key, "must be a list of user ids")
-		return nil
+		if number {
+			return []string{fmt.Sprint(v)}
+		}
 	}
+	l.errorf(key, "%s", must)
+	return nil
+}
+
+// userIDs reads a list of positive Telegram user ids: a list in the file,
+// or a comma-separated string.
+func (l *configLoader) userIDs(key string) []int64 {
+	items := l.list(key, "must be a list of user ids", true)
 	var ids []int64
 	for _, s := range items {
 		s = strings.TrimSpace(s)

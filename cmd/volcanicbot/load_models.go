@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -73,20 +72,7 @@ func (l *configLoader) models(c *LLMConfig) {
 // names reads a list of model names: a list in the file, or a
 // comma-separated string; each once.
 func (l *configLoader) names(key string) []string {
-	var items []string
-	switch v := l.v.Get(key).(type) {
-	case nil:
-		return nil
-	case string:
-		items = strings.Split(v, ",")
-	case []any:
-		for _, e := range v {
-			items = append(items, fmt.Sprint(e))
-		}
-	default:
-		l.errorf(key, "must be a list of model names")
-		return nil
-	}
+	items := l.list(key, "must be a list of model names", false)
 	var out []string
 	for _, s := range items {
 		s = strings.TrimSpace(s)

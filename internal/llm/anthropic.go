@@ -85,13 +85,7 @@ func NewAnthropic(o AnthropicOptions) *Anthropic {
 	if o.CountTokens == nil {
 		o.CountTokens = new(Tokenizer).Count
 	}
-	retries := o.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
+	retries := retryCount(o.MaxRetries)
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
 		option.WithoutOpenTelemetry(),

@@ -31,6 +31,18 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 // connection errors when the options leave MaxRetries at 0.
 const DefaultMaxRetries = 3
 
+// retryCount is how often a call is retried for an option's MaxRetries: 0
+// means DefaultMaxRetries, a negative value none.
+func retryCount(n int) int {
+	switch {
+	case n == 0:
+		return DefaultMaxRetries
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
 // OpenAIOptions configures NewOpenAI. The zero value of each field is its
 // default.
 type OpenAIOptions struct {
@@ -85,13 +97,7 @@ func NewOpenAI(o OpenAIOptions) *OpenAI {
 	if o.CountTokens == nil {
 		o.CountTokens = new(Tokenizer).Count
 	}
-	retries := o.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
+	retries := retryCount(o.MaxRetries)
 	opts := []option.RequestOption{
 		option.WithBaseURL(o.BaseURL),
 		option.WithMaxRetries(retries),
