@@ -165,18 +165,7 @@ func (b *Bot) revokePressed(ctx context.Context, place chat.Place, msgID int, cq
 	}
 	text, kb := grantsMessage(list)
 	text = b.scrub(text)
-	err = b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, place.Chat, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
-		_, err := b.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: place.Chat, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
-		})
-		if notModified(err) { // the list was as it is now already
-			return nil
-		}
-		return err
-	}))
-	if err != nil {
-		b.log.Warn("/approvals: the list is not updated", "chat", place, "err", errText(b.scrub, err))
-	}
+	b.editList(ctx, place, msgID, "/approvals", text, kb)
 }
 
 // answerPress answers a button press (answerCallbackQuery), queued on the

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"strings"
 
-	tgbot "github.com/go-telegram/bot"
-
 	"github.com/volcanicbot/volcanicbot/internal/chat"
 	"github.com/volcanicbot/volcanicbot/internal/schedule"
-	"github.com/volcanicbot/volcanicbot/internal/telegram"
 )
 
 // jobsPressed settles a press of a /jobs button (onListPress has refused
@@ -28,18 +25,7 @@ func (b *Bot) jobsPressed(ctx context.Context, place chat.Place, msgID int, cqID
 		return
 	}
 	text, kb := b.jobsMessage(place, action == "a")
-	err := b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, place.Chat, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
-		_, err := b.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: place.Chat, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
-		})
-		if notModified(err) {
-			return nil
-		}
-		return err
-	}))
-	if err != nil {
-		b.log.Warn("/jobs: the list is not updated", "chat", place, "err", errText(b.scrub, err))
-	}
+	b.editList(ctx, place, msgID, "/jobs", text, kb)
 }
 
 // jobAction does action (c cancel, r run now, u resume, a cancel any) on

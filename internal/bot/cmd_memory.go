@@ -152,16 +152,5 @@ func (b *Bot) memoryPressed(ctx context.Context, place chat.Place, msgID int, cq
 		return
 	}
 	text, kb := memoryMessage(list, b.scrub)
-	err = b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, place.Chat, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
-		_, err := b.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
-			ChatID: place.Chat, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
-		})
-		if notModified(err) { // the list was as it is now already
-			return nil
-		}
-		return err
-	}))
-	if err != nil {
-		b.log.Warn("/memory: the list is not updated", "chat", place, "err", errText(b.scrub, err))
-	}
+	b.editList(ctx, place, msgID, "/memory", text, kb)
 }

@@ -162,11 +162,12 @@ func (b *Bot) modelPressed(ctx context.Context, place chat.Place, msgID int, cqI
 		return
 	}
 	text, kb := modelMessage(c)
-	b.editList(ctx, place, msgID, b.scrub(text), kb)
+	b.editList(ctx, place, msgID, "/model", b.scrub(text), kb)
 }
 
-// editList replaces the text and buttons of the bot's message msgID.
-func (b *Bot) editList(ctx context.Context, place chat.Place, msgID int, text string, kb models.ReplyMarkup) {
+// editList replaces the text and buttons of the bot's message msgID, the
+// list of command (for the log).
+func (b *Bot) editList(ctx context.Context, place chat.Place, msgID int, command, text string, kb models.ReplyMarkup) {
 	err := b.tg.Wait(ctx, "editMessageText", b.tg.Submit(ctx, place.Chat, "editMessageText", telegram.Paced, "", func(ctx context.Context) error {
 		_, err := b.tg.API().EditMessageText(ctx, &tgbot.EditMessageTextParams{
 			ChatID: place.Chat, MessageID: msgID, Text: text, LinkPreviewOptions: noPreview, ReplyMarkup: kb,
@@ -177,6 +178,6 @@ func (b *Bot) editList(ctx context.Context, place chat.Place, msgID int, text st
 		return err
 	}))
 	if err != nil {
-		b.log.Warn("a list is not updated", "chat", place, "err", errText(b.scrub, err))
+		b.log.Warn(command+": the list is not updated", "chat", place, "err", errText(b.scrub, err))
 	}
 }
