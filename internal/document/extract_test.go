@@ -3,8 +3,10 @@ package document
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -262,5 +264,38 @@ func TestRunnerParallel(t *testing.T) {
 	}
 	if d := time.Since(start); d < 2*time.Second {
 		t.Errorf("two one-second extractions with one slot took %v", d)
+	}
+}
+
+// A child whose parent is gone (killed, crashed: nobody kills the child
+// at its deadline) ends itself soon after its own deadline, even in a
+// parser that loops for ever. (An orphan of a killed fuzz worker ran for
+// 26 minutes before.)
+func TestChildEndsItself(t *testing.T) {
+	req, err := json.Marshal(request{Kind: KindPDF, Limits: Limits{TmpDir: t.TempDir()}, Timeout: "1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], string(req))
+	cmd.Env = []string{serveEnv + "=1"}
+	cmd.Stdin = tempFile(t, documenttest.PDFContent([]byte("BT (a) Tj ET <e")))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute): // far past 1 s + childGrace: it would loop for ever
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the child still runs a minute later")
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(stderr.String(), "deadline") {
+		t.Errorf("child ended with %v after %v: %s", err, time.Since(start), stderr.String())
 	}
 }

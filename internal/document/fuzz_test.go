@@ -84,6 +84,18 @@ func FuzzExtractPDFContent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, content []byte) { checkExtract(t, documenttest.PDFContent(content), KindPDF) })
 }
 
+// FuzzExtractPDFToUnicode fuzzes the ToUnicode map reader and the codes
+// shown with it, in a valid file.
+func FuzzExtractPDFToUnicode(f *testing.F) {
+	f.Add([]byte(identityCMap), []byte("<03A603AC> Tj [<0061> -250 <0062>] TJ"))
+	f.Add([]byte(mixedCMap), []byte("<000100020003001000200021009900> Tj"))
+	f.Add([]byte("1 begincodespacerange <00> <80> endcodespacerange 1 beginbfrange <20> <7e> [(a) <0062>] endbfrange"), []byte("(abc\\201) Tj"))
+	f.Fuzz(func(t *testing.T, cmap, shown []byte) {
+		content := "BT /F1 12 Tf " + string(shown) + " ET"
+		checkExtract(t, documenttest.PDFToUnicode(string(cmap), content), KindPDF)
+	})
+}
+
 // The zip containers are fuzzed through their XML: mutated zip bytes
 // mostly fail the checksum, so the fuzzer's input is the main part, put
 // into an otherwise valid container.

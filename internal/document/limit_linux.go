@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,6 +39,13 @@ func limitMemory(extra int64) error {
 	}
 	limit := uint64(size + extra)
 	return unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: limit, Max: limit})
+}
+
+// limitCPU ends this process once it has used d of processor time
+// (SIGXCPU at the soft limit, SIGKILL a second later).
+func limitCPU(d time.Duration) error {
+	secs := uint64(max(d.Round(time.Second)/time.Second, 1))
+	return unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: secs, Max: secs + 1})
 }
 
 // peakOf is the finished child's peak resident memory, for the

@@ -5,6 +5,7 @@ package document
 import (
 	"os/exec"
 	"runtime/debug"
+	"time"
 )
 
 // limitMemory tells the garbage collector bytes; only Linux has a hard
@@ -13,6 +14,9 @@ func limitMemory(bytes int64) error {
 	debug.SetMemoryLimit(bytes / 2)
 	return nil
 }
+
+// limitCPU does nothing here: the child's own timer ends it.
+func limitCPU(time.Duration) error { return nil }
 
 // peakOf is unknown here (only Linux's resource usage is read).
 func peakOf(*exec.Cmd) string { return "unknown" }

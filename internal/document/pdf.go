@@ -29,7 +29,7 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, out *textWriter)
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		text, err := doc.Page(i).GetPlainText(nil)
+		text, err := pageText(doc.Page(i))
 		if err != nil {
 			return res, fmt.Errorf("page %d: %v: %w", i, err, ErrDamaged)
 		}

@@ -195,6 +195,18 @@ func Serve(args []string, stdin *os.File, stdout io.Writer) int {
 	if err != nil || timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	// The parent kills the child at the deadline; should the parent be
+	// gone (killed, crashed), the child ends itself: a parser looping
+	// for ever never looks at ctx. The CPU limit backs that up.
+	selfKill := time.AfterFunc(timeout+childGrace, func() {
+		fmt.Fprintln(os.Stderr, "deadline: extraction still running")
+		os.Exit(3)
+	})
+	defer selfKill.Stop()
+	if err := limitCPU(2*timeout + childGrace); err != nil {
+		fmt.Fprintln(os.Stderr, "limit CPU:", err)
+		return 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var a answer
@@ -212,6 +224,10 @@ func Serve(args []string, stdin *os.File, stdout io.Writer) int {
 	}
 	return 0
 }
+
+// childGrace is how long past its deadline a child ends itself, when
+// its parent has not killed it.
+const childGrace = 2 * time.Second
 
 // capped keeps the first max bytes written and says whether more came.
 type capped struct {

@@ -233,9 +233,19 @@ func PDFContent(content []byte) []byte {
 		fmt.Sprintf("<< /Length %d >>", len(content)), content)
 }
 
+// PDFToUnicode is a one-page PDF showing content (uncompressed) in a
+// two-byte font F1 (Type0, Identity-H) whose ToUnicode map is cmap; a
+// second font F2 (Helvetica, WinAnsi) has no map.
+func PDFToUnicode(cmap, content string) []byte {
+	const fonts = "<< /Font << /F1 << /Type /Font /Subtype /Type0 /BaseFont /Test /Encoding /Identity-H /ToUnicode 5 0 R >> " +
+		"/F2 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >> >> >>"
+	return pdfOf(fonts, fmt.Sprintf("<< /Length %d >>", len(content)), []byte(content), []byte(cmap))
+}
+
 // pdfOf is a PDF of one page with resources, and a content stream of
-// dict and data, with a true cross-reference table.
-func pdfOf(resources, dict string, data []byte) []byte {
+// dict and data, then the streams more (5 0 R on), with a true
+// cross-reference table.
+func pdfOf(resources, dict string, data []byte, more ...[]byte) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n")
 	var offsets []int
@@ -253,6 +263,9 @@ func pdfOf(resources, dict string, data []byte) []byte {
 	obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>", nil)
 	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources "+resources+" /Contents 4 0 R >>", nil)
 	obj(dict, data)
+	for _, m := range more {
+		obj(fmt.Sprintf("<< /Length %d >>", len(m)), m)
+	}
 	xref := b.Len()
 	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
 	for _, o := range offsets {
