@@ -14,7 +14,9 @@
 // ceiling, a deadline, and nothing but the document's open file to read.
 //
 // Libraries: github.com/ledongthuc/pdf (the maintained text-extracting fork
-// of rsc.io/pdf: pure Go, fonts' ToUnicode maps, no cgo) for PDFs;
+// of rsc.io/pdf: pure Go, no cgo) parses PDFs and their content streams;
+// the text is decoded here (pdftext.go: its reading of ToUnicode maps
+// garbles every letter past U+00FF of the commonest map);
 // github.com/xuri/excelize/v2 (the standard Go spreadsheet library, with
 // zip and XML size limits and a streaming row reader) for spreadsheets;
 // golang.org/x/net/html for web pages and an e-book's chapters; DOCX and
