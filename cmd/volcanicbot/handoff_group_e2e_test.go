@@ -58,11 +58,42 @@ func TestBrowserHandoffGroup(t *testing.T) {
 		t.Fatalf("bob's initData: auth %d, frame %d; want 404 and 404", auth, frame)
 	}
 	d.press(alice, alice, msg, "🔄 New link")
-	var fresh telegramtest.Button
 	testkit.WaitFor(t, "the private message's new link", 30*time.Second, func() bool {
 		m, _ := d.tg.SentMessage(alice, msg.ID)
-		fresh = linkButton(m)
-		return fresh.URL != "" && fresh.URL != link.URL
+		b := linkButton(m)
+		return b.URL != "" && b.URL != link.URL
+	})
+
+	// Eve, an admin (TELEGRAM_ADMINS), takes over: New link in the group
+	// sends it to her private chat, and her Telegram data opens it; alice's
+	// private message is closed.
+	d.press(groupChat, eve, g, "🔄 New link")
+	var eveLink telegramtest.Button
+	testkit.WaitFor(t, "the link in the admin's private chat", 30*time.Second, func() bool {
+		for _, m := range d.tg.Sent(eve) {
+			eveLink = linkButton(m)
+		}
+		return eveLink.WebApp
+	})
+	if auth, frame := openAs(t, d, addr, eveLink.URL, eve); auth != http.StatusNoContent || frame != http.StatusOK {
+		t.Fatalf("the admin's initData: auth %d, frame %d; want 204 and 200", auth, frame)
+	}
+	testkit.WaitFor(t, "alice's private message closed", 30*time.Second, func() bool {
+		m, _ := d.tg.SentMessage(alice, msg.ID)
+		return m.Keyboard == nil && strings.Contains(m.Text, "This link was replaced by a new one.")
+	})
+
+	// Alice takes it back: New link in the group, to her private chat.
+	d.press(groupChat, alice, g, "🔄 New link")
+	var fresh telegramtest.Button
+	testkit.WaitFor(t, "alice's new private message", 30*time.Second, func() bool {
+		for _, m := range d.tg.Sent(alice) {
+			if m.ID != msg.ID && linkButton(m).WebApp {
+				fresh = linkButton(m)
+				return true
+			}
+		}
+		return false
 	})
 
 	p := liveviewtest.NewPhone(t, liveviewtest.Dial(t, phoneWS), fresh.URL+liveviewtest.MiniAppFragment(d.tg.Token(), alice, time.Now()))
@@ -89,6 +120,13 @@ func TestBrowserHandoffGroup(t *testing.T) {
 			}
 			return false
 		})
+	}
+	for _, chat := range []int64{alice, eve} {
+		for _, m := range d.tg.Sent(chat) {
+			if m.Keyboard != nil {
+				t.Errorf("chat %d's message %q keeps its buttons %v after the end", chat, m.Text, m.Keyboard)
+			}
+		}
 	}
 	d.stop()
 	groupGotNoLink(t, d.tg)
