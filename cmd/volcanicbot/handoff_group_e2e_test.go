@@ -19,18 +19,38 @@ import (
 // New link; she does, and the link comes to her private chat as a Mini App.
 // Bob, another member who got hold of the link, opens it with his own
 // Telegram data and gets nothing. Alice's New link (in her private chat)
-// replaces it; her phone opens it, taps and types through the view; she
-// presses Done in the group, and both messages close. No call to the group
-// ever carried the link or a Mini App button.
+// replaces it. Eve, an admin, presses New link in the group: the link goes
+// to her private chat and her Telegram data opens it. Alice presses New
+// link in the group: a new private message; her phone opens it, taps and
+// types through the view; she presses Done in the group, and every message
+// closes. No call to the group ever carried the link or a Mini App button.
+// Polling with PUBLIC_URL, and by webhook without it (the live view on the
+// webhook's origin).
 func TestBrowserHandoffGroup(t *testing.T) {
+	for _, webhook := range []bool{false, true} {
+		t.Run(map[bool]string{false: "polling", true: "webhook"}[webhook], func(t *testing.T) {
+			o := daemonOptions{webhook: webhook, webhookAddr: freeAddr(t),
+				extra: append(browserEnv(t), "HANDOFF_TIMEOUT_SECONDS=120", fmt.Sprintf("TELEGRAM_ADMINS=%d", eve))}
+			if !webhook {
+				o.extra = append(o.extra, "HTTP_ADDR="+o.webhookAddr, "PUBLIC_URL=http://"+o.webhookAddr)
+			}
+			tg := groupHandoffRun(t, o)
+			if got := tg.WebhookURL(); webhook != (got != "") {
+				t.Errorf("the webhook set: %q", got)
+			}
+		})
+	}
+}
+
+// groupHandoffRun is TestBrowserHandoffGroup in one mode.
+func groupHandoffRun(t *testing.T, o daemonOptions) *telegramtest.Fake {
 	site := liveviewtest.NewSite(t)
 	phoneWS := liveviewtest.StartChromium(t)
-	addr := freeAddr(t)
-	env := append(browserEnv(t), "HTTP_ADDR="+addr, "PUBLIC_URL=http://"+addr, "HANDOFF_TIMEOUT_SECONDS=120",
-		fmt.Sprintf("TELEGRAM_ADMINS=%d", eve))
 	tg := newTelegram(t)
 	tg.NotStarted(alice)
-	d := startDaemon(t, handOff, daemonOptions{extra: env, tg: tg})
+	o.tg = tg
+	addr := o.webhookAddr // HTTP_ADDR in either mode
+	d := startDaemon(t, handOff, o)
 
 	d.tg.Message(groupChat, alice, "@"+d.tg.Me().Username+" handoff "+site.URL)
 	site.WaitHit(t, "/")
@@ -131,6 +151,7 @@ func TestBrowserHandoffGroup(t *testing.T) {
 	d.stop()
 	groupGotNoLink(t, d.tg)
 	typedNowhere(t, d)
+	return tg
 }
 
 // waitGroupHandoff waits for the group's hand-off message to say text.
