@@ -73,7 +73,32 @@ func groupHandoffRun(t *testing.T, o daemonOptions) *telegramtest.Fake {
 		t.Errorf("the private message %q does not name the group", msg.Text)
 	}
 
-	// Bob opens the link with his own (valid) Telegram data: nothing.
+	fresh := othersAndAdmin(t, d, addr, g, msg, link)
+
+	p := liveviewtest.NewPhone(t, liveviewtest.Dial(t, phoneWS), fresh.URL+liveviewtest.MiniAppFragment(d.tg.Token(), alice, time.Now()))
+	tabWidth, _ := p.WaitFrame(60 * time.Second)
+	screen := p.Rect("screen")
+	scale := screen.W / tabWidth
+	p.Tap(screen.X+150*scale, screen.Y+220*scale) // the site's field
+	p.TapCenter("text")
+	p.Type(handoffTyped, true)
+	if got := site.WaitHit(t, "/typed"); got != handoffTyped {
+		t.Fatalf("the site got %q, want %q", got, handoffTyped)
+	}
+	d.press(groupChat, alice, g, "✅ Done")
+	groupHandoffDone(t, d)
+	d.stop()
+	groupGotNoLink(t, d.tg)
+	typedNowhere(t, d)
+	return tg
+}
+
+// othersAndAdmin: bob opens alice's link with his own Telegram data and
+// gets nothing; alice's New link in her private chat replaces it; eve, an
+// admin, takes over with New link in the group and opens it with hers;
+// alice takes it back with New link in the group. It gives alice's link.
+func othersAndAdmin(t *testing.T, d *daemon, addr string, g, msg telegramtest.Message, link telegramtest.Button) telegramtest.Button {
+	t.Helper()
 	if auth, frame := openAs(t, d, addr, link.URL, bob); auth != http.StatusNotFound || frame != http.StatusNotFound {
 		t.Fatalf("bob's initData: auth %d, frame %d; want 404 and 404", auth, frame)
 	}
@@ -115,18 +140,14 @@ func groupHandoffRun(t *testing.T, o daemonOptions) *telegramtest.Fake {
 		}
 		return false
 	})
+	return fresh
+}
 
-	p := liveviewtest.NewPhone(t, liveviewtest.Dial(t, phoneWS), fresh.URL+liveviewtest.MiniAppFragment(d.tg.Token(), alice, time.Now()))
-	tabWidth, _ := p.WaitFrame(60 * time.Second)
-	screen := p.Rect("screen")
-	scale := screen.W / tabWidth
-	p.Tap(screen.X+150*scale, screen.Y+220*scale) // the site's field
-	p.TapCenter("text")
-	p.Type(handoffTyped, true)
-	if got := site.WaitHit(t, "/typed"); got != handoffTyped {
-		t.Fatalf("the site got %q, want %q", got, handoffTyped)
-	}
-	d.press(groupChat, alice, g, "✅ Done")
+// groupHandoffDone checks the end: the model heard the user finished, the
+// group's and alice's messages say so, and no private message keeps a
+// button.
+func groupHandoffDone(t *testing.T, d *daemon) {
+	t.Helper()
 	d.waitText(groupChat, "handoff said: ")
 	if got := lastWithPrefix(d.texts(groupChat), "handoff said: "); !strings.Contains(got, "The user finished in the browser and pressed Done") {
 		t.Errorf("the model heard %q, want that the user finished", got)
@@ -148,10 +169,6 @@ func groupHandoffRun(t *testing.T, o daemonOptions) *telegramtest.Fake {
 			}
 		}
 	}
-	d.stop()
-	groupGotNoLink(t, d.tg)
-	typedNowhere(t, d)
-	return tg
 }
 
 // waitGroupHandoff waits for the group's hand-off message to say text.

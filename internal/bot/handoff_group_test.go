@@ -146,13 +146,39 @@ const (
 // pressed it (the turn's user, or an admin taking over); both messages
 // close with the outcome.
 func TestShowHandoffInAGroup(t *testing.T) {
-	aliceMention := `<a href="tg://user?id=1001">the person who asked</a>`
-	tests := []struct {
-		name  string
-		place chat.Place
-		setup func(f *telegramtest.Fake)
-		run   func(r *groupRig)
-	}{
+	for _, tt := range groupHandoffCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startBubbleBot(t, func(o *testOptions) { o.Admins = []int64{admin} })
+				if tt.setup != nil {
+					tt.setup(h.fake)
+					synctest.Wait() // a topic's message is taken first
+				}
+				tt.run(startGroupHandoff(t, h, tt.place, 5*time.Minute))
+				noLinkInGroup(t, h)
+			})
+		})
+	}
+}
+
+// groupHandoffCase is one of TestShowHandoffInAGroup's: what the fake
+// does first, and the steps.
+type groupHandoffCase struct {
+	name  string
+	place chat.Place
+	setup func(f *telegramtest.Fake)
+	run   func(r *groupRig)
+}
+
+const aliceMention = `<a href="tg://user?id=1001">the person who asked</a>`
+
+func groupHandoffCases() []groupHandoffCase {
+	return append(groupHandoffSent(), groupHandoffNotSent()...)
+}
+
+// groupHandoffSent are the cases whose link reaches the private chat.
+func groupHandoffSent() []groupHandoffCase {
+	return []groupHandoffCase{
 		{name: "sent privately, Done there", place: chat.In(group), setup: func(f *telegramtest.Fake) {
 			f.Message(group, bob, "hello") // not to the bot: it names the group
 		}, run: func(r *groupRig) {
@@ -191,6 +217,25 @@ func TestShowHandoffInAGroup(t *testing.T) {
 				r.t.Errorf("%d private messages; want the one, edited", n)
 			}
 		}},
+		{name: "a topic", place: chat.Place{Chat: group, Topic: 7}, setup: func(f *telegramtest.Fake) {
+			f.TopicMessage(group, bob, 7, "hello") // not to the bot: it only names the topic
+		}, run: func(r *groupRig) {
+			if g := r.groupMsg(); g.ThreadID != 7 {
+				r.t.Errorf("the group's message went to topic %d", g.ThreadID)
+			}
+			m := r.private(alice, nil)
+			if !strings.Contains(m.Text, "for the group <b>Supergroup -1001234567890</b>, topic <b>Topic 7</b>") {
+				r.t.Errorf("the private message %q does not name the topic", m.Text)
+			}
+			r.press(press{chat: group, user: alice, label: "✅ Done", answer: "✅ Done"}, r.groupMsg())
+			r.end(session.HandoffDone, map[int64]string{group: doneLine, alice: doneLine})
+		}},
+	}
+}
+
+// groupHandoffNotSent are the cases whose private send fails.
+func groupHandoffNotSent() []groupHandoffCase {
+	return []groupHandoffCase{
 		{name: "not started: the group says how; New link after /start", place: chat.In(group),
 			setup: func(f *telegramtest.Fake) { f.NotStarted(alice) }, run: func(r *groupRig) {
 				g := r.groupSays("I could not send the link to " + aliceMention + " in a private chat: they have not started one with me, or blocked me.")
@@ -230,31 +275,5 @@ func TestShowHandoffInAGroup(t *testing.T) {
 			r.groupSays("I could not send the link in a private chat (Telegram did not take it). Press New link to try again.")
 			r.end(session.HandoffTimeout, map[int64]string{group: "⌛ Nobody pressed Done within 5 minutes."})
 		}},
-		{name: "a topic", place: chat.Place{Chat: group, Topic: 7}, setup: func(f *telegramtest.Fake) {
-			f.TopicMessage(group, bob, 7, "hello") // not to the bot: it only names the topic
-		}, run: func(r *groupRig) {
-			if g := r.groupMsg(); g.ThreadID != 7 {
-				r.t.Errorf("the group's message went to topic %d", g.ThreadID)
-			}
-			m := r.private(alice, nil)
-			if !strings.Contains(m.Text, "for the group <b>Supergroup -1001234567890</b>, topic <b>Topic 7</b>") {
-				r.t.Errorf("the private message %q does not name the topic", m.Text)
-			}
-			r.press(press{chat: group, user: alice, label: "✅ Done", answer: "✅ Done"}, r.groupMsg())
-			r.end(session.HandoffDone, map[int64]string{group: doneLine, alice: doneLine})
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				h := startBubbleBot(t, func(o *testOptions) { o.Admins = []int64{admin} })
-				if tt.setup != nil {
-					tt.setup(h.fake)
-					synctest.Wait() // a topic's message is taken first
-				}
-				tt.run(startGroupHandoff(t, h, tt.place, 5*time.Minute))
-				noLinkInGroup(t, h)
-			})
-		})
 	}
 }
