@@ -55,6 +55,8 @@ type daemonOptions struct {
 	// webhook serves the bot on a local HTTP_ADDR and lets the fake post
 	// updates there instead of answering long polls.
 	webhook bool
+	// webhookAddr is the webhook's HTTP_ADDR; "": a free one.
+	webhookAddr string
 	// servers are more mcpServers entries for settings.json.
 	servers map[string]any
 	// fake are more fields of the fake server's entry.
@@ -135,7 +137,10 @@ func startDaemon(t testing.TB, reply modelReply, o daemonOptions) *daemon {
 		"LOG_LEVEL=debug",
 	}
 	if o.webhook {
-		addr := freeAddr(t)
+		addr := o.webhookAddr
+		if addr == "" {
+			addr = freeAddr(t)
+		}
 		environ = append(environ, "HTTP_ADDR="+addr, "TELEGRAM_WEBHOOK_URL=http://"+addr+"/telegram/hook",
 			"TELEGRAM_WEBHOOK_SECRET=e2e-webhook-secret_0123456789")
 	}

@@ -30,11 +30,11 @@ const handoffTyped = "otp 640213"
 // handOff is a scripted model: "handoff URL" navigates there, hands the
 // tab over, then answers with the hand-off's result.
 func handOff(req llmtest.Request) llmtest.Reply {
-	user := lastUserText(req)
-	url, ok := strings.CutPrefix(user, "handoff ")
-	if !ok {
+	_, rest, ok := strings.Cut(lastUserText(req), "handoff ") // in a group after the bot's mention
+	if !ok || len(strings.Fields(rest)) == 0 {
 		return llmtest.Text("?")
 	}
+	url := strings.Fields(rest)[0]
 	res, _ := toolResultText(req)
 	switch toolSteps(req) {
 	case 0:

@@ -98,7 +98,9 @@ func (h *handoffs) Begin(_ context.Context, req session.HandoffRequest) (session
 		return nil, errors.New("the chat's MCP session cannot reach its browser")
 	}
 	l, err := h.live.Begin(liveview.Handoff{Chat: req.Place.Chat, Topic: req.Place.Topic, User: req.UserID,
-		Group: req.Place.Chat < 0, MiniApp: req.MiniApp, Timeout: req.Timeout,
+		// Always a Mini App, whose page must prove its viewer: in a group
+		// too, whose link goes to a private chat (bot.showGroupHandoff).
+		Group: req.Place.Chat < 0, MiniApp: true, Timeout: req.Timeout,
 		Connect: func(ctx context.Context) (liveview.Target, error) { return h.connect(ctx, ms) }})
 	if err != nil {
 		return nil, err

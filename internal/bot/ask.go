@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,7 +191,11 @@ func (c *Chat) pose(ctx context.Context, place chat.Place, q Question, keep bool
 	})
 	if err != nil {
 		c.asks.close(p)
-		c.log.Error("question not delivered", "chat", place, "err", err.Error())
+		level := slog.LevelError
+		if unreachable(err) { // the user's business (a private chat never started, or blocked)
+			level = slog.LevelWarn
+		}
+		c.log.Log(ctx, level, "question not delivered", "chat", place, "err", err.Error())
 		return nil, err
 	}
 	c.asks.sent(p, m.ID)

@@ -137,6 +137,7 @@ func (b *Bot) start(ctx context.Context) error {
 		return err
 	}
 	b.me = me
+	b.chat.setUsername(me.Username)
 	switch {
 	case b.access.empty():
 		b.log.Warn("TELEGRAM_ALLOWED_USERS is empty: nobody can use the bot; every user gets their id to add")

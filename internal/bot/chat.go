@@ -27,8 +27,13 @@ type Chat struct {
 	forms *forms
 	// isAdmin says whether a user is one of the bot's admins.
 	isAdmin func(int64) bool
-	log     *slog.Logger
-	scrub   func(string) string
+	// username is the bot's (getMe), once Run learned it: links to a
+	// private chat with the bot (t.me/<username>).
+	username atomic.Pointer[string]
+	// names are the groups' and topics' titles seen (place_names.go).
+	names *placeNames
+	log   *slog.Logger
+	scrub func(string) string
 
 	typingEvery   time.Duration // the typing action lasts ~5 s
 	progressEvery time.Duration // at most one progress edit per this
@@ -70,7 +75,7 @@ func NewChat(o ChatOptions) *Chat {
 	admins := newAccess(nil, o.Admins)
 	return &Chat{
 		tg: o.Telegram, log: log.With("component", "bot"), scrub: o.Telegram.Scrub,
-		isAdmin: admins.isAdmin, asks: newQuestions(), forms: newForms(),
+		isAdmin: admins.isAdmin, asks: newQuestions(), forms: newForms(), names: newPlaceNames(),
 		typingEvery:   4 * time.Second,
 		progressEvery: time.Second,
 		doneTimeout:   10 * time.Second,
@@ -79,6 +84,17 @@ func NewChat(o ChatOptions) *Chat {
 		streamDrafts:  !o.NoDrafts,
 		speaker:       o.Speaker,
 	}
+}
+
+// setUsername keeps the bot's username (Run, after getMe).
+func (c *Chat) setUsername(name string) { c.username.Store(&name) }
+
+// botUsername is the bot's username, "" before Run learned it.
+func (c *Chat) botUsername() string {
+	if p := c.username.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 var noPreview = &models.LinkPreviewOptions{IsDisabled: tgbot.True()}

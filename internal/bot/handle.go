@@ -35,6 +35,7 @@ const replyTimeout = 30 * time.Second
 // caller does. replayed: the message was kept from the last run, and a
 // command is not run again.
 func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64, replayed bool) (kept bool) {
+	b.chat.names.note(m) // before the topic's root is taken off: it names the topic
 	m = withoutTopicRoot(m)
 	r := routeMessage(m, b.me)
 	if r.kind == routeIgnore && m.MediaGroupID != "" && b.albums.has(placeOf(m), m.MediaGroupID) {

@@ -13,12 +13,12 @@ import (
 )
 
 // The browser hand-off (session's browser_handoff): a message with the
-// model's reason, a button that opens the live view of the chat's tab — a
-// Mini App (web_app) in a private chat, a link elsewhere, where Telegram
-// allows no Mini App buttons —, Done, and New link (which voids the old
-// link and any page it opened). Done and New link follow the approvals'
-// rules: in a private chat its user, in a group the user whose message
-// started the turn or an admin; the others get an alert.
+// model's reason, a button that opens the live view of the chat's tab as a
+// Mini App (web_app), Done, and New link (which voids the old link and any
+// page it opened). In a group the link never goes to the group: it goes to
+// a private chat with the bot (handoff_group.go). Done and New link follow
+// the approvals' rules: in a private chat its user, in a group the user
+// whose message started the turn or an admin; the others get an alert.
 
 // The choices of a hand-off message.
 const (
@@ -33,10 +33,10 @@ const handoffRefusal = "This is for the person who asked me, or an admin."
 // ShowHandoff shows a hand-off and waits for its end (session.HandoffChat):
 // Done pressed here or in the view, the timeout, or ctx's end (/stop).
 func (c *Chat) ShowHandoff(ctx context.Context, place chat.Place, p session.HandoffPrompt) (session.HandoffOutcome, error) {
-	q := Question{Text: handoffText(p), HTML: true, Buttons: handoffButtons(p, p.Live.URL()), Refusal: handoffRefusal}
-	if place.Chat < 0 { // a group: not everyone in it may press
-		q.MayAnswer = func(user int64) bool { return user == p.UserID || (c.isAdmin != nil && c.isAdmin(user)) }
+	if place.Chat < 0 {
+		return c.showGroupHandoff(ctx, place, p)
 	}
+	q := Question{Text: handoffText(p), HTML: true, Buttons: handoffButtons(p.Live.URL()), Refusal: handoffRefusal}
 	if err := q.check(); err != nil {
 		return session.HandoffStopped, err
 	}
@@ -59,7 +59,7 @@ func (c *Chat) ShowHandoff(ctx context.Context, place chat.Place, p session.Hand
 				continue
 			}
 			if u := p.Live.Relink(); u != "" {
-				c.editButtons(ctx, ps, handoffButtons(p, u))
+				c.editButtons(ctx, ps, handoffButtons(u))
 			}
 		case <-p.Live.Done():
 			done = true
@@ -81,10 +81,11 @@ func handoffText(p session.HandoffPrompt) string {
 		"\n\n<i>Open the live view, do it there, then press Done. What you type there goes to the page only.</i>"
 }
 
-// handoffButtons are the message's buttons with the view's link url.
-func handoffButtons(p session.HandoffPrompt, url string) [][]Button {
+// handoffButtons are a private chat's message's buttons with the view's
+// link url, a Mini App.
+func handoffButtons(url string) [][]Button {
 	return [][]Button{
-		{{Label: "🌐 Open the browser", URL: url, WebApp: p.MiniApp}},
+		{{Label: "🌐 Open the browser", URL: url, WebApp: true}},
 		{{Label: "✅ Done", Choice: choiceHandoffDone}, {Label: "🔄 New link", Choice: choiceHandoffRelink}},
 	}
 }

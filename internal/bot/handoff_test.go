@@ -54,10 +54,9 @@ func linkOf(m telegramtest.Message) telegramtest.Button {
 	return telegramtest.Button{}
 }
 
-// The hand-off's message: the reason, a Mini App button in a private chat
-// (a link in a group), Done and New link for the turn's user or an admin
-// only; it ends with Done (here or in the view), the timeout or the turn's
-// end, and says which.
+// The hand-off's message in a private chat: the reason, a Mini App button,
+// Done and New link; it ends with Done (here or in the view), the timeout
+// or the turn's end, and says which. (A group's: handoff_group_test.go.)
 func TestShowHandoff(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -75,12 +74,6 @@ func TestShowHandoff(t *testing.T) {
 			want: session.HandoffDone, outcome: "✅ Done: I take it from here."},
 		{name: "nobody in time", place: chat.In(alice), want: session.HandoffTimeout, outcome: "⌛ Nobody pressed Done within 5 minutes."},
 		{name: "the turn ends", place: chat.In(alice), cancel: true, want: session.HandoffStopped, outcome: "⏹ Stopped."},
-		{name: "group: others refused, an admin ends it", place: chat.Place{Chat: group}, presses: []press{
-			{chat: group, user: stranger, label: "✅ Done", answer: strangerPress, alert: true},
-			{chat: group, user: bob, label: "🔄 New link", answer: handoffRefusal, alert: true},
-			{chat: group, user: bob, label: "✅ Done", answer: handoffRefusal, alert: true},
-			{chat: group, user: admin, label: "✅ Done", answer: "✅ Done"},
-		}, want: session.HandoffDone, outcome: "✅ Done: I take it from here."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +82,7 @@ func TestShowHandoff(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				live := newFakeLive()
-				p := session.HandoffPrompt{UserID: alice, Reason: "Solve the <CAPTCHA>", MiniApp: tt.place.Chat > 0, Timeout: 5 * time.Minute, Live: live}
+				p := session.HandoffPrompt{UserID: alice, Reason: "Solve the <CAPTCHA>", Timeout: 5 * time.Minute, Live: live}
 				done := make(chan session.HandoffOutcome, 1)
 				go func() {
 					o, err := h.bot.Chat().ShowHandoff(ctx, tt.place, p)
@@ -103,8 +96,8 @@ func TestShowHandoff(t *testing.T) {
 					t.Fatal(err)
 				}
 				m := msgs[0]
-				if b := linkOf(m); b.URL != "https://bot.test/live/t/first" || b.WebApp != p.MiniApp || !strings.Contains(m.Text, "Solve the &lt;CAPTCHA&gt;") {
-					t.Fatalf("message %q, link %+v (want a Mini App: %v)", m.Text, b, p.MiniApp)
+				if b := linkOf(m); b.URL != "https://bot.test/live/t/first" || !b.WebApp || !strings.Contains(m.Text, "Solve the &lt;CAPTCHA&gt;") {
+					t.Fatalf("message %q, link %+v (want a Mini App)", m.Text, b)
 				}
 				if tt.relink {
 					h.pressAll(t, []press{{chat: alice, user: alice, label: "🔄 New link", answer: "🔄 New link"}}, m)

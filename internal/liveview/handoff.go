@@ -19,8 +19,10 @@ type Handoff struct {
 	Group bool
 	// MiniApp says the link opens as a Telegram Mini App (a web_app
 	// button): the page must then post initData that names User (or, in a
-	// group, an admin) before it shows anything. A URL button (where Mini
-	// Apps are not allowed) has only the single-use link.
+	// group, an admin) before it shows anything. Without it the single-use
+	// link alone lets its first opener in: the bot always sets it (a
+	// group's link goes to the user's private chat, where Telegram allows
+	// Mini App buttons).
 	MiniApp bool
 	// Timeout ends the hand-off (OutcomeTimeout); zero: DefaultTimeout.
 	Timeout time.Duration

@@ -47,11 +47,10 @@ type Handoffs interface {
 type HandoffRequest struct {
 	Place chat.Place
 	// UserID started the turn: who may open the view (in a group, an
-	// admin too).
+	// admin too). The link always opens as a Telegram Mini App in a
+	// private chat — a group's goes to the user's private chat with the
+	// bot —, whose initData must name UserID (or in a group an admin).
 	UserID int64
-	// MiniApp: the link opens as a Telegram Mini App (private chats),
-	// whose initData must name UserID.
-	MiniApp bool
 	// Timeout ends the hand-off with HandoffTimeout.
 	Timeout time.Duration
 	MCP     MCPSession
@@ -89,9 +88,10 @@ type HandoffChat interface {
 
 // HandoffPrompt is what the chat shows of a hand-off.
 type HandoffPrompt struct {
+	// UserID started the turn: in a group the link goes to their private
+	// chat with the bot.
 	UserID  int64
 	Reason  string
-	MiniApp bool
 	Timeout time.Duration
 	Live    LiveHandoff
 }
@@ -160,7 +160,7 @@ func (s *session) handOff(ctx context.Context, a browserHandoffArgs) (string, er
 		return "", err
 	}
 	_, user, _ := s.currentTurn()
-	req := HandoffRequest{Place: s.id, UserID: user, MiniApp: s.id.Chat > 0, Timeout: s.m.o.HandoffTimeout, MCP: ms}
+	req := HandoffRequest{Place: s.id, UserID: user, Timeout: s.m.o.HandoffTimeout, MCP: ms}
 	if req.Timeout <= 0 {
 		req.Timeout = DefaultHandoffTimeout
 	}
@@ -170,7 +170,7 @@ func (s *session) handOff(ctx context.Context, a browserHandoffArgs) (string, er
 		return "", errors.New("the live view could not be started (too many at once, or the browser is not reachable); try again later, or ask the user in your answer")
 	}
 	defer live.End(HandoffStopped) // a no-op once it ended
-	prompt := HandoffPrompt{UserID: user, Reason: s.m.o.Redactor.Redact(a.Reason), MiniApp: req.MiniApp, Timeout: req.Timeout, Live: live}
+	prompt := HandoffPrompt{UserID: user, Reason: s.m.o.Redactor.Redact(a.Reason), Timeout: req.Timeout, Live: live}
 	o, err := shower.ShowHandoff(ctx, s.id, prompt)
 	if err != nil && ctx.Err() == nil {
 		s.m.logger.Warn("browser_handoff: not shown", "chat", s.id, "err", err)

@@ -154,11 +154,11 @@ func TestBrowserHandoffTool(t *testing.T) {
 				return
 			}
 			req := h.reqs[0]
-			if req.Place != tc.place || req.UserID != 42 || req.MiniApp != (tc.place.Chat > 0) || req.Timeout != DefaultHandoffTimeout || req.MCP == nil {
+			if req.Place != tc.place || req.UserID != 42 || req.Timeout != DefaultHandoffTimeout || req.MCP == nil {
 				t.Errorf("request %+v", req)
 			}
 			p := prompts[0]
-			if p.UserID != 42 || p.MiniApp != req.MiniApp || strings.Contains(p.Reason, "sk-handoff-secret-123") || !strings.HasPrefix(p.Reason, "Solve the CAPTCHA") {
+			if p.UserID != 42 || strings.Contains(p.Reason, "sk-handoff-secret-123") || !strings.HasPrefix(p.Reason, "Solve the CAPTCHA") {
 				t.Errorf("prompt %+v", p)
 			}
 			if o, ended := h.current().ended(); !ended || o != tc.outcome {

@@ -29,9 +29,10 @@ type CallbackAnswer struct {
 // bytes.
 const maxCallbackData = 64
 
-// parseKeyboard reads a reply_markup parameter: nil when absent, the rows
-// of its inline keyboard otherwise, checked as Telegram checks them.
-func parseKeyboard(raw string) ([][]Button, error) {
+// parseKeyboard reads a reply_markup parameter of a message in chat: nil
+// when absent, the rows of its inline keyboard otherwise, checked as
+// Telegram checks them (web_app buttons only in private chats).
+func parseKeyboard(raw string, chat int64) ([][]Button, error) {
 	if raw == "" {
 		return nil, nil
 	}
@@ -52,6 +53,8 @@ func parseKeyboard(raw string) ([][]Button, error) {
 				return nil, badRequest("BUTTON_TYPE_INVALID")
 			case len(b.CallbackData) > maxCallbackData:
 				return nil, badRequest("BUTTON_DATA_INVALID")
+			case b.WebApp != nil && chat <= 0:
+				return nil, badRequest("BUTTON_TYPE_INVALID")
 			}
 			nb := Button{Text: b.Text, Data: b.CallbackData, URL: b.URL}
 			if b.WebApp != nil {
@@ -170,7 +173,7 @@ func (f *Fake) editMessageReplyMarkup(p map[string]string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	kb, err := parseKeyboard(p["reply_markup"])
+	kb, err := parseKeyboard(p["reply_markup"], chat)
 	if err != nil {
 		return nil, err
 	}

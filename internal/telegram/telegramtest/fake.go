@@ -93,6 +93,10 @@ type Fake struct {
 	callbackSeq int
 	allowed     []string // the last allowed_updates the bot gave
 
+	// refusing are the users whose private chats refuse the bot's sends,
+	// with Telegram's description why (private.go).
+	refusing map[int64]string
+
 	// topics are the forums' topics by chat (topics.go); a chat present
 	// is a forum.
 	topics map[int64]map[int]bool
@@ -517,6 +521,9 @@ func (f *Fake) queueLocked(u models.Update) int64 {
 		}
 		if m != nil && m.Date == 0 {
 			m.Date = int(time.Now().Unix())
+		}
+		if m != nil && m.From != nil {
+			f.startedLocked(m.Chat.ID, m.From.ID)
 		}
 	}
 	f.updates = append(f.updates, u)

@@ -68,6 +68,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		if fail, ok := f.takeFailure(method); ok {
 			err = &apiError{status: fail.status, description: fail.description, retryAfter: fail.retryAfter}
+		} else if why := f.refusedBy(method, chatIDOf(params)); why != "" {
+			err = &apiError{status: http.StatusForbidden, description: why}
 		} else if tooMany := f.checkLimits(method, chatIDOf(params), req.Time); tooMany != nil {
 			err = tooMany
 		} else if strings.EqualFold(method, "getUpdates") && f.WebhookURL() != "" {
@@ -385,7 +387,7 @@ func (f *Fake) sendMessage(p map[string]string) (any, error) {
 	if err := checkText(text, p["parse_mode"], tgformat.MaxMessageUTF16, "message"); err != nil {
 		return nil, err
 	}
-	kb, err := parseKeyboard(p["reply_markup"])
+	kb, err := parseKeyboard(p["reply_markup"], chat)
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +413,7 @@ func (f *Fake) editMessageText(p map[string]string) (any, error) {
 		return nil, err
 	}
 	// Without reply_markup the edit removes the inline keyboard.
-	kb, err := parseKeyboard(p["reply_markup"])
+	kb, err := parseKeyboard(p["reply_markup"], chat)
 	if err != nil {
 		return nil, err
 	}
