@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // A relay carries an MCPTarget's frames and inputs between the bot and its
@@ -89,6 +91,7 @@ const (
 	relayTakeWait  = 15 * time.Second
 	maxRelayFrame  = 8 << 20
 	maxRelayDone   = 1 << 10
+	relayMaxConns  = 64
 )
 
 // errRelayStopped is an input sent to a relay that stopped (or stops
@@ -109,11 +112,15 @@ func newRelay(onFrame func(Frame), setURL func(string)) (*relay, error) {
 	r := &relay{key: hex.EncodeToString(k[:]), ln: ln, onFrame: onFrame, setURL: setURL,
 		cmds: make(chan relayCmd), wake: make(chan struct{}, 1), stopCh: make(chan struct{}), endCh: make(chan struct{}),
 		ackCh: make(chan struct{}), waiting: map[int]chan bool{}}
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 16 << 10}
+	// The pump holds at most four connections; the rest is for whoever
+	// else finds the port, and gets 404 (long polls answer within
+	// relayPoll, so WriteTimeout never cuts one short).
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout: relayPoll + 10*time.Second, IdleTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10}
 	r.serveWG.Add(1)
 	go func() {
 		defer r.serveWG.Done()
-		r.srv.Serve(ln) // ends with Close
+		r.srv.Serve(netutil.LimitListener(ln, relayMaxConns)) // ends with Close
 	}()
 	return r, nil
 }
