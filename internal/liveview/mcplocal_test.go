@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ type localMCP struct {
 	id      int
 	waiting map[int]chan json.RawMessage
 	readWG  sync.WaitGroup
+	read    atomic.Int64 // bytes the server wrote to the bot
 }
 
 func startLocalMCP(t *testing.T) *localMCP {
@@ -51,6 +53,7 @@ func startLocalMCP(t *testing.T) *localMCP {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)
 		for sc.Scan() {
+			c.read.Add(int64(len(sc.Bytes())) + 1)
 			var m struct {
 				ID *int `json:"id"`
 			}
@@ -200,6 +203,7 @@ func (s *localSite) waitTyped(t *testing.T, want string) {
 // MCPTarget (screenshots only with noRelay), and opens it.
 func localView(t *testing.T, r *rig, c *localMCP, noRelay bool) (*Live, string, *MCPTarget) {
 	t.Helper()
+	r.clock.Set(time.Now()) // the rates refill as time passes
 	tab := NewMCPTarget(c.run)
 	tab.noRelay = noRelay
 	l := r.begin(t, Handoff{Chat: 1, User: 7, Connect: func(context.Context) (Target, error) { return tab, nil }}, nil)
@@ -210,8 +214,9 @@ func localView(t *testing.T, r *rig, c *localMCP, noRelay bool) (*Live, string, 
 // TestMCPTargetPumpDrivesALocalBrowser: a browser launched over a pipe by
 // the pinned @playwright/mcp, reached only through tool calls: the pump
 // starts, a tap shows its change within a second, typed text and Enter
-// reach the page (and no log line), and each hand-off's end lets its CDP
-// session and its listener go — none is left after five.
+// reach the page (and no log line), frames follow the tab to another page
+// and Back brings it back, and each hand-off's end lets its CDP session
+// and its listener go — none is left after five.
 func TestMCPTargetPumpDrivesALocalBrowser(t *testing.T) {
 	c := startLocalMCP(t)
 	site := newLocalSite(t)
@@ -249,8 +254,17 @@ func TestMCPTargetPumpDrivesALocalBrowser(t *testing.T) {
 			}
 		}
 		site.waitTyped(t, typed)
-		r.do(t, "POST", PathPrefix+"s/done", secret, "")
-		l.Wait(context.Background())
+		if i == 0 { // the frames follow the tab to another page, and Back brings it back
+			if _, err := c.run(context.Background(), `async (page) => { await page.goto(`+js(site.URL+"/anim")+`); }`); err != nil {
+				t.Fatal(err)
+			}
+			waitFrame(t, r, secret, first, func(a answer) bool { return a.header.Get("X-Page-Url") == urlHeader(site.URL+"/anim") })
+			if a := r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"back"}`); a.status != http.StatusNoContent {
+				t.Fatalf("back: %d", a.status)
+			}
+			waitFrame(t, r, secret, first, func(a answer) bool { return a.header.Get("X-Page-Url") == urlHeader(site.URL+"/") })
+		}
+		endView(t, r, l, secret)
 		if s, ls := c.cdpSessions(t); s != 0 || ls != l0 {
 			t.Fatalf("after hand-off %d: %d CDP sessions, %d close listeners (%d before)", i, s, ls, l0)
 		}
@@ -289,22 +303,22 @@ func TestMeasureMCPTarget(t *testing.T) {
 		seq := last.header.Get("X-Frame-Seq")
 		for pollWithin(t, r, secret, &seq, time.Second) { // the last tap's frames
 		}
+		serverBefore := c.read.Load()
 		idleFrames, idleBytes := streamFor(t, r, secret, seq, window)
-		r.do(t, "POST", PathPrefix+"s/done", secret, "")
-		l.Wait(context.Background())
+		serverIdle := c.read.Load() - serverBefore
+		endView(t, r, l, secret)
 
 		c.navigate(t, site.URL+"/anim")
 		l, secret, _ = localView(t, r, c, mode.noRelay)
 		waitFrame(t, r, secret, answer{header: http.Header{"X-Frame-Seq": {"0"}}}, func(answer) bool { return true })
 		animFrames, animBytes := streamFor(t, r, secret, "0", window)
-		r.do(t, "POST", PathPrefix+"s/done", secret, "")
-		l.Wait(context.Background())
+		endView(t, r, l, secret)
 
 		n := len(lat)
 		t.Logf("%s: first frame %v; tap → changed frame over %d taps (%dx%d CSS px): median %v, p90 %v, max %v, %d missed; "+
-			"still page: %d frames, %.0f B/s; animated page: %.1f frames/s, %s/s (%d B a frame)",
+			"still page: %d frames, %.0f B/s to the viewer, %.0f B/s from the browser server over stdio; animated page: %.1f frames/s, %s/s (%d B a frame)",
 			mode.name, firstIn.Round(time.Millisecond), n+missed, w, h, lat[n/2].Round(time.Millisecond), lat[n*9/10].Round(time.Millisecond),
-			lat[n-1].Round(time.Millisecond), missed, idleFrames, float64(idleBytes)/window.Seconds(),
+			lat[n-1].Round(time.Millisecond), missed, idleFrames, float64(idleBytes)/window.Seconds(), float64(serverIdle)/window.Seconds(),
 			float64(animFrames)/window.Seconds(), kib(int(float64(animBytes)/window.Seconds())), animBytes/max(1, animFrames))
 	}
 }
@@ -320,6 +334,7 @@ func tapLatencies(t *testing.T, r *rig, secret string, first answer, w, h, n int
 	last, missed := first, 0
 	for range n {
 		start := time.Now()
+		r.clock.Set(start)
 		r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"tap","x":`+jsonFloat(100/float64(w))+`,"y":`+jsonFloat(50/float64(h))+`}`)
 		seq := last.header.Get("X-Frame-Seq")
 		changed := false
@@ -350,6 +365,7 @@ func streamFor(t *testing.T, r *rig, secret, seq string, d time.Duration) (frame
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	for ctx.Err() == nil {
+		r.clock.Set(time.Now())
 		req, _ := http.NewRequestWithContext(ctx, "GET", r.http.URL+PathPrefix+"s/frame?after="+seq, nil)
 		req.Header.Set(sessionHeader, secret)
 		resp, err := r.http.Client().Do(req)
@@ -358,6 +374,9 @@ func streamFor(t *testing.T, r *rig, secret, seq string, d time.Duration) (frame
 		}
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if err == nil && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("a frame: %d", resp.StatusCode)
+		}
 		if err != nil || resp.StatusCode != http.StatusOK {
 			continue
 		}
@@ -366,4 +385,18 @@ func streamFor(t *testing.T, r *rig, secret, seq string, d time.Duration) (frame
 		seq = resp.Header.Get("X-Frame-Seq")
 	}
 	return frames, bytes
+}
+
+// endView presses the view's Done and waits for the hand-off's end.
+func endView(t *testing.T, r *rig, l *Live, secret string) {
+	t.Helper()
+	r.clock.Set(time.Now())
+	if a := r.do(t, "POST", PathPrefix+"s/done", secret, ""); a.status != http.StatusNoContent {
+		t.Fatalf("done: %d %s", a.status, a.body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if o := l.Wait(ctx); o != OutcomeDone {
+		t.Fatalf("the hand-off ended %v", o)
+	}
 }
