@@ -26,7 +26,13 @@ const pumpCode = `async (page) => {
   const post = (path, body, headers) => fetch(base + path, { method: 'POST', headers: { ...H, ...headers }, body });
   const hello = await post('/hello', '').catch(() => null);
   if (!hello || hello.status !== 204) return { ok: false };
-  const cdp = await page.context().newCDPSession(page);
+  let cdp;
+  try {
+    cdp = await page.context().newCDPSession(page);
+  } catch {
+    await post('/bye', '').then((r) => r.arrayBuffer()).catch(() => {});
+    return { ok: false };
+  }
   let stopped = false, sending = false, pending = null;
   const stop = async () => {
     if (stopped) return;
