@@ -13,11 +13,16 @@
 //     Done) and what an input becomes on the tab;
 //   - frames.go: the latest frame of a tab and its waiting readers;
 //   - bucket.go: the rate limits;
-//   - cdp.go, cdptarget.go: a Chrome DevTools Protocol client and the
+//   - cdp/, cdptarget.go: a Chrome DevTools Protocol client and the
 //     Target it makes of one page target attached through the browser's
 //     endpoint (the only page it can reach);
 //   - locate.go: how the bot asks a chat's own @playwright/mcp session
 //     which CDP target (and browser context) its current tab is;
+//   - mcptarget.go, pump.go, relay.go: the Target of a browser that runs
+//     here (no DevTools port): a pump left running in the chat's
+//     @playwright/mcp process streams the tab's screencast and does the
+//     inputs, over a keyed relay on 127.0.0.1 (a screenshot per tool call
+//     where it cannot start);
 //   - assets.go, page/: the embedded page (HTML, JS, CSS; no other host).
 //
 // Nothing the user types is logged, stored or handed to anything but the

@@ -21,19 +21,29 @@ type RunCode func(ctx context.Context, code string) (string, error)
 
 // MCPTarget is a Target for the browsers that run here (the shared one and
 // one per chat): Playwright launches them over --remote-debugging-pipe, so
-// there is no DevTools port to reach, and none is opened. Every action is a
-// call of the chat's own MCP session (RunCode) on its current tab: no other
-// chat's tab, and no port a page could reach. Frames are screenshots taken
-// while the viewer takes them: the next one after the last was taken, sent
-// only when the tab changed, polled every mcpFrameEvery while it does not.
+// there is no DevTools port to reach, and none is opened. Everything goes
+// through the chat's own MCP session (RunCode) on its current tab: no other
+// chat's tab, and no port a page could reach.
+//
+// Frames and inputs go through a pump (pump.go, relay.go): one call starts
+// it in the browser server's process, where it streams the tab's
+// screencast (through Playwright's CDP session) to the bot and does the
+// inputs, each without a tool call. Where the pump cannot start (the
+// server does not share the bot's 127.0.0.1), frames are screenshots
+// taken while the viewer takes them — the next one after the last was
+// taken, sent only when the tab changed, polled every mcpFrameEvery while
+// it does not — and every input is a call: each of them waits the server's
+// settle time (half a second) before it answers.
 type MCPTarget struct {
-	run RunCode
+	run     RunCode
+	noRelay bool // screenshots only (the measurement's "before")
 
 	mu     sync.Mutex
 	stop   context.CancelFunc // the frame loop's
+	relay  *relay             // the pump's, while it runs
 	loopWG sync.WaitGroup
 	acks   chan int
-	url    string // the tab's URL at the last screenshot
+	url    string // the tab's URL at the last frame
 	force  bool   // the next screenshot is sent even if unchanged
 }
 
@@ -87,11 +97,17 @@ func (t *MCPTarget) act(ctx context.Context, what, code string) error {
 	return nil
 }
 
-func (t *MCPTarget) StartScreencast(_ context.Context, o ScreencastOptions, onFrame func(Frame)) error {
+// StartScreencast starts the pump, or where it cannot start, the
+// screenshot loop.
+func (t *MCPTarget) StartScreencast(ctx context.Context, o ScreencastOptions, onFrame func(Frame)) error {
 	t.StopScreencast(context.Background())
-	ctx, cancel := context.WithCancel(context.Background())
+	var r *relay
+	if !t.noRelay {
+		r, _ = startPump(ctx, t.run, o, onFrame, t.setURL) // nil: screenshots
+	}
+	loop, cancel := context.WithCancel(context.Background())
 	t.mu.Lock()
-	t.stop = cancel
+	t.stop, t.relay = cancel, r
 	t.mu.Unlock()
 	for len(t.acks) > 0 {
 		<-t.acks
@@ -99,9 +115,48 @@ func (t *MCPTarget) StartScreencast(_ context.Context, o ScreencastOptions, onFr
 	t.loopWG.Add(1)
 	go func() {
 		defer t.loopWG.Done()
-		t.frames(ctx, o, onFrame)
+		if r != nil {
+			r = t.pumps(loop, r, o, onFrame)
+		}
+		if r == nil && loop.Err() == nil {
+			t.frames(loop, o, onFrame)
+		}
 	}()
 	return nil
+}
+
+// pumps watches the pump r until ctx ends (then it stops it). A pump that
+// ended on its own — its tab closed, or it lost the relay — is replaced
+// by one on the chat's current tab; when none starts, pumps gives nil and
+// the screenshots take over.
+func (t *MCPTarget) pumps(ctx context.Context, r *relay, o ScreencastOptions, onFrame func(Frame)) *relay {
+	for {
+		select {
+		case <-ctx.Done():
+			r.stop()
+			return r
+		case <-r.endCh:
+		}
+		r.stop()
+		if !sleepCtx(ctx, mcpErrorBackoff) {
+			return r
+		}
+		next, _ := startPump(ctx, t.run, o, onFrame, t.setURL)
+		t.mu.Lock()
+		if ctx.Err() != nil { // stopped meanwhile: StopScreencast cancels ctx under t.mu
+			t.mu.Unlock()
+			if next != nil {
+				next.stop()
+			}
+			return r
+		}
+		t.relay = next
+		t.mu.Unlock()
+		if next == nil {
+			return nil
+		}
+		r = next
+	}
 }
 
 // frames is the frame loop: a screenshot, delivered when it differs from
@@ -129,10 +184,27 @@ func (t *MCPTarget) frames(ctx context.Context, o ScreencastOptions, onFrame fun
 	}
 }
 
-// Refresh has the next screenshot sent even if the tab looks unchanged.
+// Refresh has the next frame sent even if the tab looks unchanged.
 func (t *MCPTarget) Refresh() {
+	if r := t.relayed(); r != nil {
+		r.askRefresh()
+		return
+	}
 	t.mu.Lock()
 	t.force = true
+	t.mu.Unlock()
+}
+
+// relayed is the pump's relay while it runs, else nil.
+func (t *MCPTarget) relayed() *relay {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.relay
+}
+
+func (t *MCPTarget) setURL(u string) {
+	t.mu.Lock()
+	t.url = u
 	t.mu.Unlock()
 }
 
@@ -168,8 +240,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// AckFrame lets the frame loop take the next screenshot; it never blocks.
+// AckFrame lets the pump send its next frame, or the frame loop take the
+// next screenshot; it never blocks.
 func (t *MCPTarget) AckFrame(_ context.Context, ack int) error {
+	if r := t.relayed(); r != nil {
+		r.ack(ack)
+		return nil
+	}
 	for {
 		select {
 		case t.acks <- ack:
@@ -183,16 +260,16 @@ func (t *MCPTarget) AckFrame(_ context.Context, ack int) error {
 	}
 }
 
-// StopScreencast ends the frame loop and waits for it.
+// StopScreencast stops the pump (its screencast and CDP session end, see
+// relay.stop) or the frame loop, and waits for it.
 func (t *MCPTarget) StopScreencast(context.Context) error {
 	t.mu.Lock()
-	stop := t.stop
-	t.stop = nil
-	t.mu.Unlock()
-	if stop != nil {
-		stop()
+	if t.stop != nil {
+		t.stop() // under t.mu: pumps checks it there before it installs a new relay
 	}
-	t.loopWG.Wait()
+	t.stop, t.relay = nil, nil
+	t.mu.Unlock()
+	t.loopWG.Wait() // pumps stops its relay
 	return nil
 }
 
@@ -222,9 +299,7 @@ func (t *MCPTarget) shot(ctx context.Context, quality int) (Frame, error) {
 	if err != nil || len(jpeg) == 0 {
 		return Frame{}, errors.New("screenshot: not a JPEG")
 	}
-	t.mu.Lock()
-	t.url = r.U
-	t.mu.Unlock()
+	t.setURL(r.U)
 	return Frame{JPEG: jpeg, Size: image.Pt(r.W, r.H)}, nil
 }
 
@@ -234,25 +309,52 @@ func (t *MCPTarget) Screenshot(ctx context.Context) (Frame, error) {
 	return f, err
 }
 
+// input has the pump do c when it runs (else false).
+func (t *MCPTarget) input(ctx context.Context, what string, c relayCmd) (bool, error) {
+	r := t.relayed()
+	if r == nil {
+		return false, nil
+	}
+	if err := r.do(ctx, c); err != nil {
+		if ctx.Err() != nil {
+			return true, fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		return true, fmt.Errorf("%s: %w", what, err)
+	}
+	return true, nil
+}
+
 func (t *MCPTarget) Tap(ctx context.Context, x, y float64) error {
+	if ok, err := t.input(ctx, "tap", relayCmd{Op: "tap", X: x, Y: y}); ok {
+		return err
+	}
 	return t.act(ctx, "tap", fmt.Sprintf(`async (page) => { await page.mouse.click(%s, %s); }`, js(x), js(y)))
 }
 
 // Touch taps with a touch point where the context has touch, else clicks.
 func (t *MCPTarget) Touch(ctx context.Context, x, y float64) error {
+	if ok, err := t.input(ctx, "touch", relayCmd{Op: "touch", X: x, Y: y}); ok {
+		return err
+	}
 	return t.act(ctx, "touch", fmt.Sprintf(`async (page) => {
   try { await page.touchscreen.tap(%[1]s, %[2]s); } catch { await page.mouse.click(%[1]s, %[2]s); }
 }`, js(x), js(y)))
 }
 
 func (t *MCPTarget) Scroll(ctx context.Context, x, y, dx, dy float64) error {
+	if ok, err := t.input(ctx, "scroll", relayCmd{Op: "scroll", X: x, Y: y, DX: dx, DY: dy}); ok {
+		return err
+	}
 	return t.act(ctx, "scroll", fmt.Sprintf(`async (page) => { await page.mouse.move(%s, %s); await page.mouse.wheel(%s, %s); }`,
 		js(x), js(y), js(dx), js(dy)))
 }
 
-// InsertText types text as an IME commit; it travels in the code, whose
-// echo in the answer is dropped unread.
+// InsertText types text as an IME commit: through the pump's relay, or
+// in the code of a call, whose echo in the answer is dropped unread.
 func (t *MCPTarget) InsertText(ctx context.Context, text string) error {
+	if ok, err := t.input(ctx, "type text", relayCmd{Op: "text", Text: text}); ok {
+		return err
+	}
 	return t.act(ctx, "type text", `async (page) => { await page.keyboard.insertText(`+js(text)+`); }`)
 }
 
@@ -260,10 +362,16 @@ func (t *MCPTarget) Key(ctx context.Context, key string) error {
 	if _, ok := keys[key]; !ok {
 		return fmt.Errorf("key %q: %w", key, errBadInput)
 	}
+	if ok, err := t.input(ctx, "key", relayCmd{Op: "key", Key: key}); ok {
+		return err
+	}
 	return t.act(ctx, "key", `async (page) => { await page.keyboard.press(`+js(key)+`); }`)
 }
 
 func (t *MCPTarget) Back(ctx context.Context) error {
+	if ok, err := t.input(ctx, "back", relayCmd{Op: "back"}); ok {
+		return err
+	}
 	return t.act(ctx, "back", `async (page) => { await page.goBack({ timeout: 10000 }).catch(() => null); }`)
 }
 

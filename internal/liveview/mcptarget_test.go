@@ -20,6 +20,7 @@ type fakePlaywright struct {
 	shots int
 	codes []string
 	fail  bool
+	pumps int // pump starts asked for (answered: it cannot reach the bot)
 }
 
 func (f *fakePlaywright) run(_ context.Context, code string) (string, error) {
@@ -28,6 +29,10 @@ func (f *fakePlaywright) run(_ context.Context, code string) (string, error) {
 	echo := "### Ran Playwright code\n```js\nawait (" + code + ")(page);\n```\n"
 	if f.fail {
 		return "", errors.New(echo + "### Error\nTimeoutError")
+	}
+	if strings.Contains(code, "X-Relay-Key") {
+		f.pumps++
+		return echo + "### Result\n{\"ok\":false}\n", nil
 	}
 	if strings.Contains(code, "page.screenshot(") {
 		f.shots++
@@ -44,9 +49,10 @@ func (f *fakePlaywright) set(look string) {
 	f.mu.Unlock()
 }
 
-// TestMCPTargetSendsChangedFramesWhenTaken: the first screenshot goes out,
-// an unchanged tab sends nothing more, a changed one or a Refresh does —
-// and nothing is taken before the last frame was acked.
+// TestMCPTargetSendsChangedFramesWhenTaken: where the pump cannot start
+// (the server does not reach the bot's relay), screenshots take over: the
+// first goes out, an unchanged tab sends nothing more, a changed one or a
+// Refresh does — and nothing is taken before the last frame was acked.
 func TestMCPTargetSendsChangedFramesWhenTaken(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pw := &fakePlaywright{look: "a"}
@@ -60,8 +66,8 @@ func TestMCPTargetSendsChangedFramesWhenTaken(t *testing.T) {
 		})
 		frames := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(got, ", ") }
 		synctest.Wait()
-		if frames() != "a 390x700 #1" || pw.shots != 1 {
-			t.Fatalf("first frames %q after %d shots", frames(), pw.shots)
+		if frames() != "a 390x700 #1" || pw.shots != 1 || pw.pumps != 1 {
+			t.Fatalf("first frames %q after %d shots, %d pump starts", frames(), pw.shots, pw.pumps)
 		}
 		pw.set("b") // not acked yet: nothing is taken
 		for range 4 {
