@@ -86,13 +86,13 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 		files, err := b.attachments(ctx, m)
 		switch {
 		case errors.Is(err, telegram.ErrTooBig):
-			b.reply(ctx, place, tooBigReply)
+			reply, note := tooBigTexts(tooBigLimit(err))
+			b.reply(ctx, place, reply)
 			if r.text != "" { // the words still go, with a note of what did not
-				return b.deliver(ctx, place, userID, withReplyContext(m, b.me, r.text)+"\n"+tooBigNote, nil, keys)
+				return b.deliver(ctx, place, userID, withReplyContext(m, b.me, r.text)+"\n"+note, nil, keys)
 			}
 		case err != nil:
-			b.log.Error("download a file", "chat", place, "err", errText(b.scrub, err))
-			b.reply(ctx, place, fileReply)
+			b.fileFailed(ctx, place, "a file", err)
 		case m.MediaGroupID != "":
 			// Photos sent together arrive one by one: collect them and
 			// deliver the album as one message when it is complete.

@@ -130,6 +130,10 @@ type Options struct {
 	// web pages, e-books) into text the model sees (documents.go); nil:
 	// they are only saved.
 	Documents DocumentReader
+	// DiskFree is the room left on the file system of dir, in bytes, for
+	// a file streamed into a workspace (uploadstream.go); the file system's
+	// own count (statfs) when nil. Tests give less.
+	DiskFree func(dir string) (int64, error)
 	// DiskCheckEvery is how often the chats with a live server are
 	// measured (DefaultDiskCheckEvery when 0; see diskwatch.go).
 	DiskCheckEvery time.Duration
@@ -235,6 +239,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.DiskCheckEvery <= 0 {
 		o.DiskCheckEvery = DefaultDiskCheckEvery
+	}
+	if o.DiskFree == nil {
+		o.DiskFree = diskFree
 	}
 	logger := o.Logger
 	if logger == nil {

@@ -99,6 +99,9 @@ type Fake struct {
 
 	files   map[string]storedFile // by file id: what users sent
 	fileSeq int
+	// localDir, when set, makes the fake a local Bot API server in
+	// --local mode working in that folder (local.go).
+	localDir string
 
 	webhookURL    string // set by setWebhook: updates are posted there
 	webhookSecret string
