@@ -35,6 +35,9 @@ const replyTimeout = 30 * time.Second
 // caller does. replayed: the message was kept from the last run, and a
 // command is not run again.
 func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64, replayed bool) (kept bool) {
+	if b.onTopicService(ctx, m) {
+		return false
+	}
 	m = withoutTopicRoot(m)
 	r := routeMessage(m, b.me)
 	if r.kind == routeIgnore && m.MediaGroupID != "" && b.albums.has(placeOf(m), m.MediaGroupID) {
@@ -46,6 +49,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 		return false
 	}
 	place, userID := placeOf(m), m.From.ID
+	b.chat.topicAlive(place)
 	if !b.access.allows(userID) {
 		if b.access.shouldRefuse(userID) {
 			b.refuse(ctx, place, m.From)

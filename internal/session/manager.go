@@ -363,6 +363,27 @@ func (m *Manager) Stop(place chat.Place) bool {
 	return ok && s.cancelTurn()
 }
 
+// End ends chat's session for now — a forum topic that was deleted or
+// closed: its running turn is cancelled, messages still waiting for it
+// are dropped, its MCP processes are stopped (its browser context
+// closes) and its conversation leaves memory. Its transcript, workspace
+// and private folder stay: a later message starts it again where it was.
+// It does not wait, and reports whether the chat had a session to end
+// (false when none ran since the bot started, or the manager is closing).
+func (m *Manager) End(place chat.Place) bool {
+	m.mu.Lock()
+	s, ok := m.sessions[place]
+	m.mu.Unlock()
+	if !ok {
+		return false
+	}
+	n, err := s.enqueue(input{kind: inputEnd})
+	if n > 0 {
+		m.logger.Info("session ended: dropped waiting messages", "chat", place, "messages", n)
+	}
+	return err == nil
+}
+
 // Reset starts a new conversation in chat (/new): the running turn is
 // cancelled, messages still waiting for it are dropped (they belong to the
 // conversation the user is leaving), the transcript is archived and the
