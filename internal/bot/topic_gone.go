@@ -72,11 +72,10 @@ func (c *Chat) endTopic(place chat.Place, why string) {
 	if !first {
 		return
 	}
-	ended := false
+	c.log.Warn(why+": its session ended (servers stopped, files kept on disk)", "chat", place)
 	if end := t.end.Load(); end != nil {
-		ended = (*end)(place)
+		(*end)(place)
 	}
-	c.log.Warn(why+": its session ended (servers stopped, files kept on disk)", "chat", place, "had_session", ended)
 }
 
 // topicAlive forgets that place's topic ended: a message came from it
