@@ -32,6 +32,9 @@ func (m *Main) chatSide(model llm.Model, ledger *spend.Ledger, jobs *schedule.Le
 		WebhookSecret: m.cfg.Telegram.WebhookSecret,
 		InboxDir:      filepath.Join(m.cfg.DataDir, inboxDir),
 		Limits:        m.TelegramLimits,
+
+		LocalFilesDir: m.cfg.Telegram.LocalFilesDir,
+		MaxLocalFile:  int64(m.cfg.Telegram.MaxFileMB) << 20,
 	})
 	if err != nil {
 		return nil, nil, nil, nil, err

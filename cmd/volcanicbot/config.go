@@ -86,6 +86,13 @@ type TelegramConfig struct {
 	// WebhookSecret is the token Telegram sends with each post; random
 	// per start when empty.
 	WebhookSecret string
+	// LocalFilesDir is a local Bot API server's --dir as mounted here
+	// (absolute): files it names by a path on its disk are read from it.
+	// Empty: none.
+	LocalFilesDir string
+	// MaxFileMB bounds the files read from LocalFilesDir, in MiB; 0: the
+	// server's own limit (telegram.MaxLocalFile, 2,000 MB).
+	MaxFileMB int
 }
 
 // ScheduleConfig limits the chats' scheduled tasks.
@@ -195,6 +202,8 @@ type configKey struct {
 //	telegram.api_url              TELEGRAM_API_URL           https://api.telegram.org
 //	telegram.webhook_url          TELEGRAM_WEBHOOK_URL       none (long polling)
 //	telegram.webhook_secret       TELEGRAM_WEBHOOK_SECRET    random per start
+//	telegram.local_files_dir      TELEGRAM_LOCAL_FILES_DIR   none (files over HTTP, up to 20 MB)
+//	telegram.max_file_mb          TELEGRAM_MAX_FILE_MB       2000 (with TELEGRAM_LOCAL_FILES_DIR only)
 //	data_dir                      VOLCANIC_DATA_DIR          ./data
 //	agent_dir                     VOLCANIC_AGENT_DIR         ~/.volcanic/agent
 //	llm.provider                  LLM_PROVIDER               openai | anthropic
@@ -270,6 +279,8 @@ var configKeys = []configKey{
 	{"telegram.api_url", "TELEGRAM_API_URL"},
 	{"telegram.webhook_url", "TELEGRAM_WEBHOOK_URL"},
 	{"telegram.webhook_secret", "TELEGRAM_WEBHOOK_SECRET"},
+	{"telegram.local_files_dir", "TELEGRAM_LOCAL_FILES_DIR"},
+	{"telegram.max_file_mb", "TELEGRAM_MAX_FILE_MB"},
 	{"data_dir", "VOLCANIC_DATA_DIR"},
 	{"agent_dir", "VOLCANIC_AGENT_DIR"},
 	{"llm.provider", "LLM_PROVIDER"},
@@ -363,6 +374,14 @@ func (c *Config) Validate(requireBot bool) error {
 		errs = append(errs, fmt.Errorf("ANTHROPIC_AUTH_HEADER (llm.anthropic.auth_header) must be x-api-key or bearer (got %q)", c.LLM.AnthropicAuthHeader))
 	}
 	errs = append(errs, c.validateWebhook()...)
+	switch t := c.Telegram; {
+	case t.MaxFileMB > 0 && t.LocalFilesDir == "":
+		errs = append(errs, errors.New("TELEGRAM_MAX_FILE_MB (telegram.max_file_mb) bounds the files read from a local Bot API server: "+
+			"it needs TELEGRAM_LOCAL_FILES_DIR (telegram.local_files_dir); without one Telegram's own limit, 20 MB, holds"))
+	case t.MaxFileMB > telegram.MaxLocalFile>>20:
+		errs = append(errs, fmt.Errorf("TELEGRAM_MAX_FILE_MB (telegram.max_file_mb) must be at most %d, the local Bot API server's own limit (got %d)",
+			telegram.MaxLocalFile>>20, t.MaxFileMB))
+	}
 	if c.MetricsAddr != "" && c.MetricsAddr == c.HTTPAddr {
 		errs = append(errs, errors.New("METRICS_ADDR (metrics_addr) must differ from HTTP_ADDR (http_addr): "+
 			"a webhook's domain exposes HTTP_ADDR to the internet, and /metrics is not for it (e.g. METRICS_ADDR=127.0.0.1:9464)"))

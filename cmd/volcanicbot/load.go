@@ -85,6 +85,10 @@ func (l *configLoader) config(lookup func(string) (string, bool)) *Config {
 	c.Telegram.APIURL = l.apiURL("telegram.api_url")
 	c.Telegram.WebhookURL = l.str("telegram.webhook_url")
 	c.Telegram.WebhookSecret = l.str("telegram.webhook_secret")
+	if l.str("telegram.local_files_dir") != "" {
+		c.Telegram.LocalFilesDir = l.dir("telegram.local_files_dir", "", lookup)
+	}
+	c.Telegram.MaxFileMB = l.positiveInt("telegram.max_file_mb", 0)
 	c.DataDir = l.dir("data_dir", defaultDataDir, lookup)
 	c.AgentDir = l.dir("agent_dir", defaultAgentDir, lookup)
 	c.LLM = l.llm()

@@ -102,6 +102,8 @@ func New(o Options) (*Bot, error) {
 		b.chat = NewChat(ChatOptions{Telegram: o.Telegram, Admins: o.Admins, NoDrafts: o.NoDrafts, Speaker: o.Speaker, Logger: o.Logger})
 	}
 	b.access.added, b.access.log, b.access.scrub = o.Pairing, logger, b.scrub
+	end := b.sessions.End
+	b.chat.topics.end.Store(&end)
 	return b, nil
 }
 

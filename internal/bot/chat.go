@@ -46,6 +46,9 @@ type Chat struct {
 	speaker      Speaker       // reads answers aloud (voice_out.go); nil: none
 	noDrafts     atomic.Bool   // Telegram refused a draft: edits only
 	streamSeq    atomic.Int64  // numbers the streams (their keys, draft ids)
+	// topics end the sessions of forum topics deleted or closed
+	// (topic_gone.go).
+	topics topicEnds
 }
 
 // ChatOptions configure a Chat.
@@ -165,11 +168,13 @@ func (c *Chat) sendPre(ctx context.Context, place chat.Place, text string) error
 }
 
 func (c *Chat) sendMessage(ctx context.Context, place chat.Place, text string, mode models.ParseMode) (*models.Message, error) {
-	return telegram.Send(ctx, c.tg, place.Chat, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
+	m, err := telegram.Send(ctx, c.tg, place.Chat, "sendMessage", telegram.Paced, func(ctx context.Context) (*models.Message, error) {
 		return c.tg.API().SendMessage(ctx, &tgbot.SendMessageParams{
 			ChatID: place.Chat, MessageThreadID: place.Topic, Text: text, ParseMode: mode, LinkPreviewOptions: noPreview,
 		})
 	})
+	c.checkSend(place, err)
+	return m, err
 }
 
 // SendFile uploads the file the session opened, under its name. PNG, JPEG,
@@ -193,6 +198,7 @@ func (c *Chat) sendFile(ctx context.Context, place chat.Place, file session.Outg
 		short, long = "", caption
 	}
 	if err := c.tg.Upload(ctx, place.Chat, place.Topic, file.Name, file.Content, file.Size, short); err != nil {
+		c.checkSend(place, err)
 		return err
 	}
 	if long != "" {

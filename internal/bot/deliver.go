@@ -21,8 +21,8 @@ import (
 // retry_after and a 5xx or a network error with backoff by then — and
 // says how many parts went (chat.PartlySentError), so that the next try
 // starts after them. A chat the bot can no longer write to (403: blocked
-// or removed; the chat or the topic gone; a group that became a
-// supergroup) is schedule.Permanent: the job is paused, and /jobs says
+// or removed; the chat or the topic gone, or the topic closed; a group
+// that became a supergroup) is schedule.Permanent: the job is paused, and /jobs says
 // why. Any other failure is the scheduler's to try again.
 func (c *Chat) Deliver(ctx context.Context, m schedule.Message) error {
 	place := chat.Place{Chat: m.Place.Chat, Topic: m.Place.Topic}
@@ -54,6 +54,8 @@ func classifyDelivery(err error) error {
 		return schedule.Permanent("the chat is gone", err)
 	case code == http.StatusBadRequest && strings.Contains(text, "thread not found"), strings.Contains(text, "topic_deleted"):
 		return schedule.Permanent("the topic is gone", err)
+	case code == http.StatusBadRequest && strings.Contains(text, "topic_closed"):
+		return schedule.Permanent("the topic is closed; resume the task once it is open again", err)
 	case errors.As(err, &tooMany):
 		return retryAfterError{err: err, wait: time.Duration(max(tooMany.RetryAfter, 1)) * time.Second}
 	}

@@ -30,6 +30,7 @@ func TestDeliver(t *testing.T) {
 		{name: "blocked", status: http.StatusForbidden, desc: "Forbidden: bot was blocked by the user", permanent: "blocked or removed"},
 		{name: "chat gone", status: http.StatusBadRequest, desc: "Bad Request: chat not found", permanent: "the chat is gone"},
 		{name: "topic gone", status: http.StatusBadRequest, desc: "Bad Request: message thread not found", permanent: "the topic is gone"},
+		{name: "topic closed", status: http.StatusBadRequest, desc: "Bad Request: TOPIC_CLOSED", permanent: "the topic is closed"},
 		{name: "other 400", status: http.StatusBadRequest, desc: "Bad Request: something else"},
 	}
 	for _, tt := range tests {

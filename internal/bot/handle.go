@@ -36,6 +36,9 @@ const replyTimeout = 30 * time.Second
 // command is not run again.
 func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64, replayed bool) (kept bool) {
 	b.chat.names.note(m) // before the topic's root is taken off: it names the topic
+	if b.onTopicService(ctx, m) {
+		return false
+	}
 	m = withoutTopicRoot(m)
 	r := routeMessage(m, b.me)
 	if r.kind == routeIgnore && m.MediaGroupID != "" && b.albums.has(placeOf(m), m.MediaGroupID) {
@@ -47,6 +50,7 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 		return false
 	}
 	place, userID := placeOf(m), m.From.ID
+	b.chat.topicAlive(place)
 	if !b.access.allows(userID) {
 		if b.access.shouldRefuse(userID) {
 			b.refuse(ctx, place, m.From)
@@ -87,13 +91,13 @@ func (b *Bot) handleMessage(ctx context.Context, m *models.Message, keys []int64
 		files, err := b.attachments(ctx, m)
 		switch {
 		case errors.Is(err, telegram.ErrTooBig):
-			b.reply(ctx, place, tooBigReply)
+			reply, note := tooBigTexts(tooBigLimit(err))
+			b.reply(ctx, place, reply)
 			if r.text != "" { // the words still go, with a note of what did not
-				return b.deliver(ctx, place, userID, withReplyContext(m, b.me, r.text)+"\n"+tooBigNote, nil, keys)
+				return b.deliver(ctx, place, userID, withReplyContext(m, b.me, r.text)+"\n"+note, nil, keys)
 			}
 		case err != nil:
-			b.log.Error("download a file", "chat", place, "err", errText(b.scrub, err))
-			b.reply(ctx, place, fileReply)
+			b.fileFailed(ctx, place, "a file", err)
 		case m.MediaGroupID != "":
 			// Photos sent together arrive one by one: collect them and
 			// deliver the album as one message when it is complete.

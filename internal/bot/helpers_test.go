@@ -101,6 +101,11 @@ func (s *fakeSessions) Deliver(chatID chat.Place, msg session.Message) error {
 	return nil
 }
 
+func (s *fakeSessions) End(place chat.Place) bool {
+	s.record(context.Background(), fmt.Sprintf("end %v", place))
+	return true
+}
+
 func (s *fakeSessions) Stop(chatID chat.Place) bool {
 	s.record(context.Background(), fmt.Sprintf("stop %v", chatID))
 	s.mu.Lock()

@@ -20,6 +20,10 @@ type Sessions interface {
 	// Stop cancels chat's running turn and reports whether one was running
 	// (the session then says "Stopped.").
 	Stop(place chat.Place) bool
+	// End ends chat's session for now (a forum topic deleted or closed):
+	// its turn cancelled, its servers stopped, its files kept. It does not
+	// wait, and reports whether there was a session to end.
+	End(place chat.Place) bool
 	// Reset starts a new conversation in chat and returns when done.
 	Reset(ctx context.Context, place chat.Place) error
 	// MCPStatus is what /mcp tells: every server's state in chat, not

@@ -39,7 +39,15 @@ type VoiceOptions struct {
 	MaxDuration time.Duration
 	// Model names the transcription model in /usage.
 	Model string
+	// MaxBytes bounds a voice note read into memory for the transcriber;
+	// DefaultMaxVoiceBytes when 0. Telegram's Bot API gives at most 20 MB
+	// anyway; a local Bot API server more.
+	MaxBytes int64
 }
+
+// DefaultMaxVoiceBytes is VoiceOptions.MaxBytes unset: 25 MB, OpenAI's
+// limit for a transcription's file.
+const DefaultMaxVoiceBytes = 25 << 20
 
 // AudioUsage is a Usage that counts the seconds of voice notes
 // transcribed (spend.Ledger does).
@@ -107,15 +115,15 @@ func (b *Bot) onVoice(ctx context.Context, m *models.Message, r route, keys []in
 	case b.o.Voice.Transcriber == nil:
 		b.reply(ctx, place, voiceOffReply)
 		return false
-	case v.size > telegram.MaxDownload:
-		b.reply(ctx, place, tooBigReply)
+	case v.size > b.maxVoiceBytes():
+		b.voiceTooBig(ctx, place, b.maxVoiceBytes())
 		return false
 	case v.duration > limit:
 		b.reply(ctx, place, fmt.Sprintf("That voice note is %s long; I transcribe up to %s.", session.DurationText(v.duration),
 			session.DurationText(limit))+voiceRetry)
 		return false
 	}
-	data, err := b.tg.Download(ctx, place.Chat, v.fileID)
+	data, err := b.tg.Download(ctx, place.Chat, v.fileID, b.maxVoiceBytes())
 	if err != nil {
 		b.downloadFailed(ctx, place, err)
 		return false
@@ -138,14 +146,32 @@ func (b *Bot) onVoice(ctx context.Context, m *models.Message, r route, keys []in
 	return b.deliver(ctx, place, userID, withReplyContext(m, b.me, msg), files, keys)
 }
 
-// downloadFailed answers a voice note that could not be downloaded.
-func (b *Bot) downloadFailed(ctx context.Context, place chat.Place, err error) {
-	if errors.Is(err, telegram.ErrTooBig) {
+// maxVoiceBytes is the largest voice note read for the transcriber: the
+// voice limit, within what the bot receives at all.
+func (b *Bot) maxVoiceBytes() int64 {
+	limit := b.o.Voice.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxVoiceBytes
+	}
+	return min(limit, b.tg.MaxFile())
+}
+
+// voiceTooBig answers a voice note over limit bytes.
+func (b *Bot) voiceTooBig(ctx context.Context, place chat.Place, limit int64) {
+	if limit == telegram.MaxDownload {
 		b.reply(ctx, place, tooBigReply)
 		return
 	}
-	b.log.Error("download a voice note", "chat", place, "err", errText(b.scrub, err))
-	b.reply(ctx, place, fileReply)
+	b.reply(ctx, place, fmt.Sprintf("That recording is too big for me: I transcribe files up to %s.", megabytes(limit))+voiceRetry)
+}
+
+// downloadFailed answers a voice note that could not be downloaded.
+func (b *Bot) downloadFailed(ctx context.Context, place chat.Place, err error) {
+	if errors.Is(err, telegram.ErrTooBig) {
+		b.voiceTooBig(ctx, place, tooBigLimit(err))
+		return
+	}
+	b.fileFailed(ctx, place, "a voice note", err)
 }
 
 // transcriptionFailed tells the chat why its voice note was not heard.

@@ -54,7 +54,7 @@ func (s *session) readDocument(ctx context.Context, rel string, kind document.Ki
 	if err != nil {
 		return "", &storageError{err: err}
 	}
-	return documentNote(kind, res, txt), nil
+	return documentNote(kind, res, txt.rel), nil
 }
 
 // documentNote is what the model reads of a document whose text was

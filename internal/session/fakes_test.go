@@ -297,6 +297,8 @@ type envOptions struct {
 	maxTokensPerRun int
 	// now is Options.Now (nil: the clock).
 	now func() time.Time
+	// diskFree is Options.DiskFree (nil: the file system's).
+	diskFree func(dir string) (int64, error)
 }
 
 // voicingChat reads answers aloud into the fake chat's texts.
@@ -360,7 +362,7 @@ func newEnv(t *testing.T, answer func(ctx context.Context, req llm.Request) (llm
 		Logger: logger, MaxSteps: o.maxSteps, IdleRelease: o.idleRelease, AnswerGrace: o.answerGrace, ContextTokens: o.contextTokens, ModelTimeout: o.modelTimeout, ToolSearch: o.toolSearch,
 		ApprovalTimeout: o.approvalTimeout, Allowance: o.allowance, NoStream: o.noStream,
 		DiskBudget: o.diskBudget, DiskCheckEvery: o.diskCheckEvery, Models: o.models, VoiceDefault: o.voiceDefault, Documents: o.documents, Handoffs: o.handoffs,
-		MaxTokensPerRun: o.maxTokensPerRun, Now: o.now})
+		MaxTokensPerRun: o.maxTokensPerRun, Now: o.now, DiskFree: o.diskFree})
 	e := &env{t: t, dataDir: o.dataDir, chat: chat, model: model, mcp: client, manager: m, secrets: secrets, mcpLog: logPath}
 	t.Cleanup(func() { e.close() })
 	return e

@@ -130,6 +130,10 @@ type Options struct {
 	// web pages, e-books) into text the model sees (documents.go); nil:
 	// they are only saved.
 	Documents DocumentReader
+	// DiskFree is the room left on the file system of dir, in bytes, for
+	// a file streamed into a workspace (uploadstream.go); the file system's
+	// own count (statfs) when nil. Tests give less.
+	DiskFree func(dir string) (int64, error)
 	// DiskCheckEvery is how often the chats with a live server are
 	// measured (DefaultDiskCheckEvery when 0; see diskwatch.go).
 	DiskCheckEvery time.Duration
@@ -235,6 +239,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.DiskCheckEvery <= 0 {
 		o.DiskCheckEvery = DefaultDiskCheckEvery
+	}
+	if o.DiskFree == nil {
+		o.DiskFree = diskFree
 	}
 	logger := o.Logger
 	if logger == nil {
@@ -354,6 +361,27 @@ func (m *Manager) Stop(place chat.Place) bool {
 	s, ok := m.sessions[place]
 	m.mu.Unlock()
 	return ok && s.cancelTurn()
+}
+
+// End ends chat's session for now — a forum topic that was deleted or
+// closed: its running turn is cancelled, messages still waiting for it
+// are dropped, its MCP processes are stopped (its browser context
+// closes) and its conversation leaves memory. Its transcript, workspace
+// and private folder stay: a later message starts it again where it was.
+// It does not wait, and reports whether the chat had a session to end
+// (false when none ran since the bot started, or the manager is closing).
+func (m *Manager) End(place chat.Place) bool {
+	m.mu.Lock()
+	s, ok := m.sessions[place]
+	m.mu.Unlock()
+	if !ok {
+		return false
+	}
+	n, err := s.enqueue(input{kind: inputEnd})
+	if n > 0 {
+		m.logger.Info("session ended: dropped waiting messages", "chat", place, "messages", n)
+	}
+	return err == nil
 }
 
 // Reset starts a new conversation in chat (/new): the running turn is

@@ -26,6 +26,7 @@ const (
 	inputResume // tell the chat its turn was cut off by a restart
 	inputOpen   // read the conversation (openFirst); it goes first in the queue
 	inputRun    // a scheduled run (scheduled.go)
+	inputEnd    // end the session for now (Manager.End)
 )
 
 type input struct {
@@ -127,7 +128,7 @@ func (s *session) enqueue(in input) (dropped int, err error) {
 		return 0, ErrClosed
 	}
 	var gone []input
-	if in.kind == inputReset {
+	if in.kind == inputReset || in.kind == inputEnd {
 		gone = s.dropQueuedMessagesLocked()
 		dropped = len(gone)
 		s.cancelTurnLocked()
@@ -410,7 +411,20 @@ func (s *session) handle(in *input) {
 		in.done <- s.open()
 	case inputRun:
 		s.runScheduled(in)
+	case inputEnd:
+		s.end()
 	}
+}
+
+// end stops the chat's MCP processes (its browser context with them) and
+// releases the conversation from memory; the transcript, the workspace
+// and the private folder stay on disk for a later message.
+func (s *session) end() {
+	if ms := s.startedMCP(); ms != nil {
+		ms.Stop()
+	}
+	s.release()
+	s.m.logger.Info("session ended: its servers are stopped, its files kept", "chat", s.id)
 }
 
 // openFirst has the chat's goroutine read the conversation before any

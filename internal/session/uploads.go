@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,13 +20,28 @@ import (
 	"github.com/volcanicbot/volcanicbot/internal/llm"
 )
 
-// Attachment is a file the user sent with a message: a photo or a
-// document.
+// Attachment is a file the user sent with a message: a photo, a
+// document or a voice note.
 type Attachment struct {
 	// Name is the file name the user's client gave; empty for photos.
 	Name     string
 	MIMEType string
-	Data     []byte
+	// Data is the file's content; nil when Open gives it.
+	Data []byte
+	// Open, when set, gives the content instead of Data, Size bytes: a
+	// file on a local Bot API server's disk, copied into the workspace as
+	// a stream and never held whole (uploadstream.go).
+	Open func() (io.ReadCloser, error)
+	// Size is the content's size; len(Data) when 0.
+	Size int64
+}
+
+// size is f's size in bytes.
+func (f Attachment) size() int64 {
+	if f.Size == 0 && f.Open == nil {
+		return int64(len(f.Data))
+	}
+	return f.Size
 }
 
 // uploadsDir is where a chat's received files are kept, in its workspace,
@@ -40,27 +57,41 @@ const maxUploadName = 100
 
 // userMessage is the user's turn: the text, a note per received file
 // (saved under uploads/ in the workspace), the content of text files, and
-// the images themselves.
+// the images themselves. A streamed file that could not be kept is told
+// to the chat and noted for the model; a storage failure ends the turn.
 func (s *session) userMessage(ctx context.Context, text string, files []Attachment) (llm.Message, error) {
 	msg := llm.Message{Role: llm.RoleUser}
 	var notes []string
 	var images []llm.Part
 	for i, f := range files {
-		rel, err := s.saveUpload(f, i)
-		if err != nil {
+		saved, err := s.saveUpload(f, i)
+		var notKept *uploadError
+		switch {
+		case errors.As(err, &notKept):
+			s.m.logger.Warn("a file was not kept", "chat", s.id, "file", f.Name, "bytes", f.size(), "err", err)
+			s.reply(ctx, fmt.Sprintf("I could not keep %s: %s.", orDefault(f.Name, "that file"), notKept.why))
+			notes = append(notes, fmt.Sprintf("[The user sent a file (%s, %s) that could not be kept: %s. The user was told.]",
+				orDefault(f.Name, "no name"), chat.ByteSize(int(f.size())), notKept.why))
+			continue
+		case err != nil:
 			return msg, &storageError{err: err}
 		}
+		rel, head, size := saved.rel, saved.head, f.size()
+		mime := f.MIMEType
+		if mime == "" && f.Open != nil {
+			mime = http.DetectContentType(head)
+		}
 		what := "a file"
-		if isImage(f.MIMEType) {
+		if isImage(mime) {
 			what = "an image"
 		}
 		notes = append(notes, fmt.Sprintf("[The user sent %s, saved in the workspace as %s (%s, %s).]",
-			what, rel, orUnknown(f.MIMEType), chat.ByteSize(len(f.Data))))
-		kind := document.Detect(f.Name, f.MIMEType, f.Data[:min(len(f.Data), 512)])
+			what, rel, orUnknown(mime), chat.ByteSize(int(size))))
+		kind := document.Detect(f.Name, mime, head[:min(len(head), 512)])
 		switch {
-		case isImage(f.MIMEType):
-			if len(f.Data) <= maxInlineImage {
-				images = append(images, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: f.MIMEType, Data: f.Data}})
+		case isImage(mime):
+			if data := s.wholeUpload(f, rel, maxInlineImage); data != nil {
+				images = append(images, llm.Part{Kind: llm.PartImage, Image: &llm.Image{MIMEType: mime, Data: data}})
 			}
 		case kind != document.KindNone && kind != document.KindText && s.m.o.Documents != nil:
 			note, err := s.readDocument(ctx, rel, kind, i)
@@ -68,8 +99,8 @@ func (s *session) userMessage(ctx context.Context, text string, files []Attachme
 				return msg, err
 			}
 			notes = append(notes, note)
-		case isText(f.MIMEType, f.Data), kind == document.KindText && isText("text/plain", f.Data):
-			notes = append(notes, inlineText(rel, f.Data))
+		case isText(mime, head), kind == document.KindText && isText("text/plain", head):
+			notes = append(notes, inlineText(rel, head, size))
 		}
 	}
 	body := capText(strings.TrimSpace(strings.Join(append([]string{text}, notes...), "\n")), maxPartText)
@@ -77,22 +108,69 @@ func (s *session) userMessage(ctx context.Context, text string, files []Attachme
 	return msg, nil
 }
 
-// saveUpload writes f to uploads/ under a safe, unused name and returns
-// its workspace-relative path. It goes through an os.Root of the
-// workspace: the chat's servers write there too, and an uploads folder one
-// of them made a symlink out of the workspace (another chat's) is refused.
-func (s *session) saveUpload(f Attachment, i int) (string, error) {
+// savedUpload is a file saved under uploads/: its workspace-relative
+// path and its head (the first maxInlineText bytes).
+type savedUpload struct {
+	rel  string
+	head []byte
+}
+
+// wholeUpload is f's content when it is at most max bytes (read back
+// from its copy at rel when it was streamed); nil otherwise.
+func (s *session) wholeUpload(f Attachment, rel string, max int64) []byte {
+	if f.size() > max {
+		return nil
+	}
+	if f.Open == nil {
+		return f.Data
+	}
+	data, err := s.readUploadHead(rel, max)
+	if err != nil {
+		s.m.logger.Warn("read an upload back", "chat", s.id, "file", rel, "err", err)
+		return nil
+	}
+	return data
+}
+
+// readUploadHead reads the first max bytes of the upload at rel, through
+// an os.Root of the workspace.
+func (s *session) readUploadHead(rel string, max int64) ([]byte, error) {
 	ws, err := os.OpenRoot(s.workspace)
 	if err != nil {
-		return "", fmt.Errorf("uploads: %w", err)
+		return nil, err
+	}
+	defer ws.Close()
+	file, err := ws.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return io.ReadAll(io.LimitReader(file, max))
+}
+
+// saveUpload writes f to uploads/ under a safe, unused name (streaming it
+// when it opens) and returns where, with its head. It goes through an
+// os.Root of the workspace: the chat's servers write there too, and an
+// uploads folder one of them made a symlink out of the workspace (another
+// chat's) is refused. A streamed file the disk has no room for, or that
+// cannot be read, is an *uploadError, and nothing of it is left.
+func (s *session) saveUpload(f Attachment, i int) (savedUpload, error) {
+	if f.Open != nil {
+		if err := s.roomFor(f.Size); err != nil {
+			return savedUpload{}, err
+		}
+	}
+	ws, err := os.OpenRoot(s.workspace)
+	if err != nil {
+		return savedUpload{}, fmt.Errorf("uploads: %w", err)
 	}
 	defer ws.Close()
 	if err := ws.Mkdir(uploadsDir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("uploads: %w", err)
+		return savedUpload{}, fmt.Errorf("uploads: %w", err)
 	}
 	dir, err := ws.OpenRoot(uploadsDir)
 	if err != nil {
-		return "", fmt.Errorf("uploads: %w", err)
+		return savedUpload{}, fmt.Errorf("uploads: %w", err)
 	}
 	defer dir.Close()
 	name := uploadName(f, s.m.o.Now().UTC().Format("20060102-150405"), i)
@@ -108,16 +186,28 @@ func (s *session) saveUpload(f Attachment, i int) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("uploads: %w", err)
+			return savedUpload{}, fmt.Errorf("uploads: %w", err)
 		}
-		_, err = file.Write(f.Data)
+		saved := savedUpload{rel: uploadsDir + "/" + candidate}
+		if f.Open != nil {
+			err = copyUpload(file, f)
+		} else {
+			_, err = file.Write(f.Data)
+			saved.head = f.Data[:min(len(f.Data), maxInlineText)]
+		}
 		if cerr := file.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil {
-			return "", fmt.Errorf("uploads: %w", err)
+		if err == nil && f.Open != nil {
+			saved.head, err = s.readUploadHead(saved.rel, maxInlineText)
 		}
-		return uploadsDir + "/" + candidate, nil
+		if err != nil {
+			if rerr := dir.Remove(candidate); rerr != nil {
+				s.m.logger.Warn("remove a file not kept", "chat", s.id, "file", saved.rel, "err", rerr)
+			}
+			return savedUpload{}, fmt.Errorf("uploads: %w", err)
+		}
+		return saved, nil
 	}
 }
 
@@ -187,13 +277,14 @@ func isText(mime string, data []byte) bool {
 }
 
 // inlineText is a text file's content for the user's message, its head
-// when it is long.
-func inlineText(rel string, data []byte) string {
-	shown := data
+// when it is long: head is its first bytes (up to maxInlineText), size
+// the whole file's.
+func inlineText(rel string, head []byte, size int64) string {
+	shown := head[:min(len(head), maxInlineText)]
 	note := ""
-	if len(shown) > maxInlineText {
-		shown = trimPartialRune(shown[:maxInlineText])
-		note = fmt.Sprintf("\n[only the first %s of %s are shown; the whole file is %s]", chat.ByteSize(len(shown)), chat.ByteSize(len(data)), rel)
+	if size > int64(len(shown)) {
+		shown = trimPartialRune(shown)
+		note = fmt.Sprintf("\n[only the first %s of %s are shown; the whole file is %s]", chat.ByteSize(len(shown)), chat.ByteSize(int(size)), rel)
 	}
 	return fmt.Sprintf("--- %s ---\n%s\n--- end of %s ---%s", rel, strings.ToValidUTF8(string(shown), "\uFFFD"), rel, note)
 }
@@ -227,6 +318,13 @@ func extension(mime string) string {
 		return ".txt"
 	}
 	return ""
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func orUnknown(mime string) string {

@@ -35,6 +35,10 @@ type Client struct {
 	out   *sender
 	log   *slog.Logger
 	scrub func(string) string
+	// local reads the files of a local Bot API server (nil: none), up to
+	// maxLocal bytes.
+	local    *localFiles
+	maxLocal int64
 	receiver
 }
 

@@ -40,7 +40,7 @@ func TestDownloadTooBig(t *testing.T) {
 			id := tc.send(fake)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			data, err := c.Download(ctx, alice, id)
+			data, err := c.Download(ctx, alice, id, 0)
 			if !errors.Is(err, ErrTooBig) || data != nil {
 				t.Fatalf("Download = %d bytes, %v; want ErrTooBig", len(data), err)
 			}

@@ -67,6 +67,15 @@ type Options struct {
 	// Limits are the flood limits every call to a chat keeps under;
 	// DefaultLimits for zero fields.
 	Limits Limits
+	// LocalFilesDir is a local Bot API server's working directory (its
+	// --dir) as mounted here (TELEGRAM_LOCAL_FILES_DIR): a server started
+	// with --local answers getFile with a path there, and the file is read
+	// from this folder (localfiles.go). Empty: such an answer is
+	// ErrLocalPath.
+	LocalFilesDir string
+	// MaxLocalFile bounds the files read from LocalFilesDir, in bytes;
+	// MaxLocalFile (2,000 MB, the server's own limit) when 0 or above.
+	MaxLocalFile int64
 }
 
 // New returns a Client. It does no network I/O: Connect calls getMe.
@@ -107,6 +116,13 @@ func New(o Options) (*Client, error) {
 		Scrub: newScrubber(o.Token, o.Redactor, o.WebhookSecret),
 	})
 	c.inbox = newInbox(o.InboxDir, logger)
+	if o.LocalFilesDir != "" {
+		c.local = &localFiles{dir: o.LocalFilesDir, token: o.Token}
+		c.maxLocal = o.MaxLocalFile
+		if c.maxLocal <= 0 || c.maxLocal > MaxLocalFile {
+			c.maxLocal = MaxLocalFile
+		}
+	}
 	c.webhookURL, c.webhookPath, c.secret = o.WebhookURL, webhookPath, o.WebhookSecret
 	api, err := tgbot.New(o.Token,
 		tgbot.WithSkipGetMe(),

@@ -100,9 +100,14 @@ type Fake struct {
 	// topics are the forums' topics by chat (topics.go); a chat present
 	// is a forum.
 	topics map[int64]map[int]bool
+	// closedTopics are the topics closed (CloseTopic) by chat.
+	closedTopics map[int64]map[int]bool
 
 	files   map[string]storedFile // by file id: what users sent
 	fileSeq int
+	// localDir, when set, makes the fake a local Bot API server in
+	// --local mode working in that folder (local.go).
+	localDir string
 
 	webhookURL    string // set by setWebhook: updates are posted there
 	webhookSecret string

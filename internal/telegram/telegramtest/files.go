@@ -21,6 +21,9 @@ type storedFile struct {
 	// stream, when set, is how many bytes the file endpoint sends
 	// instead of data: generated as they go, never held.
 	stream int64
+	// local: path is an absolute path on the local server's disk, with
+	// no 20 MB limit and nothing to download.
+	local bool
 }
 
 // addFileLocked stores data under a new file id and returns the id.
@@ -32,6 +35,9 @@ func (f *Fake) addFileLocked(data []byte, ext string, size int) string {
 		f.files = map[string]storedFile{}
 	}
 	f.files[id] = storedFile{path: "documents/" + id + ext, data: data, size: size}
+	if f.localDir != "" {
+		f.storeLocalLocked(id, ext)
+	}
 	return id
 }
 
@@ -103,6 +109,9 @@ func (f *Fake) DocumentStream(chatID, userID int64, name, mime string, size int,
 	file := f.files[id]
 	file.stream = stream
 	f.files[id] = file
+	if f.localDir != "" {
+		f.storeLocalLocked(id, "")
+	}
 	f.mu.Unlock()
 	m.Document = &models.Document{FileID: id, FileUniqueID: id, FileName: name, MimeType: mime, FileSize: int64(size)}
 	return f.send(m)
@@ -115,7 +124,7 @@ func (f *Fake) getFile(p map[string]string) (any, error) {
 	switch {
 	case !ok:
 		return nil, badRequest("invalid file_id")
-	case file.size > maxDownloadBytes:
+	case !file.local && file.size > maxDownloadBytes:
 		return nil, badRequest("file is too big")
 	}
 	return models.File{FileID: p["file_id"], FileUniqueID: p["file_id"], FileSize: int64(file.size), FilePath: file.path}, nil

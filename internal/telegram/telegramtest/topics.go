@@ -68,7 +68,58 @@ func (f *Fake) threadOf(chat int64, p map[string]string) (int, error) {
 	if !f.topics[chat][thread] {
 		return 0, badRequest("message thread not found")
 	}
+	if f.closedTopics[chat][thread] {
+		return 0, badRequest("TOPIC_CLOSED")
+	}
 	return thread, nil
+}
+
+// DeleteTopic deletes topic of chat, as a user with the right does:
+// Telegram tells the bot nothing, and refuses every send into it from now
+// on ("message thread not found").
+func (f *Fake) DeleteTopic(chatID int64, topic int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.topics[chatID], topic)
+}
+
+// CloseTopic closes topic of chat, as user does: the topic gets the
+// service message forum_topic_closed (whose id it returns), and every send
+// of the bot (not an admin) into it is refused with TOPIC_CLOSED until
+// ReopenTopic.
+func (f *Fake) CloseTopic(chatID, userID int64, topic int) int {
+	f.mu.Lock()
+	if f.closedTopics == nil {
+		f.closedTopics = map[int64]map[int]bool{}
+	}
+	if f.closedTopics[chatID] == nil {
+		f.closedTopics[chatID] = map[int]bool{}
+	}
+	f.closedTopics[chatID][topic] = true
+	f.mu.Unlock()
+	m := f.topicService(chatID, userID, topic)
+	m.ForumTopicClosed = &models.ForumTopicClosed{}
+	return f.send(m)
+}
+
+// ReopenTopic reopens topic of chat, as user does: the topic gets the
+// service message forum_topic_reopened (whose id it returns), and sends
+// into it are taken again.
+func (f *Fake) ReopenTopic(chatID, userID int64, topic int) int {
+	f.mu.Lock()
+	delete(f.closedTopics[chatID], topic)
+	f.mu.Unlock()
+	m := f.topicService(chatID, userID, topic)
+	m.ForumTopicReopened = &models.ForumTopicReopened{}
+	return f.send(m)
+}
+
+// topicService is a service message of user in topic of chat, to fill in.
+func (f *Fake) topicService(chatID, userID int64, topic int) *models.Message {
+	m := f.NewMessage(chatID, userID, "")
+	m.Chat.IsForum = true
+	m.MessageThreadID, m.IsTopicMessage = topic, true
+	return m
 }
 
 // wireChatLocked is chat as the Bot API shows it in a message.
