@@ -5,18 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/document/documenttest"
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
 	"github.com/volcanicbot/volcanicbot/internal/speech/speechtest"
-	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // maxBotPeak is the most resident memory the bot process (built as its
@@ -49,37 +46,10 @@ func TestBadInputPeakMemoryOfTheBinary(t *testing.T) {
 	for range 20 {
 		model.Push(llmtest.Func(func(llmtest.Request) llmtest.Reply { return llmtest.Text("noted") }))
 	}
-	data, home := t.TempDir(), t.TempDir()
-	cmd := exec.Command(buildBinary(t))
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + t.TempDir(),
-		"TELEGRAM_BOT_TOKEN=" + tg.Token(), "TELEGRAM_API_URL=" + tg.URL(), fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d", alice),
-		"VOLCANIC_DATA_DIR=" + data, "VOLCANIC_AGENT_DIR=" + t.TempDir(), "LLM_PROVIDER=openai", "LLM_MODEL=test-model",
-		"OPENAI_API_KEY=sk-e2e-openai-0123456789", "OPENAI_BASE_URL=" + model.URL, "LOG_FORMAT=json",
-		"STT_BASE_URL=" + stt.URL, "STT_API_KEY=stt-key-123"}
-	logs := &testkit.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("bot log:\n%s", logs.String())
-		}
-	})
-	if _, err := tg.WaitFor("getUpdates", 1, 30*time.Second); err != nil {
-		t.Fatalf("the bot never polled: %v", err)
-	}
+	bot := startBinaryBot(t, tg, model.URL, "STT_BASE_URL="+stt.URL, "STT_API_KEY=stt-key-123")
+	logs := bot.logs
 	const gb = 1 << 30
-	start := peak(t, cmd.Process.Pid)
+	start := peak(t, bot.pid())
 	steps := []struct {
 		name  string
 		send  func()
@@ -118,7 +88,7 @@ func TestBadInputPeakMemoryOfTheBinary(t *testing.T) {
 		if err := tg.WaitUntil(func() bool { return anyContains(tg.Texts(alice)[seen:], s.reply) }, 60*time.Second); err != nil {
 			t.Fatalf("%s: the chat never got %q: %q", s.name, s.reply, tg.Texts(alice))
 		}
-		t.Logf("%-34s answered in %6v; bot VmHWM %s", s.name, time.Since(began).Round(time.Millisecond), mib(peak(t, cmd.Process.Pid)))
+		t.Logf("%-34s answered in %6v; bot VmHWM %s", s.name, time.Since(began).Round(time.Millisecond), mib(peak(t, bot.pid())))
 	}
 	asked := len(model.Requests())
 	tg.Message(alice, alice, "still there?")
@@ -129,7 +99,7 @@ func TestBadInputPeakMemoryOfTheBinary(t *testing.T) {
 	for _, m := range regexp.MustCompile(`"file":"(uploads/[^"]+)".*?peak ([0-9.]+ MiB)`).FindAllStringSubmatch(logs.String(), -1) {
 		t.Logf("extraction child of %-18s peak %s", m[1], m[2])
 	}
-	end := peak(t, cmd.Process.Pid)
+	end := peak(t, bot.pid())
 	t.Logf("bot VmHWM: %s polling, %s at the end (limit %s)", mib(start), mib(end), mib(maxBotPeak))
 	if end > maxBotPeak {
 		t.Errorf("the bot's peak memory %s is over %s", mib(end), mib(maxBotPeak))

@@ -4,15 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/volcanicbot/volcanicbot/internal/llm/llmtest"
-	"github.com/volcanicbot/volcanicbot/internal/testkit"
 )
 
 // maxLocalGrowth is the most the bot's peak resident memory may grow
@@ -43,36 +40,9 @@ func TestLocalBotAPIServerPeakMemoryOfTheBinary(t *testing.T) {
 	for range 5 {
 		model.Push(llmtest.Func(func(llmtest.Request) llmtest.Reply { return llmtest.Text("read it") }))
 	}
-	data := t.TempDir()
-	cmd := exec.Command(buildBinary(t))
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir(),
-		"TELEGRAM_BOT_TOKEN=" + tg.Token(), "TELEGRAM_API_URL=" + tg.URL(), fmt.Sprintf("TELEGRAM_ALLOWED_USERS=%d", alice),
-		"TELEGRAM_LOCAL_FILES_DIR=" + local, "TELEGRAM_MAX_FILE_MB=100", "CHAT_DISK_BUDGET_MB=1",
-		"VOLCANIC_DATA_DIR=" + data, "VOLCANIC_AGENT_DIR=" + t.TempDir(), "LLM_PROVIDER=openai", "LLM_MODEL=test-model",
-		"OPENAI_API_KEY=sk-e2e-openai-0123456789", "OPENAI_BASE_URL=" + model.URL, "LOG_FORMAT=json", "LOG_LEVEL=debug",
-		"STT_BASE_URL=" + model.URL, "STT_API_KEY=stt-key-123"}
-	logs := &testkit.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("bot log:\n%.20000s", logs.String())
-		}
-	})
-	if _, err := tg.WaitFor("getUpdates", 1, 30*time.Second); err != nil {
-		t.Fatalf("the bot never polled: %v", err)
-	}
+	bot := startBinaryBot(t, tg, model.URL, "TELEGRAM_LOCAL_FILES_DIR="+local, "TELEGRAM_MAX_FILE_MB=100",
+		"CHAT_DISK_BUDGET_MB=1", "LOG_LEVEL=debug", "STT_BASE_URL="+model.URL, "STT_API_KEY=stt-key-123")
+	logs, data := bot.logs, bot.data
 
 	// A small document first: the chat's first turn (its session, the
 	// catalogue, the model client) is not what is measured.
@@ -85,13 +55,13 @@ func TestLocalBotAPIServerPeakMemoryOfTheBinary(t *testing.T) {
 	const size = 80 << 20
 	path := tg.LocalPath(local, "documents", "file_100.txt")
 	writeLines(t, path, size)
-	start := peak(t, cmd.Process.Pid)
+	start := peak(t, bot.pid())
 	began := time.Now()
 	tg.DocumentAt(alice, alice, "eruptions.txt", "text/plain", path, 0, "what is in it?")
 	if err := tg.WaitUntil(func() bool { return len(model.Requests()) == 2 }, 60*time.Second); err != nil {
 		t.Fatalf("no model request: %v; chat: %q", err, tg.Texts(alice))
 	}
-	grown := peak(t, cmd.Process.Pid) - start
+	grown := peak(t, bot.pid()) - start
 	t.Logf("80 MB document to the model in %v; bot VmHWM %s before, grown by %s (limit %s)",
 		time.Since(began).Round(time.Millisecond), mib(start), mib(grown), mib(maxLocalGrowth))
 	body := string(model.Requests()[1].Body)
@@ -129,7 +99,7 @@ func TestLocalBotAPIServerPeakMemoryOfTheBinary(t *testing.T) {
 		if err := tg.WaitUntil(func() bool { return anyContains(tg.Texts(alice)[seen:], s.reply) }, 60*time.Second); err != nil {
 			t.Fatalf("%s: the chat never got %q: %q", s.name, s.reply, tg.Texts(alice))
 		}
-		t.Logf("%-34s answered in %6v; bot VmHWM %s", s.name, time.Since(began).Round(time.Millisecond), mib(peak(t, cmd.Process.Pid)))
+		t.Logf("%-34s answered in %6v; bot VmHWM %s", s.name, time.Since(began).Round(time.Millisecond), mib(peak(t, bot.pid())))
 	}
 	if n := len(model.Requests()); n != 2 {
 		t.Errorf("%d model requests; want 2 (the refused files reach no model)", n)
