@@ -110,8 +110,8 @@ const pumpCode = `async (page) => {
         return;
       } catch {
         if (e.p === page) return void stop();
-        unlisten(e); // a popup gone already (or that refused a session): its opener again
-        shown.splice(shown.indexOf(e), 1);
+        const i = shown.indexOf(e); // a popup gone already (or that refused a session): its opener again
+        if (i >= 0) { unlisten(e); shown.splice(i, 1); }
       }
     }
   });
@@ -143,6 +143,7 @@ const pumpCode = `async (page) => {
     }
     throw new Error('op');
   };
+  const closes = (p) => p.isClosed() || p.waitForEvent('close', { timeout: 2000 }).then(() => true, () => p.isClosed());
   const inputs = async () => {
     try {
       while (!stopped) {
@@ -151,7 +152,7 @@ const pumpCode = `async (page) => {
         if (r.status !== 200) { await r.arrayBuffer(); break; }
         const c = await r.json(), p = shown.length > 0 ? shown[shown.length - 1].p : page;
         let ok = true;
-        try { await run(c, p); } catch { ok = p !== page && p.isClosed(); } // a popup that closed itself at a tap
+        try { await run(c, p); } catch { ok = p !== page && await closes(p); } // a popup that closed itself at a tap
         const d = await post('/done', JSON.stringify({ id: c.id, ok }), { 'Content-Type': 'application/json' });
         await d.arrayBuffer();
       }
