@@ -310,7 +310,8 @@ func TestMCPTargetPumpDrivesALocalBrowser(t *testing.T) {
 
 // followPopups opens the site's popup through the view, types into it and
 // closes it (the frames come back to the tab); with leaveOpen it opens it
-// and the popup's own popup, and leaves both open.
+// and the popup's own popup (closes that one: the popup again; opens it
+// again), and leaves both open.
 func followPopups(t *testing.T, r *rig, c *localMCP, site *localSite, secret string, from answer, leaveOpen bool) {
 	t.Helper()
 	onPopup := func(n string) func(answer) bool {
@@ -321,7 +322,11 @@ func followPopups(t *testing.T, r *rig, c *localMCP, site *localSite, secret str
 	if h := c.held(t); h.Sessions != 1 || len(h.Others) != 1 {
 		t.Fatalf("with the popup shown: %+v, want the pump's 1 session and the popup", h)
 	}
-	if leaveOpen {
+	if leaveOpen { // the popup's popup: shown, closed (the popup again), opened again and left open
+		tapAt(t, r, secret, p, 100, 230)
+		q := waitFrame(t, r, secret, p, onPopup("2"))
+		tapAt(t, r, secret, q, 100, 130)
+		p = waitFrame(t, r, secret, q, onPopup("1"))
 		tapAt(t, r, secret, p, 100, 230)
 		waitFrame(t, r, secret, p, onPopup("2"))
 		return
