@@ -141,27 +141,50 @@ func (c *localMCP) navigate(t *testing.T, url string) {
 	}
 }
 
-// cdpSessions is how many CDP sessions Playwright's client in the server
-// holds (a pump's, while it runs), and how many listeners the tab's close
-// event has.
-func (c *localMCP) cdpSessions(t *testing.T) (sessions, closeListeners int) {
+// held is what the pump may leave behind in the browser server: the CDP
+// sessions Playwright's client holds (a pump's, while it runs), the
+// listeners of the tab's close and popup events, and those of the
+// context's other pages (popups), each page's close + popup listeners.
+type held struct {
+	Sessions, Close, Popup int
+	Others                 []int
+}
+
+func (c *localMCP) held(t *testing.T) held {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	answer, err := c.run(ctx, `async (page) => ({ s: [...page._connection._objects.values()].filter((o) => o._type === 'CDPSession').length, l: page.listenerCount('close') })`)
-	var r struct{ S, L int }
+	answer, err := c.run(ctx, `async (page) => ({
+  sessions: [...page._connection._objects.values()].filter((o) => o._type === 'CDPSession').length,
+  close: page.listenerCount('close'), popup: page.listenerCount('popup'),
+  others: page.context().pages().filter((p) => p !== page).map((p) => p.listenerCount('close') + p.listenerCount('popup')) })`)
+	var h held
 	if err == nil {
-		err = result(answer, &r)
+		err = result(answer, &h)
 	}
 	if err != nil {
 		t.Fatalf("count the CDP sessions: %v", err)
 	}
-	return r.S, r.L
+	return h
+}
+
+// closePopups closes the context's pages but the chat's tab.
+func (c *localMCP) closePopups(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if _, err := c.run(ctx, `async (page) => { for (const p of page.context().pages()) if (p !== page) await p.close(); }`); err != nil {
+		t.Fatalf("close the popups: %v", err)
+	}
 }
 
 // localSite is a page with a toggle button (its background flips at each
 // tap, at (100, 50)), a text field (#f, at (150, 150)) whose value is
-// posted on Enter, and an animated page (/anim: a counter every 16 ms).
+// posted on Enter, a button that opens a popup (at (100, 250)), and an
+// animated page (/anim: a counter every 16 ms). The popup (/popup?n=1)
+// has a field (at (150, 50)) posted on Enter, a button that closes the
+// window (at (100, 130)) and one that opens a popup of its own
+// (/popup?n=2, at (100, 230)).
 type localSite struct {
 	*httptest.Server
 	mu    sync.Mutex
@@ -176,6 +199,11 @@ func newLocalSite(t *testing.T) *localSite {
 		case "/anim":
 			w.Write([]byte(`<!doctype html><body style="margin:0"><h1 id="c">0</h1><div style="width:300px;height:300px;background:linear-gradient(90deg,#08f,#f80)"></div>
 <script>let n=0;setInterval(()=>{document.getElementById('c').textContent=++n},16)</script>`))
+		case "/popup":
+			w.Write([]byte(`<!doctype html><body style="margin:0;background:#ffd"><p style="margin-top:300px">Sign in with a popup</p>
+<input id="g" style="position:absolute;left:100px;top:40px;width:200px;height:20px" onkeydown="if(event.key=='Enter')fetch('/typed?v='+encodeURIComponent(this.value))">
+<button style="position:absolute;left:0;top:100px;width:200px;height:60px" onclick="window.close()">close</button>
+<button style="position:absolute;left:0;top:200px;width:200px;height:60px" onclick="window.open('/popup?n=2','second','popup')">another</button>`))
 		case "/typed":
 			s.mu.Lock()
 			s.typed = append(s.typed, r.URL.Query().Get("v"))
@@ -183,7 +211,8 @@ func newLocalSite(t *testing.T) *localSite {
 		default:
 			w.Write([]byte(`<!doctype html><body style="margin:0;background:#fff"><p style="margin-top:120px">Sign in to continue</p>
 <button style="position:absolute;left:0;top:0;width:200px;height:100px" onclick="document.body.style.background=document.body.style.background=='red'?'blue':'red'">toggle</button>
-<input id="f" style="position:absolute;left:100px;top:140px;width:200px;height:20px" onkeydown="if(event.key=='Enter')fetch('/typed?v='+encodeURIComponent(this.value))">`))
+<input id="f" style="position:absolute;left:100px;top:140px;width:200px;height:20px" onkeydown="if(event.key=='Enter')fetch('/typed?v='+encodeURIComponent(this.value))">
+<button style="position:absolute;left:0;top:200px;width:200px;height:100px" onclick="window.open('/popup?n=1','login','popup')">sign in</button>`))
 		}
 	}))
 	t.Cleanup(s.Close)
@@ -215,15 +244,17 @@ func localView(t *testing.T, r *rig, c *localMCP, noRelay bool) (*Live, string, 
 // the pinned @playwright/mcp, reached only through tool calls: the pump
 // starts, a tap shows its change within a second, typed text and Enter
 // reach the page (and no log line), frames follow the tab to another page
-// and Back brings it back, and each hand-off's end lets its CDP session
-// and its listener go — none is left after five.
+// and Back brings it back, they follow a popup the tab opens (and one the
+// popup opens) and come back when it closes, and each hand-off's end lets
+// its CDP session and its listeners go — none is left after five, the
+// second with a popup opened and closed, the third ended with two open.
 func TestMCPTargetPumpDrivesALocalBrowser(t *testing.T) {
 	c := startLocalMCP(t)
 	site := newLocalSite(t)
 	c.navigate(t, site.URL)
-	s0, l0 := c.cdpSessions(t)
-	if s0 != 0 {
-		t.Fatalf("%d CDP sessions before any hand-off", s0)
+	h0 := c.held(t)
+	if h0.Sessions != 0 || h0.Popup != 0 || len(h0.Others) != 0 {
+		t.Fatalf("before any hand-off: %+v", h0)
 	}
 	r := newRig(t)
 	for i := range 5 {
@@ -236,25 +267,19 @@ func TestMCPTargetPumpDrivesALocalBrowser(t *testing.T) {
 		if got := first.header.Get("X-Page-Url"); got != urlHeader(site.URL+"/") {
 			t.Fatalf("X-Page-Url %q", got)
 		}
-		if s, ls := c.cdpSessions(t); s != 1 || ls != l0+1 {
-			t.Fatalf("hand-off %d: %d CDP sessions and %d close listeners while it runs, want the pump's 1 and %d", i, s, ls, l0+1)
+		if h := c.held(t); h.Sessions != 1 || h.Close != h0.Close+1 || h.Popup != 1 {
+			t.Fatalf("hand-off %d: %+v while it runs, want the pump's 1 session and 1 more listener of each (%+v before)", i, h, h0)
 		}
-		w, h := atoiHeader(t, first, "X-Frame-Width"), atoiHeader(t, first, "X-Frame-Height")
-		at := func(x, y float64) string { return jsonFloat(x/float64(w)) + `,"y":` + jsonFloat(y/float64(h)) }
 		start := time.Now()
-		r.do(t, "POST", PathPrefix+"s/input", secret, `{"kind":"tap","x":`+at(100, 50)+`}`)
+		tapAt(t, r, secret, first, 100, 50)
 		waitFrame(t, r, secret, first, func(a answer) bool { return a.body != first.body })
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("hand-off %d: tap → changed frame took %v", i, d)
 		}
-		typed := "hunter2 🔑 " + string(rune('a'+i))
-		for _, in := range []string{`{"kind":"tap","x":` + at(150, 150) + `}`, `{"kind":"text","text":"` + typed + `"}`, `{"kind":"key","key":"Enter"}`} {
-			if a := r.do(t, "POST", PathPrefix+"s/input", secret, in); a.status != http.StatusNoContent {
-				t.Fatalf("hand-off %d: input %d %s\n%s", i, a.status, a.body, r.log.String())
-			}
-		}
-		site.waitTyped(t, typed)
-		if i == 0 { // the frames follow the tab to another page, and Back brings it back
+		typeInto(t, r, secret, first, 150, 150, "hunter2 🔑 "+string(rune('a'+i)))
+		site.waitTyped(t, "hunter2 🔑 "+string(rune('a'+i)))
+		switch i {
+		case 0: // the frames follow the tab to another page, and Back brings it back
 			if _, err := c.run(context.Background(), `async (page) => { await page.goto(`+js(site.URL+"/anim")+`); }`); err != nil {
 				t.Fatal(err)
 			}
@@ -263,14 +288,76 @@ func TestMCPTargetPumpDrivesALocalBrowser(t *testing.T) {
 				t.Fatalf("back: %d", a.status)
 			}
 			waitFrame(t, r, secret, first, func(a answer) bool { return a.header.Get("X-Page-Url") == urlHeader(site.URL+"/") })
+		case 1, 2:
+			followPopups(t, r, c, site, secret, first, i == 2)
 		}
 		endView(t, r, l, secret)
-		if s, ls := c.cdpSessions(t); s != 0 || ls != l0 {
-			t.Fatalf("after hand-off %d: %d CDP sessions, %d close listeners (%d before)", i, s, ls, l0)
+		h := c.held(t)
+		for _, n := range h.Others { // a popup left open: @playwright/mcp's own listeners only
+			if n != h0.Close {
+				t.Errorf("after hand-off %d: a popup has %d listeners, want @playwright/mcp's %d", i, n, h0.Close)
+			}
 		}
+		if h.Sessions != 0 || h.Close != h0.Close || h.Popup != 0 || len(h.Others) != map[bool]int{true: 2}[i == 2] {
+			t.Fatalf("after hand-off %d: %+v (%+v before)", i, h, h0)
+		}
+		c.closePopups(t)
 	}
 	if logs := r.log.String(); strings.Contains(logs, "hunter2") {
 		t.Fatalf("the typed text is in the log:\n%s", logs)
+	}
+}
+
+// followPopups opens the site's popup through the view, types into it and
+// closes it (the frames come back to the tab); with leaveOpen it opens it
+// and the popup's own popup (closes that one: the popup again; opens it
+// again), and leaves both open.
+func followPopups(t *testing.T, r *rig, c *localMCP, site *localSite, secret string, from answer, leaveOpen bool) {
+	t.Helper()
+	onPopup := func(n string) func(answer) bool {
+		return func(a answer) bool { return a.header.Get("X-Page-Url") == urlHeader(site.URL+"/popup?n="+n) }
+	}
+	tapAt(t, r, secret, from, 100, 250)
+	p := waitFrame(t, r, secret, from, onPopup("1"))
+	if h := c.held(t); h.Sessions != 1 || len(h.Others) != 1 {
+		t.Fatalf("with the popup shown: %+v, want the pump's 1 session and the popup", h)
+	}
+	if leaveOpen { // the popup's popup: shown, closed (the popup again), opened again and left open
+		tapAt(t, r, secret, p, 100, 230)
+		q := waitFrame(t, r, secret, p, onPopup("2"))
+		tapAt(t, r, secret, q, 100, 130)
+		p = waitFrame(t, r, secret, q, onPopup("1"))
+		tapAt(t, r, secret, p, 100, 230)
+		waitFrame(t, r, secret, p, onPopup("2"))
+		return
+	}
+	typeInto(t, r, secret, p, 150, 50, "popup hunter2")
+	site.waitTyped(t, "popup hunter2")
+	tapAt(t, r, secret, p, 100, 130)
+	waitFrame(t, r, secret, p, func(a answer) bool { return a.header.Get("X-Page-Url") == urlHeader(site.URL+"/") })
+	if h := c.held(t); h.Sessions != 1 || len(h.Others) != 0 {
+		t.Fatalf("back from the popup: %+v, want the pump's 1 session and no popup", h)
+	}
+}
+
+// tapAt taps the view at CSS pixel (x, y) of frame f's page.
+func tapAt(t *testing.T, r *rig, secret string, f answer, x, y float64) {
+	t.Helper()
+	in := `{"kind":"tap","x":` + jsonFloat(x/float64(atoiHeader(t, f, "X-Frame-Width"))) + `,"y":` + jsonFloat(y/float64(atoiHeader(t, f, "X-Frame-Height"))) + `}`
+	if a := r.do(t, "POST", PathPrefix+"s/input", secret, in); a.status != http.StatusNoContent {
+		t.Fatalf("tap at (%v, %v): %d %s\n%s", x, y, a.status, a.body, r.log.String())
+	}
+}
+
+// typeInto taps the field at (x, y) of frame f's page, types text and
+// presses Enter.
+func typeInto(t *testing.T, r *rig, secret string, f answer, x, y float64, text string) {
+	t.Helper()
+	tapAt(t, r, secret, f, x, y)
+	for _, in := range []string{`{"kind":"text","text":"` + text + `"}`, `{"kind":"key","key":"Enter"}`} {
+		if a := r.do(t, "POST", PathPrefix+"s/input", secret, in); a.status != http.StatusNoContent {
+			t.Fatalf("input %d %s\n%s", a.status, a.body, r.log.String())
+		}
 	}
 }
 

@@ -13,11 +13,20 @@ import (
 // cannot reach it (the server runs where 127.0.0.1 is not the bot's), else
 // it opens a CDP session on the tab (page.context().newCDPSession: through
 // Playwright's own pipe), starts the screencast, leaves two loops running
-// — frames out, inputs in — and answers {"ok":true} at once. Both loops
-// end, and the screencast and the CDP session with them, when the relay
-// says so (410), when it cannot be reached, or when the tab closes; then
-// it says bye. Every promise is caught: nothing it does ends up as an
-// unhandled rejection in a later tool call's answer.
+// — frames out, inputs in — and answers {"ok":true} at once.
+//
+// It follows popups (a login's "Sign in with …" window): one the tab
+// opens (page.on('popup'): only this tab's, never another tab's of the
+// context), or one of those opens, goes on screen — the shown page's
+// screencast stops and its CDP session goes, the popup gets its own, and
+// the inputs go to it; when it closes, the page shown before it is shown
+// again. Switches run one at a time (chain).
+//
+// Both loops end, and the screencast, the CDP session and every listener
+// with them, when the relay says so (410), when it cannot be reached, or
+// when the handed tab closes; then it says bye. Every promise is caught:
+// nothing it does ends up as an unhandled rejection in a later tool
+// call's answer.
 //
 // Its arguments are JSON literals: the relay's address, its key, and the
 // screencast's options.
@@ -26,31 +35,34 @@ const pumpCode = `async (page) => {
   const post = (path, body, headers) => fetch(base + path, { method: 'POST', headers: { ...H, ...headers }, body });
   const hello = await post('/hello', '').catch(() => null);
   if (!hello || hello.status !== 204) return { ok: false };
-  let cdp;
-  try {
-    cdp = await page.context().newCDPSession(page);
-  } catch {
-    await post('/bye', '').then((r) => r.arrayBuffer()).catch(() => {});
-    return { ok: false };
-  }
-  let stopped = false, sending = false, pending = null;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    page.off('close', stop);
-    await cdp.send('Page.stopScreencast').catch(() => {});
-    await cdp.detach().catch(() => {});
-    await post('/bye', '').then((r) => r.arrayBuffer()).catch(() => {});
+  let stopped = false, sending = false, pending = null, cur = null, chain = Promise.resolve(), ending = null;
+  const serial = (fn) => (chain = chain.then(fn).catch(() => {}));
+  const shown = []; // the handed tab, then the popups it (or one of them) opened; the last one is on screen
+  const start = () => cur.cdp.send('Page.startScreencast', { format: 'jpeg', quality: o.q, maxWidth: o.w, maxHeight: o.h });
+  const leave = async (c) => {
+    await c.cdp.send('Page.stopScreencast').catch(() => {});
+    await c.cdp.detach().catch(() => {});
   };
-  const ack = (id) => cdp.send('Page.screencastFrameAck', { sessionId: id }).catch(() => {});
-  const start = () => cdp.send('Page.startScreencast', { format: 'jpeg', quality: o.q, maxWidth: o.w, maxHeight: o.h });
-  const send = async (f) => {
+  const unlisten = (e) => { e.p.off('close', e.close); e.p.off('popup', e.popup); };
+  const stop = () => {
+    if (ending) return ending;
+    stopped = true;
+    shown.splice(0).forEach(unlisten);
+    ending = serial(async () => {
+      if (cur) await leave(cur);
+      cur = null;
+      await post('/bye', '').then((r) => r.arrayBuffer()).catch(() => {});
+    });
+    return ending;
+  };
+  const ack = (x) => x.cdp.send('Page.screencastFrameAck', { sessionId: x.f.sessionId }).catch(() => {});
+  const send = async (x) => {
     sending = true;
     try {
-      while (f && !stopped) {
-        const r = await post('/frame', Buffer.from(f.data, 'base64'), { 'Content-Type': 'image/jpeg',
+      while (x && !stopped) {
+        const f = x.f, r = await post('/frame', Buffer.from(f.data, 'base64'), { 'Content-Type': 'image/jpeg',
           'X-Frame-Width': String(Math.round(f.metadata.deviceWidth)), 'X-Frame-Height': String(Math.round(f.metadata.deviceHeight)),
-          'X-Frame-Url': encodeURIComponent(page.url()) });
+          'X-Frame-Url': encodeURIComponent(x.p.url()) });
         const seq = await r.text();
         if (r.status !== 200) return await stop();
         for (;;) {
@@ -59,8 +71,8 @@ const pumpCode = `async (page) => {
           if (a.status === 204) break;
           if (a.status !== 202) return await stop();
         }
-        await ack(f.sessionId);
-        f = pending;
+        await ack(x);
+        x = pending && cur && pending.cdp === cur.cdp ? pending : null;
         pending = null;
       }
     } catch {
@@ -69,44 +81,88 @@ const pumpCode = `async (page) => {
       sending = false;
     }
   };
-  cdp.on('Page.screencastFrame', (f) => {
-    if (stopped) return;
-    if (!sending) { send(f); return; }
-    if (pending) ack(pending.sessionId);
-    pending = f;
+  // show puts p on screen: the screencast of the one shown before stops and
+  // its CDP session goes, p gets one of its own.
+  const show = async (p) => {
+    const old = cur;
+    cur = null;
+    if (old) await leave(old);
+    const cdp = await p.context().newCDPSession(p);
+    if (stopped) return cdp.detach().catch(() => {});
+    cdp.on('Page.screencastFrame', (f) => {
+      if (stopped || !cur || cur.cdp !== cdp) return;
+      const x = { cdp, p, f };
+      if (!sending) { send(x); return; }
+      if (pending) ack(pending);
+      pending = x;
+    });
+    cur = { cdp, p };
+    await start();
+  };
+  // follow shows the last page of shown (a popup that is gone is dropped,
+  // the handed tab gone ends the pump).
+  const follow = () => serial(async () => {
+    while (!stopped && shown.length > 0) {
+      const e = shown[shown.length - 1];
+      if (cur && cur.p === e.p) return;
+      try {
+        await show(e.p);
+        return;
+      } catch {
+        if (e.p === page) return void stop();
+        const i = shown.indexOf(e); // a popup gone already (or that refused a session): its opener again
+        if (i >= 0) { unlisten(e); shown.splice(i, 1); }
+      }
+    }
   });
+  const watch = (p) => {
+    const e = { p };
+    e.close = () => {
+      if (p === page) return stop();
+      const i = shown.indexOf(e);
+      if (i < 0) return;
+      unlisten(e);
+      shown.splice(i, 1);
+      follow();
+    };
+    e.popup = (q) => { if (!stopped) { watch(q); follow(); } };
+    shown.push(e);
+    p.on('close', e.close);
+    p.on('popup', e.popup);
+  };
   const keys = ['Enter', 'Backspace', 'Tab', 'Escape', 'Delete', 'ArrowLeft', 'ArrowUp', 'ArrowRight', 'ArrowDown'];
-  const run = async (c) => {
+  const run = async (c, p) => {
     switch (c.op) {
-      case 'tap': return page.mouse.click(c.x || 0, c.y || 0);
-      case 'touch': try { return await page.touchscreen.tap(c.x || 0, c.y || 0); } catch { return page.mouse.click(c.x || 0, c.y || 0); }
-      case 'scroll': await page.mouse.move(c.x || 0, c.y || 0); return page.mouse.wheel(c.dx || 0, c.dy || 0);
-      case 'text': return page.keyboard.insertText(String(c.text || ''));
-      case 'key': if (!keys.includes(c.key)) throw new Error('key'); return page.keyboard.press(c.key);
-      case 'back': return page.goBack({ timeout: 10000 }).catch(() => null);
-      case 'refresh': await cdp.send('Page.stopScreencast'); return start();
+      case 'tap': return p.mouse.click(c.x || 0, c.y || 0);
+      case 'touch': try { return await p.touchscreen.tap(c.x || 0, c.y || 0); } catch { return p.mouse.click(c.x || 0, c.y || 0); }
+      case 'scroll': await p.mouse.move(c.x || 0, c.y || 0); return p.mouse.wheel(c.dx || 0, c.dy || 0);
+      case 'text': return p.keyboard.insertText(String(c.text || ''));
+      case 'key': if (!keys.includes(c.key)) throw new Error('key'); return p.keyboard.press(c.key);
+      case 'back': return p.goBack({ timeout: 10000 }).catch(() => null);
+      case 'refresh': if (!cur) throw new Error('switching'); await cur.cdp.send('Page.stopScreencast'); return start();
     }
     throw new Error('op');
   };
+  const closes = (p) => p.isClosed() || p.waitForEvent('close', { timeout: 2000 }).then(() => true, () => p.isClosed());
   const inputs = async () => {
     try {
       while (!stopped) {
         const r = await fetch(base + '/next', { headers: H, signal: AbortSignal.timeout(60000) });
         if (r.status === 204) { await r.arrayBuffer(); continue; }
         if (r.status !== 200) { await r.arrayBuffer(); break; }
-        const c = await r.json();
+        const c = await r.json(), p = shown.length > 0 ? shown[shown.length - 1].p : page;
         let ok = true;
-        try { await run(c); } catch { ok = false; }
+        try { await run(c, p); } catch { ok = p !== page && await closes(p); } // a popup that closed itself at a tap
         const d = await post('/done', JSON.stringify({ id: c.id, ok }), { 'Content-Type': 'application/json' });
         await d.arrayBuffer();
       }
     } catch {}
     await stop();
   };
-  page.on('close', stop);
-  try {
-    await start();
-  } catch {
+  watch(page);
+  let up = true;
+  await serial(() => show(page).catch(() => { up = false; }));
+  if (!up) {
     await stop();
     return { ok: false };
   }
